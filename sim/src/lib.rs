@@ -1,0 +1,6 @@
+//! switchyard-sim: a deterministic discrete-event simulator of multi-GPU machines.
+//!
+//! It knows nothing of graphs or runtimes: it models virtual time, events, interconnects
+//! (flow-level and packet-level) and GPU costs, and loads machines from TOML topology files.
+
+pub mod fabric;

@@ -1,0 +1,5 @@
+//! switchyard: asynchronous multi-GPU graph analytics on a deterministic simulator and on real GPUs.
+//!
+//! See `ARCHITECTURE.md` for the code map and the invariants.
+
+pub mod graph;
