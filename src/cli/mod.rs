@@ -2,6 +2,8 @@
 //! module; errors become `anyhow` here, at the edge.
 
 mod graph;
+mod graph_analysis;
+mod graph_io;
 mod topo;
 
 use clap::{Parser, Subcommand};
