@@ -4,3 +4,8 @@
 //! (flow-level and packet-level) and GPU costs, and loads machines from TOML topology files.
 
 pub mod fabric;
+pub mod error;
+pub mod time;
+
+pub use error::SimError;
+pub use time::TimePs;
