@@ -1,0 +1,67 @@
+//! Reference results and validators. Every algorithm the runtimes run has a plain,
+//! sequential reference here, built where it fits on `petgraph` (BFS walker, Dijkstra,
+//! union-find), and a comparison that returns a [`ValidationReport`].
+//!
+//! | algorithm | reference | comparison |
+//! |---|---|---|
+//! | BFS | [`bfs_levels`] (petgraph `Bfs`) | exact ([`compare_exact`]) |
+//! | SSSP | [`sssp_distances_int`] / [`sssp_distances_float`] (petgraph `dijkstra`) | exact / [`compare_float`] |
+//! | WCC | [`weakly_connected_components`] (petgraph `UnionFind`) | as partitions ([`compare_components`]) |
+//! | PageRank | [`pagerank_ldbc`] (LDBC Graphalytics) and [`pagerank_residual`] (Groute/Atos push) | [`compare_float`] |
+//! | colouring | [`greedy_coloring`] | [`check_coloring`] (validity and colour count) |
+//!
+//! Architecture invariant: references are sequential and deterministic; they never share
+//! code with the runtimes they check.
+
+mod bfs;
+mod coloring;
+mod pagerank;
+mod sssp;
+mod validate;
+mod wcc;
+
+pub use bfs::{BFS_UNREACHED, bfs_levels};
+pub use coloring::{CONFLICTS_LISTED_MAX, ColoringReport, check_coloring, greedy_coloring};
+pub use pagerank::{ResidualPageRank, pagerank_ldbc, pagerank_residual};
+pub use sssp::{SSSP_UNREACHED_INT, sssp_distances_float, sssp_distances_int};
+pub use validate::{
+    FloatTolerance, MISMATCHES_LISTED_MAX, Mismatch, ValidationReport, compare_components,
+    compare_exact, compare_float,
+};
+pub use wcc::{component_count, weakly_connected_components};
+
+use super::{Csr, GraphError, VertexId};
+use petgraph::graph::{DiGraph, NodeIndex};
+
+/// The CSR as a petgraph directed graph; every arc's petgraph weight is its arc index in
+/// the CSR, so costs are looked up in the CSR's own weight array. An undirected CSR already
+/// stores both arcs of every edge, so a directed petgraph graph walks it correctly.
+pub(crate) fn to_petgraph(csr: &Csr) -> DiGraph<(), u64, u32> {
+    let n = csr.num_vertices() as usize;
+    let mut graph = DiGraph::<(), u64, u32>::with_capacity(n, csr.num_arcs() as usize);
+    for _ in 0..n {
+        graph.add_node(());
+    }
+    for u in 0..csr.num_vertices() {
+        for arc in csr.arc_range(u) {
+            let v = csr.targets()[arc];
+            graph.add_edge(NodeIndex::new(u as usize), NodeIndex::new(v as usize), arc as u64);
+        }
+    }
+    graph
+}
+
+/// Checks that `source` is a vertex of `csr`.
+pub(crate) fn check_source(csr: &Csr, source: VertexId, algorithm: &str) -> Result<(), GraphError> {
+    if source >= csr.num_vertices() {
+        return Err(GraphError::VertexOutOfRange {
+            what: format!("{algorithm} source"),
+            vertex: u64::from(source),
+            num_vertices: csr.num_vertices(),
+        });
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests;
