@@ -2,6 +2,7 @@
 
 mod csr;
 pub mod reference;
+pub mod summary;
 
 pub use csr::{BuildOptions, Csr, EdgeWeights, VertexId};
 
