@@ -3,6 +3,7 @@
 mod csr;
 pub mod reference;
 pub mod summary;
+pub mod generate;
 
 pub use csr::{BuildOptions, Csr, EdgeWeights, VertexId};
 
@@ -41,5 +42,29 @@ pub enum GraphError {
         found: String,
         /// What is accepted.
         expected: String,
+    },
+    /// A generator spec that does not parse or names impossible parameters.
+    #[error("generator spec `{spec}`: {reason}")]
+    InvalidSpec {
+        /// The spec as given.
+        spec: String,
+        /// What is wrong and how to fix it.
+        reason: String,
+    },
+    /// A graph or buffer too large for memory or for u32 ids.
+    #[error("{what} is too large: {reason}")]
+    TooLarge {
+        /// What was being built.
+        what: String,
+        /// Sizes and how to fix it.
+        reason: String,
+    },
+    /// A partitioning request that cannot be met, or METIS failing.
+    #[error("partitioner {partitioner}: {reason}")]
+    Partition {
+        /// The partitioner's name.
+        partitioner: String,
+        /// What is wrong and how to fix it.
+        reason: String,
     },
 }

@@ -1,0 +1,154 @@
+//! Graph500 Kronecker / R-MAT edges: each edge descends `scale` levels of the 2x2
+//! probability matrix `[[a, b], [c, d]]`, optionally with per-level noise (the "noisy SKG"
+//! of Seshadhri, Pinar and Kolda, which smooths the degree distribution's oscillations) and
+//! a random vertex permutation as the Graph500 generator applies.
+
+use super::rng::{Purpose, below_u64, chunk_rng, unit_f64};
+use super::{GENERATOR_CHUNK, allocate};
+use crate::graph::GraphError;
+use rand::Rng;
+use rayon::prelude::*;
+
+/// R-MAT parameters (`d = 1 - a - b - c`).
+#[derive(Clone, Debug, PartialEq)]
+pub struct RmatParams {
+    /// log2 of the vertex count (1..=31).
+    pub scale: u32,
+    /// Edges per vertex: the graph has `edge_factor * 2^scale` generated edges.
+    pub edge_factor: u32,
+    /// Probability of the top-left quadrant.
+    pub a: f64,
+    /// Probability of the top-right quadrant.
+    pub b: f64,
+    /// Probability of the bottom-left quadrant.
+    pub c: f64,
+    /// Per-level noise amplitude (0 = plain R-MAT; 0.1 is the NSKG suggestion).
+    pub noise: f64,
+    /// Relabel vertices by a random permutation (Graph500 does).
+    pub permute: bool,
+}
+
+impl Default for RmatParams {
+    /// Graph500 defaults at scale 16.
+    fn default() -> Self {
+        RmatParams {
+            scale: 16,
+            edge_factor: 16,
+            a: 0.57,
+            b: 0.19,
+            c: 0.19,
+            noise: 0.0,
+            permute: true,
+        }
+    }
+}
+
+impl RmatParams {
+    /// Probability of the bottom-right quadrant.
+    pub fn d(&self) -> f64 {
+        1.0 - self.a - self.b - self.c
+    }
+
+    /// Checks the parameters; the message lists the valid range.
+    pub fn validate(&self) -> Result<(), String> {
+        if !(1..=31).contains(&self.scale) {
+            return Err(format!(
+                "scale={} is out of range: use 1..=31 (u32 vertex ids)",
+                self.scale
+            ));
+        }
+        if self.edge_factor == 0 {
+            return Err(
+                "ef=0 gives no edges: use an edge factor of at least 1 (Graph500: 16)".into()
+            );
+        }
+        let probs = [self.a, self.b, self.c];
+        if probs.iter().any(|p| !(0.0..=1.0).contains(p)) || self.d() < -1e-12 {
+            return Err(format!(
+                "a={}, b={}, c={} must each lie in [0, 1] with a + b + c <= 1 (d = 1 - a - b - c)",
+                self.a, self.b, self.c
+            ));
+        }
+        let noise_max = ((self.a + self.d()) / 2.0).min(self.b).min(self.c);
+        if !(0.0..=noise_max).contains(&self.noise) {
+            return Err(format!(
+                "noise={} is out of range: use 0..={noise_max:.4} (min((a + d) / 2, b, c))",
+                self.noise
+            ));
+        }
+        Ok(())
+    }
+
+    /// Number of generated edges.
+    pub fn edge_count(&self) -> u64 {
+        u64::from(self.edge_factor) << self.scale
+    }
+}
+
+/// Per-level cumulative thresholds on the u32 scale: quadrant 0 if `r < t[0]`, 1 if
+/// `r < t[1]`, 2 if `r < t[2]`, else 3.
+fn level_thresholds(p: &RmatParams, seed: u64) -> Vec<[u64; 3]> {
+    let mut rng = chunk_rng(seed, Purpose::Noise, 0);
+    let d = p.d().max(0.0);
+    (0..p.scale)
+        .map(|_| {
+            let (mut a, mut b, mut c) = (p.a, p.b, p.c);
+            if p.noise > 0.0 {
+                let mu = p.noise * (2.0 * unit_f64(&mut rng) - 1.0);
+                a -= 2.0 * mu * p.a / (p.a + d);
+                b += mu;
+                c += mu;
+            }
+            let scale = 4_294_967_296.0;
+            [(a * scale) as u64, ((a + b) * scale) as u64, ((a + b + c) * scale) as u64]
+        })
+        .collect()
+}
+
+/// A uniformly random permutation of `0..n` (Fisher-Yates on one stream: the same for any
+/// thread count).
+fn permutation(n: u64, seed: u64) -> Result<Vec<u32>, GraphError> {
+    let mut perm: Vec<u32> = allocate(n, "vertex permutation")?;
+    perm.extend(0..n as u32);
+    let mut rng = chunk_rng(seed, Purpose::Permutation, 0);
+    for i in (1..perm.len()).rev() {
+        let j = below_u64(&mut rng, i as u64 + 1) as usize;
+        perm.swap(i, j);
+    }
+    Ok(perm)
+}
+
+/// The R-MAT edge list (`edge_factor * 2^scale` edges, self-loops and duplicates included,
+/// as Graph500 generates them).
+pub fn rmat_edges(p: &RmatParams, seed: u64) -> Result<Vec<(u32, u32)>, GraphError> {
+    let thresholds = level_thresholds(p, seed);
+    let perm = if p.permute { Some(permutation(1u64 << p.scale, seed)?) } else { None };
+    let m = p.edge_count();
+    let mut edges: Vec<(u32, u32)> = allocate(m, "R-MAT edge list")?;
+    edges.resize(m as usize, (0, 0));
+    edges.par_chunks_mut(GENERATOR_CHUNK).enumerate().for_each(|(chunk, out)| {
+        let mut rng = chunk_rng(seed, Purpose::Edges, chunk as u64);
+        for e in out.iter_mut() {
+            let (mut u, mut v) = (0u32, 0u32);
+            for t in &thresholds {
+                let r = u64::from(rng.next_u32());
+                let quadrant = if r < t[0] {
+                    0
+                } else if r < t[1] {
+                    1
+                } else if r < t[2] {
+                    2
+                } else {
+                    3
+                };
+                u = (u << 1) | (quadrant >> 1);
+                v = (v << 1) | (quadrant & 1);
+            }
+            *e = match &perm {
+                Some(perm) => (perm[u as usize], perm[v as usize]),
+                None => (u, v),
+            };
+        }
+    });
+    Ok(edges)
+}
