@@ -3,9 +3,11 @@
 //! It knows nothing of graphs or runtimes: it models virtual time, events, interconnects
 //! (flow-level and packet-level) and GPU costs, and loads machines from TOML topology files.
 
-pub mod fabric;
 pub mod error;
+pub mod fabric;
+pub mod gpu;
 pub mod time;
+pub mod topology;
 
 pub use error::SimError;
 pub use time::TimePs;

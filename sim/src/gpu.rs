@@ -1,0 +1,178 @@
+//! GPU cost model: turns the counts a kernel reports into virtual time.
+//!
+//! # Cost function
+//!
+//! A kernel launch costs the host [`GpuModel::launch_overhead_ps`] to issue (back-to-back
+//! launches cannot come faster than that), then occupies the GPU for
+//! [`GpuModel::kernel_time_ps`]:
+//!
+//! ```text
+//! units      = max(items, edges, atomics)             parallel work units
+//! waves      = ceil(units / (sm_count * resident_threads_per_sm))
+//! memory     = (bytes_read + bytes_written) / memory_bandwidth
+//! throughput = items * item_ps + edges * edge_ps + atomics * atomic_ps
+//! latency    = waves * dependent_access_ps             one thread's chain of dependent loads
+//! kernel     = kernel_min_ps + max(memory, throughput, latency)
+//! ```
+//!
+//! The `latency` term is the small-frontier problem of seed 004: a launch too small to fill
+//! the GPU cannot hide memory latency, so it costs at least one wave of a thread's
+//! dependent accesses however little work it has; for large launches the throughput and
+//! memory terms dominate. A host that waits for a kernel (or a copy) pays
+//! [`GpuModel::sync_overhead_ps`] on top, after completion.
+//!
+//! Where each constant comes from is stated next to it in `topologies/gpu_models.toml`
+//! (datasheets, the project's H200 measurements in `DESIGN.md`, the seeds' tables) and
+//! marked "estimate" where it is one.
+
+use crate::time::TimePs;
+
+/// What a kernel did, as counted by its functional (Rust) implementation.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct KernelCounts {
+    /// Work items processed (e.g. frontier vertices).
+    pub items: u64,
+    /// Edges traversed.
+    pub edges: u64,
+    /// Atomic operations issued to global memory.
+    pub atomics: u64,
+    /// Bytes read from device memory.
+    pub bytes_read: u64,
+    /// Bytes written to device memory.
+    pub bytes_written: u64,
+}
+
+/// The performance model of one GPU type. All times in picoseconds, sizes in bytes.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct GpuModel {
+    /// Model name as the topology files spell it, e.g. `V100-SXM2-16GB`.
+    pub name: String,
+    /// Streaming multiprocessors.
+    pub sm_count: u32,
+    /// Threads an SM keeps resident at full occupancy (2048 on Kepler through Hopper).
+    pub resident_threads_per_sm: u32,
+    /// Device memory capacity in bytes.
+    pub memory_bytes: u64,
+    /// Device memory bandwidth in bytes per second.
+    pub memory_bandwidth_bytes_per_s: u64,
+    /// Host-side cost of issuing one kernel launch.
+    pub launch_overhead_ps: TimePs,
+    /// Host-side cost of observing a completion (stream/event synchronize wake-up).
+    pub sync_overhead_ps: TimePs,
+    /// Time an empty kernel occupies the GPU (grid start and drain).
+    pub kernel_min_ps: TimePs,
+    /// Latency of one thread's chain of dependent global-memory accesses for one work unit;
+    /// the floor of a wave that does not fill the GPU.
+    pub dependent_access_ps: TimePs,
+    /// Cost per work item at full occupancy.
+    pub item_ps: TimePs,
+    /// Cost per edge at full occupancy.
+    pub edge_ps: TimePs,
+    /// Cost per global atomic at full occupancy.
+    pub atomic_ps: TimePs,
+    /// Per-copy software/driver setup cost before a copy's first byte moves (stream
+    /// operation issue, DMA descriptor set-up).
+    pub copy_setup_ps: TimePs,
+    /// Copy engines a GPU of this model has unless the topology says otherwise.
+    pub copy_engines: u32,
+}
+
+impl GpuModel {
+    /// Time the GPU is busy executing a kernel with these counts (excludes the launch
+    /// overhead, see the module docs for the formula).
+    pub fn kernel_time_ps(&self, counts: &KernelCounts) -> TimePs {
+        let units = counts.items.max(counts.edges).max(counts.atomics);
+        let slots = u64::from(self.sm_count) * u64::from(self.resident_threads_per_sm);
+        let waves = units.div_ceil(slots.max(1));
+        let bytes = u128::from(counts.bytes_read) + u128::from(counts.bytes_written);
+        let memory_ps = (bytes * 1_000_000_000_000)
+            .div_ceil(u128::from(self.memory_bandwidth_bytes_per_s.max(1)))
+            .min(u128::from(u64::MAX)) as u64;
+        let throughput_ps = counts
+            .items
+            .saturating_mul(self.item_ps)
+            .saturating_add(counts.edges.saturating_mul(self.edge_ps))
+            .saturating_add(counts.atomics.saturating_mul(self.atomic_ps));
+        let latency_ps = waves.saturating_mul(self.dependent_access_ps);
+        self.kernel_min_ps.saturating_add(memory_ps.max(throughput_ps).max(latency_ps))
+    }
+
+    /// Host-side cost of issuing one kernel launch.
+    pub fn launch_overhead_ps(&self) -> TimePs {
+        self.launch_overhead_ps
+    }
+
+    /// Host-side cost of observing a completion.
+    pub fn sync_overhead_ps(&self) -> TimePs {
+        self.sync_overhead_ps
+    }
+
+    /// Per-copy setup cost paid before a copy sourced by this GPU starts moving data.
+    pub fn copy_setup_ps(&self) -> TimePs {
+        self.copy_setup_ps
+    }
+
+    /// Device memory capacity in bytes.
+    pub fn memory_bytes(&self) -> u64 {
+        self.memory_bytes
+    }
+
+    /// Parallel work units that fill the GPU (one wave).
+    pub fn resident_threads(&self) -> u64 {
+        u64::from(self.sm_count) * u64::from(self.resident_threads_per_sm)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn model() -> GpuModel {
+        GpuModel {
+            name: "test".into(),
+            sm_count: 10,
+            resident_threads_per_sm: 100,
+            memory_bytes: 1 << 30,
+            memory_bandwidth_bytes_per_s: 1_000_000_000_000, // 1 byte per ps
+            launch_overhead_ps: 3_000_000,
+            sync_overhead_ps: 4_000_000,
+            kernel_min_ps: 1_000_000,
+            dependent_access_ps: 500_000,
+            item_ps: 10,
+            edge_ps: 20,
+            atomic_ps: 40,
+            copy_setup_ps: 5_000_000,
+            copy_engines: 2,
+        }
+    }
+
+    #[test]
+    fn empty_kernel_costs_the_minimum() {
+        assert_eq!(model().kernel_time_ps(&KernelCounts::default()), 1_000_000);
+    }
+
+    #[test]
+    fn small_launch_pays_one_wave_of_latency() {
+        let m = model();
+        let one = m.kernel_time_ps(&KernelCounts { edges: 1, ..Default::default() });
+        let full = m.kernel_time_ps(&KernelCounts { edges: 1000, ..Default::default() });
+        assert_eq!(one, 1_000_000 + 500_000);
+        assert_eq!(one, full, "anything up to one wave costs the same latency");
+        let two = m.kernel_time_ps(&KernelCounts { edges: 1001, ..Default::default() });
+        assert_eq!(two, 1_000_000 + 2 * 500_000);
+    }
+
+    #[test]
+    fn large_launch_is_throughput_or_memory_bound() {
+        let m = model();
+        let edges = 10_000_000;
+        let t = m.kernel_time_ps(&KernelCounts { edges, ..Default::default() });
+        assert_eq!(t, 1_000_000 + edges * 20);
+        let t = m.kernel_time_ps(&KernelCounts {
+            edges,
+            bytes_read: 1_000_000_000,
+            ..Default::default()
+        });
+        assert_eq!(t, 1_000_000 + 1_000_000_000, "memory-bound: 1 GB at 1 TB/s is 1 ms");
+    }
+}

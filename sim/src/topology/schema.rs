@@ -1,0 +1,141 @@
+//! The TOML schema of topology files, as parsed (before validation). Documented for users in
+//! `topologies/SCHEMA.md`; keep the two in step. Every table denies unknown keys so that a
+//! typo is an error, not a silently ignored setting.
+
+use std::collections::BTreeMap;
+
+use serde::Deserialize;
+use toml::Spanned;
+
+/// A whole topology file.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct RawTopology {
+    pub name: Spanned<String>,
+    #[serde(default)]
+    pub description: String,
+    #[serde(default)]
+    pub link_type: BTreeMap<String, Spanned<RawLinkType>>,
+    #[serde(default)]
+    pub gpu_model: BTreeMap<String, Spanned<RawGpuModel>>,
+    #[serde(default)]
+    pub socket: Vec<Spanned<RawDevice>>,
+    #[serde(default)]
+    pub switch: Vec<Spanned<RawSwitch>>,
+    #[serde(default)]
+    pub nic: Vec<Spanned<RawDevice>>,
+    #[serde(default)]
+    pub gpu: Vec<Spanned<RawGpu>>,
+    #[serde(default)]
+    pub link: Vec<Spanned<RawLink>>,
+    #[serde(default)]
+    pub route: Vec<Spanned<RawRoute>>,
+    #[serde(default)]
+    pub peer: Vec<Spanned<RawPeer>>,
+}
+
+/// `topologies/gpu_models.toml`: only GPU models.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct RawGpuModelsFile {
+    #[serde(default)]
+    pub gpu_model: BTreeMap<String, Spanned<RawGpuModel>>,
+}
+
+/// `[link_type.NAME]`.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct RawLinkType {
+    pub kind: Spanned<String>,
+    pub bandwidth_gb_s: Spanned<f64>,
+    pub latency_ns: Spanned<f64>,
+    pub max_payload_bytes: Spanned<i64>,
+    pub header_bytes: Spanned<i64>,
+    #[serde(default)]
+    pub peer_access: Option<bool>,
+    #[serde(default)]
+    pub setup_ns: Option<Spanned<f64>>,
+}
+
+/// `[gpu_model.NAME]`.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct RawGpuModel {
+    pub sm_count: Spanned<i64>,
+    pub resident_threads_per_sm: Spanned<i64>,
+    pub memory_mib: Spanned<i64>,
+    pub memory_bandwidth_gb_s: Spanned<f64>,
+    pub launch_overhead_ns: Spanned<f64>,
+    pub sync_overhead_ns: Spanned<f64>,
+    pub kernel_min_ns: Spanned<f64>,
+    pub dependent_access_ns: Spanned<f64>,
+    pub item_ps: Spanned<f64>,
+    pub edge_ps: Spanned<f64>,
+    pub atomic_ps: Spanned<f64>,
+    pub copy_setup_ns: Spanned<f64>,
+    #[serde(default)]
+    pub copy_engines: Option<Spanned<i64>>,
+}
+
+/// `[[socket]]` and `[[nic]]`.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct RawDevice {
+    pub name: Spanned<String>,
+    #[serde(default)]
+    pub node: Option<String>,
+}
+
+/// `[[switch]]`.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct RawSwitch {
+    pub name: Spanned<String>,
+    pub kind: Spanned<String>,
+    #[serde(default)]
+    pub node: Option<String>,
+}
+
+/// `[[gpu]]`.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct RawGpu {
+    pub name: Spanned<String>,
+    pub model: Spanned<String>,
+    #[serde(default)]
+    pub copy_engines: Option<Spanned<i64>>,
+    #[serde(default)]
+    pub node: Option<String>,
+}
+
+/// `[[link]]`.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct RawLink {
+    pub a: Spanned<String>,
+    pub b: Spanned<String>,
+    #[serde(rename = "type")]
+    pub link_type: Spanned<String>,
+    #[serde(default)]
+    pub lanes: Option<Spanned<i64>>,
+}
+
+/// `[[route]]`: an explicit path override.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct RawRoute {
+    pub from: Spanned<String>,
+    pub to: Spanned<String>,
+    pub via: Spanned<Vec<String>>,
+    #[serde(default)]
+    pub both_directions: Option<bool>,
+}
+
+/// `[[peer]]`: a peer-access override for a GPU pair.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct RawPeer {
+    pub a: Spanned<String>,
+    pub b: Spanned<String>,
+    pub access: bool,
+}
