@@ -1,11 +1,20 @@
 //! The graph layer: CSR core, loaders, generators, partitioners and references.
 
 mod csr;
+pub mod formats;
+pub mod load;
+pub mod relabel;
+pub mod results;
 pub mod reference;
 pub mod summary;
 pub mod generate;
 
 pub use csr::{BuildOptions, Csr, EdgeWeights, VertexId};
+pub use formats::GraphFormat;
+pub use formats::ldbc::LdbcProperties;
+pub use load::{LoadOptions, LoadedGraph, load_graph, load_graph_from_bytes};
+pub use relabel::relabel_random;
+pub use results::{ResultValue, write_vertex_values};
 
 /// Errors of the graph layer. Every variant names the input, what is wrong and how to fix it.
 #[derive(Debug, thiserror::Error)]
@@ -42,6 +51,40 @@ pub enum GraphError {
         found: String,
         /// What is accepted.
         expected: String,
+    },
+    /// A graph file could not be read or written.
+    #[error("{path}: {action} failed: {source}; check the path and its permissions")]
+    Io {
+        /// The file.
+        path: String,
+        /// `reading` or `writing`.
+        action: &'static str,
+        /// The operating system's error.
+        source: std::io::Error,
+    },
+    /// A line of a graph file that does not parse.
+    #[error("{file}:{line}: expected {expected}, found {found}; {fix}")]
+    Parse {
+        /// The file.
+        file: String,
+        /// 1-based line number.
+        line: u64,
+        /// What the parser expected.
+        expected: String,
+        /// What it found.
+        found: String,
+        /// How to fix it.
+        fix: String,
+    },
+    /// A graph file that is wrong as a whole (format, header, binary checksum).
+    #[error("{file}: {problem}; {fix}")]
+    Format {
+        /// The file.
+        file: String,
+        /// What is wrong.
+        problem: String,
+        /// How to fix it.
+        fix: String,
     },
     /// A generator spec that does not parse or names impossible parameters.
     #[error("generator spec `{spec}`: {reason}")]

@@ -1,0 +1,320 @@
+//! Loading a graph file of any supported format: content-based format detection (the file
+//! extension is never trusted: `.gr` means DIMACS to some tools and a binary graph to
+//! others), an explicit override, transparent gzip (by magic bytes), memory-mapped input.
+
+use super::formats::{self, GraphFormat, binary, dimacs, ldbc, matrix_market, metis, snap};
+use super::{BuildOptions, Csr, GraphError};
+use crate::graph::formats::ldbc::LdbcProperties;
+use crate::graph::formats::metis::MetisVertexData;
+use std::borrow::Cow;
+use std::io::Read;
+use std::path::{Path, PathBuf};
+
+/// How to load a graph.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct LoadOptions {
+    /// Read the file as this format instead of detecting it from the content. The binary
+    /// format is read only when named here.
+    pub format: Option<GraphFormat>,
+    /// Override the directedness the file declares (or its format's default).
+    pub directed: Option<bool>,
+    /// Self-loop and duplicate-edge cleaning.
+    pub build: BuildOptions,
+}
+
+/// A loaded graph and what its file said besides the CSR.
+#[derive(Clone, Debug, PartialEq)]
+pub struct LoadedGraph {
+    /// The graph, with dense vertex ids `0..n`.
+    pub csr: Csr,
+    /// The format it was read as.
+    pub format: GraphFormat,
+    /// Dense id -> the file's own id, when they differ (SNAP and LDBC sparse ids). `None`
+    /// means dense id = file id (for the 1-based formats: file id = dense id + 1).
+    pub original_ids: Option<Vec<u64>>,
+    /// The LDBC `.properties` content, for LDBC graphs that have one.
+    pub ldbc: Option<LdbcProperties>,
+    /// METIS vertex sizes and weights, when the file has them.
+    pub metis: Option<MetisVertexData>,
+}
+
+impl LoadedGraph {
+    fn plain(csr: Csr, format: GraphFormat) -> Self {
+        LoadedGraph { csr, format, original_ids: None, ldbc: None, metis: None }
+    }
+
+    /// The file's id of dense vertex `v`.
+    pub fn original_id(&self, v: u32) -> u64 {
+        self.original_ids
+            .as_ref()
+            .and_then(|ids| ids.get(v as usize).copied())
+            .unwrap_or(u64::from(v))
+    }
+}
+
+/// Bytes of an input: a memory map of the file, or an owned buffer (decompressed gzip).
+enum Input {
+    Mapped(memmap2::Mmap),
+    Owned(Vec<u8>),
+}
+
+impl Input {
+    fn bytes(&self) -> &[u8] {
+        match self {
+            Input::Mapped(m) => m,
+            Input::Owned(v) => v,
+        }
+    }
+}
+
+const GZIP_MAGIC: [u8; 2] = [0x1f, 0x8b];
+
+/// Whether bytes start with the gzip magic.
+pub fn is_gzip(bytes: &[u8]) -> bool {
+    bytes.starts_with(&GZIP_MAGIC)
+}
+
+/// Decompresses a gzip buffer (all members).
+pub fn gunzip(name: &str, bytes: &[u8]) -> Result<Vec<u8>, GraphError> {
+    // The trailer's ISIZE is the uncompressed size mod 2^32 of the last member: a hint only.
+    let hint = bytes.len().checked_sub(4).and_then(|at| bytes.get(at..)).map_or(0, |t| {
+        let mut a = [0u8; 4];
+        a.copy_from_slice(t);
+        u32::from_le_bytes(a) as usize
+    });
+    let mut out = Vec::with_capacity(hint.max(bytes.len()).min(bytes.len().saturating_mul(64)));
+    flate2::bufread::MultiGzDecoder::new(bytes).read_to_end(&mut out).map_err(|e| {
+        GraphError::Format {
+            file: name.to_string(),
+            problem: format!("starts like gzip but does not decompress ({e})"),
+            fix: "the file is truncated or damaged; download or compress it again".into(),
+        }
+    })?;
+    Ok(out)
+}
+
+fn read_input(path: &Path) -> Result<Input, GraphError> {
+    let name = path.display().to_string();
+    let io = |source| GraphError::Io { path: name.clone(), action: "reading", source };
+    let file = std::fs::File::open(path).map_err(io)?;
+    let len = file.metadata().map_err(io)?.len();
+    let input = if len == 0 {
+        Input::Owned(Vec::new())
+    } else {
+        // SAFETY: the map is read-only and lives only while this load runs; graph files are
+        // inputs nobody should rewrite during a load (a concurrent truncation could fault,
+        // as with any mmap-based reader).
+        Input::Mapped(unsafe { memmap2::Mmap::map(&file) }.map_err(io)?)
+    };
+    if is_gzip(input.bytes()) { Ok(Input::Owned(gunzip(&name, input.bytes())?)) } else { Ok(input) }
+}
+
+/// Loads a graph file. The format comes from `options.format` or from the content; gzip is
+/// decompressed transparently. For LDBC, `path` may name the `.properties`, `.v` or `.e` file
+/// (or their common base name): the other files are found beside it.
+pub fn load_graph(path: &Path, options: &LoadOptions) -> Result<LoadedGraph, GraphError> {
+    let name = path.display().to_string();
+    if options.format == Some(GraphFormat::Binary) && !is_gzip_file(path) {
+        let decoded = binary::read_file(&name, path)?;
+        return finish_binary(decoded, options);
+    }
+    if options.format == Some(GraphFormat::Ldbc) {
+        return load_ldbc(path, None, options);
+    }
+    let input = match read_input(path) {
+        Err(GraphError::Io { source, .. })
+            if source.kind() == std::io::ErrorKind::NotFound && ldbc_base(path).is_some() =>
+        {
+            return load_ldbc(path, None, options);
+        }
+        other => other?,
+    };
+    let bytes = input.bytes();
+    if options.format.is_none() && formats::detect_format(bytes) == Some(GraphFormat::Ldbc) {
+        return load_ldbc(path, Some(bytes), options);
+    }
+    load_graph_from_bytes(&name, bytes, options)
+}
+
+fn is_gzip_file(path: &Path) -> bool {
+    let mut head = [0u8; 2];
+    std::fs::File::open(path).and_then(|mut f| f.read_exact(&mut head)).is_ok() && is_gzip(&head)
+}
+
+/// Loads a graph from bytes in memory (embedded graphs, tests). `name` appears in errors.
+/// LDBC graphs span three files: use [`load_graph`] or [`ldbc::parse_parts`] for them.
+pub fn load_graph_from_bytes(
+    name: &str,
+    bytes: &[u8],
+    options: &LoadOptions,
+) -> Result<LoadedGraph, GraphError> {
+    let bytes: Cow<[u8]> =
+        if is_gzip(bytes) { Cow::Owned(gunzip(name, bytes)?) } else { Cow::Borrowed(bytes) };
+    let bytes = bytes.as_ref();
+    let format = match options.format {
+        Some(f) => f,
+        None => {
+            match formats::detect_format(bytes) {
+                Some(GraphFormat::Binary) => {
+                    return Err(GraphError::Format {
+                    file: name.to_string(),
+                    problem: "is a switchyard binary CSR file, which is read only when asked for".into(),
+                    fix: "pass `--format binary` (LoadOptions::format = Some(GraphFormat::Binary))".into(),
+                });
+                }
+                Some(f) => f,
+                None => {
+                    return Err(GraphError::Parse {
+                        file: name.to_string(),
+                        line: 1,
+                        expected: "a graph (Matrix Market, SNAP, DIMACS, METIS, LDBC)".into(),
+                        found: if bytes.is_empty() {
+                            "an empty file".into()
+                        } else {
+                            "only blank lines".into()
+                        },
+                        fix: "check that the file is complete".into(),
+                    });
+                }
+            }
+        }
+    };
+    let build = options.build;
+    let loaded = match format {
+        GraphFormat::MatrixMarket => {
+            let p = matrix_market::parse(name, bytes)?;
+            let directed = options.directed.unwrap_or(!p.header.symmetric);
+            let csr = formats::edges::build_csr(
+                p.header.num_vertices,
+                &p.edges,
+                p.weights,
+                directed,
+                build,
+            )?;
+            LoadedGraph::plain(csr, format)
+        }
+        GraphFormat::Snap => {
+            let (dense, header_directed) = snap::parse(name, bytes)?;
+            let directed = options.directed.or(header_directed).unwrap_or(true);
+            let csr = formats::edges::build_csr(
+                dense.num_vertices,
+                &dense.edges,
+                dense.weights,
+                directed,
+                build,
+            )?;
+            LoadedGraph { original_ids: dense.original_ids, ..LoadedGraph::plain(csr, format) }
+        }
+        GraphFormat::Dimacs => {
+            let p = dimacs::parse(name, bytes)?;
+            let directed = options.directed.unwrap_or(true);
+            let csr = formats::edges::build_csr(
+                p.num_vertices,
+                &p.edges,
+                Some(p.weights),
+                directed,
+                build,
+            )?;
+            LoadedGraph::plain(csr, format)
+        }
+        GraphFormat::Metis => {
+            let p = metis::parse(name, bytes)?;
+            let directed = options.directed.unwrap_or(false);
+            let csr = Csr::from_parts(p.offsets, p.targets, p.weights, directed)?;
+            let csr = if build.drop_duplicates { csr.without_duplicate_arcs() } else { csr };
+            LoadedGraph { metis: p.vertex_data, ..LoadedGraph::plain(csr, format) }
+        }
+        GraphFormat::Binary => finish_binary(binary::read_bytes(name, bytes)?, options)?,
+        GraphFormat::Ldbc => {
+            return Err(GraphError::Format {
+                file: name.to_string(),
+                problem: "is read as LDBC, which spans a .v, a .e and a .properties file".into(),
+                fix: "load the LDBC graph from its path (load_graph), or call formats::ldbc::parse_parts".into(),
+            });
+        }
+    };
+    Ok(loaded)
+}
+
+fn finish_binary(
+    decoded: binary::Decoded,
+    options: &LoadOptions,
+) -> Result<LoadedGraph, GraphError> {
+    let mut csr = decoded.csr;
+    let directed = options.directed.unwrap_or(csr.is_directed());
+    if options.build.drop_self_loops || options.build.drop_duplicates {
+        // Both arcs of an undirected edge are stored, so clean arc by arc as if directed.
+        let n = csr.num_vertices();
+        let mut edges = Vec::with_capacity(csr.num_arcs() as usize);
+        for u in 0..n {
+            edges.extend(csr.neighbors(u).iter().map(|&v| (u, v)));
+        }
+        csr = Csr::from_edges(n, &edges, csr.weights().cloned(), true, options.build)?;
+    }
+    if directed != csr.is_directed() {
+        let (offsets, targets, weights, _) = csr.into_parts();
+        csr = Csr::from_parts(offsets, targets, weights, directed)?;
+    }
+    Ok(LoadedGraph {
+        csr,
+        format: GraphFormat::Binary,
+        original_ids: decoded.original_ids,
+        ldbc: None,
+        metis: None,
+    })
+}
+
+/// The base path (without `.v`, `.e` or `.properties`) of an LDBC file name, if it has one
+/// of those extensions.
+fn ldbc_base(path: &Path) -> Option<PathBuf> {
+    let ext = path.extension()?.to_str()?;
+    matches!(ext, "v" | "e" | "properties").then(|| path.with_extension(""))
+}
+
+fn load_ldbc(
+    path: &Path,
+    properties_bytes: Option<&[u8]>,
+    options: &LoadOptions,
+) -> Result<LoadedGraph, GraphError> {
+    let base = ldbc_base(path).unwrap_or_else(|| path.to_path_buf());
+    let dir = path.parent().map(Path::to_path_buf).unwrap_or_default();
+    let with_ext = |ext: &str| {
+        let mut s = base.as_os_str().to_owned();
+        s.push(ext);
+        PathBuf::from(s)
+    };
+    let properties_path =
+        if properties_bytes.is_some() { path.to_path_buf() } else { with_ext(".properties") };
+    let properties = match properties_bytes {
+        Some(b) => Some(ldbc::parse_properties(&properties_path.display().to_string(), b)?),
+        None if properties_path.is_file() => {
+            let input = read_input(&properties_path)?;
+            Some(ldbc::parse_properties(&properties_path.display().to_string(), input.bytes())?)
+        }
+        None => None,
+    };
+    let named = |file: Option<&String>, ext: &str| match file {
+        Some(f) => dir.join(f),
+        None => with_ext(ext),
+    };
+    let v_path = named(properties.as_ref().and_then(|p| p.vertex_file.as_ref()), ".v");
+    let e_path = named(properties.as_ref().and_then(|p| p.edge_file.as_ref()), ".e");
+    let v_input = read_input(&v_path)?;
+    let e_input = read_input(&e_path)?;
+    let (v_name, e_name) = (v_path.display().to_string(), e_path.display().to_string());
+    let parsed = ldbc::parse_graph(
+        (&v_name, &e_name),
+        v_input.bytes(),
+        e_input.bytes(),
+        properties.as_ref(),
+        options.directed,
+        options.build,
+    )?;
+    Ok(LoadedGraph {
+        csr: parsed.csr,
+        format: GraphFormat::Ldbc,
+        original_ids: parsed.original_ids,
+        ldbc: properties,
+        metis: None,
+    })
+}
