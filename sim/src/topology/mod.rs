@@ -284,13 +284,14 @@ impl Topology {
         &self.links[channel.0 as usize / 2]
     }
 
-    /// Setup cost of one transfer from `src` to `dst`, paid before its first byte moves:
-    /// the copy setup of the GPU that drives the copy (the source GPU, or the destination
-    /// GPU for a host-to-GPU copy) plus the largest `setup_ns` of the link types on the route.
+    /// Setup cost of one transfer from `src` to `dst`, paid before its first byte moves.
+    ///
+    /// A transfer whose route crosses a link type with `setup_ns > 0` (InfiniBand: the NIC
+    /// drives it, GPUDirect RDMA) pays the largest such `setup_ns`. Any other transfer is
+    /// executed by a GPU copy engine and pays that GPU's model `copy_setup_ns` (the source
+    /// GPU's, or the destination GPU's for a host-to-GPU copy); host-to-host pays nothing.
     pub fn transfer_setup_ps(&self, src: EndpointId, dst: EndpointId) -> TimePs {
-        let gpu_of = |e: EndpointId| self.gpus.iter().find(|g| g.endpoint == e);
-        let copy = gpu_of(src).or_else(|| gpu_of(dst)).map_or(0, |g| g.model.copy_setup_ps);
-        let link = self.fabric.route(src, dst).map_or(0, |r| {
+        let link_setup = self.fabric.route(src, dst).map_or(0, |r| {
             r.channels
                 .iter()
                 .map(|&c| {
@@ -300,7 +301,11 @@ impl Topology {
                 .max()
                 .unwrap_or(0)
         });
-        copy + link
+        if link_setup > 0 {
+            return link_setup;
+        }
+        let gpu_of = |e: EndpointId| self.gpus.iter().find(|g| g.endpoint == e);
+        gpu_of(src).or_else(|| gpu_of(dst)).map_or(0, |g| g.model.copy_setup_ps)
     }
 
     /// How GPUs `a` and `b` are connected, in `nvidia-smi topo -m` terms.
