@@ -3,6 +3,7 @@
 //! It knows nothing of graphs or runtimes: it models virtual time, events, interconnects
 //! (flow-level and packet-level) and GPU costs, and loads machines from TOML topology files.
 
+pub mod engine;
 pub mod error;
 pub mod fabric;
 pub mod gpu;
