@@ -7,6 +7,7 @@ pub mod relabel;
 pub mod results;
 pub mod reference;
 pub mod summary;
+pub mod partition;
 pub mod generate;
 
 pub use csr::{BuildOptions, Csr, EdgeWeights, VertexId};
