@@ -2,13 +2,13 @@
 
 mod csr;
 pub mod formats;
+pub mod generate;
 pub mod load;
+pub mod partition;
+pub mod reference;
 pub mod relabel;
 pub mod results;
-pub mod reference;
 pub mod summary;
-pub mod partition;
-pub mod generate;
 
 pub use csr::{BuildOptions, Csr, EdgeWeights, VertexId};
 pub use formats::GraphFormat;

@@ -35,6 +35,10 @@ pub(crate) fn looks_like_metis(buf: &[u8]) -> bool {
         return false;
     }
     let Some(n) = tokens.first().and_then(|t| parse_u64(t)) else { return false };
+    let m = tokens.get(1).and_then(|t| parse_u64(t)).unwrap_or(u64::MAX);
+    if m > n.saturating_mul(n) {
+        return false;
+    }
     let mut count = 0u64;
     let mut trailing_blank = 0u64;
     for (_, line) in lines {

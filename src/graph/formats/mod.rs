@@ -96,8 +96,8 @@ impl FromStr for GraphFormat {
 /// Guesses the format of (already decompressed) file content. `Binary` is returned for the
 /// binary magic, but the loader reads it only when the caller named that format.
 ///
-/// Rules, in order: the binary magic; a `%%MatrixMarket` banner; a first meaningful line
-/// of the form `graph.NAME.key = value` (an LDBC `.properties` file); a first line starting
+/// Rules, in order: the binary magic; a `%%MatrixMarket` banner; a first line other than
+/// `#` comments of the form `graph.NAME.key = value` (an LDBC `.properties` file); a first line starting
 /// with `c` or `p` (DIMACS); with `%` (METIS comment); with `#` (SNAP comment); otherwise a
 /// numeric first line `n m [fmt [ncon]]` followed by exactly `n` adjacency lines is METIS,
 /// and anything else numeric is a SNAP edge list.
@@ -109,10 +109,15 @@ pub fn detect_format(bytes: &[u8]) -> Option<GraphFormat> {
     if head.eq_ignore_ascii_case(b"%%MatrixMarket") {
         return Some(GraphFormat::MatrixMarket);
     }
+    let trim = |l: &'_ [u8]| -> usize { l.iter().position(|&b| !text::is_space(b)).unwrap_or(0) };
     let mut lines = text::Lines::new(bytes, 1).filter(|(_, l)| !text::is_blank(l));
     let (_, first) = lines.next()?;
-    let first = &first[first.iter().position(|&b| !text::is_space(b)).unwrap_or(0)..];
-    if ldbc::looks_like_properties(first) {
+    let first = &first[trim(first)..];
+    let first_data = std::iter::once(first)
+        .chain(lines.map(|(_, l)| l))
+        .map(|l| &l[trim(l)..])
+        .find(|l| l.first() != Some(&b'#'));
+    if first_data.is_some_and(ldbc::looks_like_properties) {
         return Some(GraphFormat::Ldbc);
     }
     match first.first()? {
@@ -201,6 +206,7 @@ mod tests {
         assert_eq!(detect_format(b"3 2 0\n2\n1 3\n2\n\n"), Some(GraphFormat::Metis));
         assert_eq!(detect_format(b"% metis\n3 2\n2\n1 3\n2\n"), Some(GraphFormat::Metis));
         assert_eq!(detect_format(b"graph.g.directed = true\n"), Some(GraphFormat::Ldbc));
+        assert_eq!(detect_format(b"# c\n\ngraph.g.directed = true\n"), Some(GraphFormat::Ldbc));
         assert_eq!(detect_format(&binary::MAGIC), Some(GraphFormat::Binary));
         assert_eq!(detect_format(b""), None);
         assert_eq!(detect_format(b"\n \n"), None);
