@@ -18,6 +18,7 @@
 //! are staged through host memory. `[[peer]]` entries override this per pair. Host memory
 //! is reachable from every GPU.
 
+pub mod bench;
 mod build;
 mod bundled;
 mod render;

@@ -172,14 +172,18 @@ fn rows(t: &Topology) -> Vec<usize> {
     let host = bfs(kind_of(DeviceKind::Socket), &|k| {
         !matches!(k, DeviceKind::Gpu | DeviceKind::IbSwitch | DeviceKind::Socket)
     });
+    let has_ib = t.devices.iter().any(|d| d.kind == DeviceKind::IbSwitch);
+    // With a network, NICs get their own row between the switches and the sockets.
+    let host_row = if has_ib { ib_max + 2 } else { ib_max + 1 };
     let mut row = vec![0usize; n];
     let mut deepest = ib_max;
     for i in 0..n {
         let d = &t.devices[i];
         row[i] = match d.kind {
             DeviceKind::IbSwitch => ib_max - ib[i].min(ib_max),
+            DeviceKind::Nic if has_ib => ib_max + 1,
             DeviceKind::Gpu => 0,
-            _ => ib_max + 1 + if host[i] == usize::MAX { 1 } else { host[i] },
+            _ => host_row + if host[i] == usize::MAX { 1 } else { host[i] },
         };
         if d.kind != DeviceKind::Gpu {
             deepest = deepest.max(row[i]);
