@@ -131,4 +131,16 @@ pub enum SimError {
         /// The transfer's id.
         transfer: u64,
     },
+    /// A transfer submitted at a time before one the model was already advanced to.
+    #[error(
+        "transfer {transfer}: submitted at {at_ps} ps but the interconnect model is already at {clock_ps} ps\n  fix: submit at or after the last time passed to `advance_to` (drive the model in time order)"
+    )]
+    SubmitInPast {
+        /// The transfer's id.
+        transfer: u64,
+        /// The submission time in picoseconds.
+        at_ps: u64,
+        /// The model's current time in picoseconds.
+        clock_ps: u64,
+    },
 }

@@ -7,6 +7,7 @@ pub mod engine;
 pub mod error;
 pub mod fabric;
 pub mod gpu;
+pub mod interconnect;
 pub mod time;
 pub mod topology;
 

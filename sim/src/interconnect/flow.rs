@@ -1,0 +1,237 @@
+//! Flow-level fidelity: every leg is a fluid flow over its route; rates are max-min fair.
+//!
+//! # Rates
+//!
+//! Progressive filling (water-filling) over every channel of every transmitting flow: all
+//! unfrozen flows rise at the same rate until a channel saturates; the flows crossing it
+//! freeze at that rate; repeat. A flow loads channel `c` with `rate x weight_c`, where
+//! `weight_c = wire_c / payload` accounts for packet headers: the leg is cut into packets of
+//! the route's payload size (the smallest `max_payload_bytes` on it, see `transport.rs`),
+//! so `wire_c = bytes + packets x header_bytes_c`. Rates are recomputed whenever a flow
+//! starts or finishes, then floored to whole payload bytes per second (at least 1), so the
+//! channels are never oversubscribed.
+//!
+//! # Time
+//!
+//! Progress is exact integer arithmetic in payload byte-picoseconds (`bytes x 10^12`): over
+//! `dt` picoseconds a flow at `r` bytes/s moves `r x dt` of them, and a flow finishes
+//! `ceil(remaining / r)` picoseconds after the last recomputation. A finished flow then
+//! travels its route's latency (the sum of hop latencies), once per leg, before it counts as
+//! delivered; bandwidth is released when transmission ends, not when the tail arrives.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use super::ChannelStats;
+use super::transport::{LegId, Transport, route_payload_bytes};
+use crate::fabric::{ChannelId, Fabric};
+use crate::time::{PS_PER_S, TimePs};
+
+struct Flow {
+    channels: Vec<ChannelId>,
+    /// Wire bytes per payload byte on each channel (same order as `channels`).
+    weights: Vec<f64>,
+    /// Wire bytes on each channel, for the stats.
+    wire_bytes: Vec<u64>,
+    packets: u64,
+    /// Payload still to send, in byte-picoseconds (bytes x 10^12).
+    remaining: u128,
+    /// Current rate in payload bytes per second.
+    rate: u64,
+    /// When transmission ends at the current rate.
+    finish_ps: TimePs,
+    latency_ps: TimePs,
+}
+
+/// Flow-level transport.
+pub(super) struct FlowTransport {
+    flows: BTreeMap<LegId, Flow>,
+    /// Legs done transmitting, waiting out their latency: (arrival time, leg).
+    tails: BTreeSet<(TimePs, LegId)>,
+    /// Time up to which flows have been progressed.
+    clock_ps: TimePs,
+    next_finish_ps: Option<TimePs>,
+    active_per_channel: Vec<u32>,
+    stats: Vec<ChannelStats>,
+    // Scratch space for water-filling, indexed by channel.
+    capacity_left: Vec<f64>,
+    weight_sum: Vec<f64>,
+}
+
+impl FlowTransport {
+    pub fn new(fabric: &Fabric) -> Self {
+        let n = fabric.channels.len();
+        FlowTransport {
+            flows: BTreeMap::new(),
+            tails: BTreeSet::new(),
+            clock_ps: 0,
+            next_finish_ps: None,
+            active_per_channel: vec![0; n],
+            stats: vec![ChannelStats::default(); n],
+            capacity_left: vec![0.0; n],
+            weight_sum: vec![0.0; n],
+        }
+    }
+
+    /// Moves every flow forward to `t` at its current rate.
+    fn progress(&mut self, t: TimePs) {
+        debug_assert!(t >= self.clock_ps);
+        let dt = t - self.clock_ps;
+        if dt > 0 {
+            for f in self.flows.values_mut() {
+                f.remaining = f.remaining.saturating_sub(f.rate as u128 * dt as u128);
+            }
+            for (c, &n) in self.active_per_channel.iter().enumerate() {
+                if n > 0 {
+                    self.stats[c].busy_ps += dt;
+                }
+            }
+        }
+        self.clock_ps = t;
+    }
+
+    /// Max-min fair rates by progressive filling, then finish times.
+    fn recompute(&mut self, fabric: &Fabric) {
+        let mut touched: Vec<u32> =
+            self.flows.values().flat_map(|f| f.channels.iter().map(|c| c.0)).collect();
+        touched.sort_unstable();
+        touched.dedup();
+        for &c in &touched {
+            self.capacity_left[c as usize] =
+                fabric.channels[c as usize].bandwidth_bytes_per_s as f64;
+        }
+        let mut frozen: BTreeMap<LegId, f64> = BTreeMap::new();
+        while frozen.len() < self.flows.len() {
+            for &c in &touched {
+                self.weight_sum[c as usize] = 0.0;
+            }
+            for (leg, f) in &self.flows {
+                if !frozen.contains_key(leg) {
+                    for (c, w) in f.channels.iter().zip(&f.weights) {
+                        self.weight_sum[c.0 as usize] += w;
+                    }
+                }
+            }
+            // The bottleneck: the channel that saturates first (lowest index on ties).
+            let mut best: Option<(f64, u32)> = None;
+            for &c in &touched {
+                let w = self.weight_sum[c as usize];
+                if w > 0.0 {
+                    let level = (self.capacity_left[c as usize] / w).max(0.0);
+                    if best.is_none_or(|(l, _)| level < l) {
+                        best = Some((level, c));
+                    }
+                }
+            }
+            let Some((level, bottleneck)) = best else { break };
+            let crossing: Vec<LegId> = self
+                .flows
+                .iter()
+                .filter(|(leg, f)| {
+                    !frozen.contains_key(leg) && f.channels.iter().any(|c| c.0 == bottleneck)
+                })
+                .map(|(leg, _)| *leg)
+                .collect();
+            for leg in crossing {
+                let f = &self.flows[&leg];
+                for (c, w) in f.channels.iter().zip(&f.weights) {
+                    let left = &mut self.capacity_left[c.0 as usize];
+                    *left = (*left - level * w).max(0.0);
+                }
+                frozen.insert(leg, level);
+            }
+        }
+        let mut next: Option<TimePs> = None;
+        for (leg, f) in self.flows.iter_mut() {
+            let level = frozen.get(leg).copied().unwrap_or(f64::MAX);
+            // Floor to whole bytes per second; at least 1 so every flow finishes.
+            f.rate = if level >= u64::MAX as f64 { u64::MAX } else { (level as u64).max(1) };
+            let dt = f.remaining.div_ceil(f.rate as u128);
+            f.finish_ps = self.clock_ps.saturating_add(dt.min(TimePs::MAX as u128) as TimePs);
+            next = Some(next.map_or(f.finish_ps, |n| n.min(f.finish_ps)));
+        }
+        self.next_finish_ps = next;
+    }
+}
+
+impl Transport for FlowTransport {
+    fn start(
+        &mut self,
+        fabric: &Fabric,
+        now: TimePs,
+        leg: LegId,
+        channels: &[ChannelId],
+        bytes: u64,
+    ) {
+        self.progress(now.max(self.clock_ps));
+        let latency_ps: TimePs =
+            channels.iter().map(|c| fabric.channels[c.0 as usize].latency_ps).sum();
+        if bytes == 0 || channels.is_empty() {
+            self.tails.insert((self.clock_ps.saturating_add(latency_ps), leg));
+            return;
+        }
+        let payload = route_payload_bytes(fabric, channels);
+        let packets = bytes.div_ceil(payload);
+        let wire_bytes: Vec<u64> = channels
+            .iter()
+            .map(|c| bytes + packets * u64::from(fabric.channels[c.0 as usize].header_bytes))
+            .collect();
+        let weights = wire_bytes.iter().map(|&w| w as f64 / bytes as f64).collect();
+        for c in channels {
+            self.active_per_channel[c.0 as usize] += 1;
+        }
+        self.flows.insert(
+            leg,
+            Flow {
+                channels: channels.to_vec(),
+                weights,
+                wire_bytes,
+                packets,
+                remaining: bytes as u128 * PS_PER_S as u128,
+                rate: 0,
+                finish_ps: TimePs::MAX,
+                latency_ps,
+            },
+        );
+        self.recompute(fabric);
+    }
+
+    fn next_event_time(&self) -> Option<TimePs> {
+        let tail = self.tails.first().map(|&(t, _)| t);
+        match (self.next_finish_ps, tail) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        }
+    }
+
+    fn advance_to(&mut self, fabric: &Fabric, time: TimePs, done: &mut Vec<(TimePs, LegId)>) {
+        while let Some(t) = self.next_event_time().filter(|&t| t <= time) {
+            if self.next_finish_ps == Some(t) {
+                self.progress(t);
+                let finished: Vec<LegId> =
+                    self.flows.iter().filter(|(_, f)| f.finish_ps == t).map(|(l, _)| *l).collect();
+                for leg in finished {
+                    let f = self.flows.remove(&leg).expect("finished flow exists");
+                    for (c, w) in f.channels.iter().zip(&f.wire_bytes) {
+                        let s = &mut self.stats[c.0 as usize];
+                        s.bytes_carried += w;
+                        s.packets += f.packets;
+                        self.active_per_channel[c.0 as usize] -= 1;
+                    }
+                    self.tails.insert((t.saturating_add(f.latency_ps), leg));
+                }
+                self.recompute(fabric);
+            }
+            while let Some(&(ta, leg)) = self.tails.first() {
+                if ta > t {
+                    break;
+                }
+                self.tails.pop_first();
+                done.push((ta, leg));
+            }
+        }
+    }
+
+    fn stats(&self) -> &[ChannelStats] {
+        &self.stats
+    }
+}

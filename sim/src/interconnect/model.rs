@@ -1,0 +1,245 @@
+//! The fidelity-independent front end: copy engines, staging through host memory and
+//! application-level packets, over a [`Transport`] that moves the bytes.
+
+use std::collections::{BTreeMap, VecDeque};
+
+use super::bounds::{LegPlan, plan_legs};
+use super::flow::FlowTransport;
+use super::packet::PacketTransport;
+use super::transport::{LegId, Transport};
+use super::{ChannelStats, Completion, Fidelity, Interconnect, TransferId, TransferRequest};
+use crate::error::SimError;
+use crate::fabric::Fabric;
+use crate::time::TimePs;
+
+/// Progress of one leg of a transfer.
+#[derive(Clone, Copy, Debug, Default)]
+struct LegProgress {
+    /// Holds a copy engine of its source.
+    has_engine: bool,
+    /// Queued for a copy engine.
+    waiting_engine: bool,
+    /// A chunk of this leg is in the transport.
+    in_flight: bool,
+    /// Next chunk to start.
+    next_chunk: u64,
+    /// Chunks delivered.
+    done_chunks: u64,
+}
+
+struct TransferState {
+    legs: Vec<LegPlan>,
+    progress: Vec<LegProgress>,
+    bytes: u64,
+    chunk_bytes: u64,
+    chunks: u64,
+}
+
+impl TransferState {
+    fn chunk_len(&self, k: u64) -> u64 {
+        self.chunk_bytes.min(self.bytes - (k * self.chunk_bytes).min(self.bytes))
+    }
+}
+
+/// Copy engines of one endpoint.
+#[derive(Default)]
+struct EngineQueue {
+    busy: u32,
+    /// (transfer, leg index) waiting, in request order.
+    waiting: VecDeque<(u64, usize)>,
+}
+
+/// An interconnect model of one fidelity over one fabric. See the [module
+/// docs](super) for what it models.
+pub struct InterconnectModel {
+    fabric: Fabric,
+    fidelity: Fidelity,
+    transport: Box<dyn Transport>,
+    /// Latest time submitted at or advanced to.
+    clock_ps: TimePs,
+    transfers: BTreeMap<u64, TransferState>,
+    /// Leg in the transport -> (transfer, leg index).
+    legs: BTreeMap<LegId, (u64, usize)>,
+    next_leg: LegId,
+    engines: Vec<EngineQueue>,
+    /// Completions computed but not yet returned by `advance_to`.
+    undelivered: Vec<Completion>,
+    scratch: Vec<(TimePs, LegId)>,
+}
+
+impl InterconnectModel {
+    /// A model of `fabric` at the given fidelity, idle at time 0.
+    pub fn new(fabric: &Fabric, fidelity: Fidelity) -> Self {
+        let transport: Box<dyn Transport> = match fidelity {
+            Fidelity::Flow => Box::new(FlowTransport::new(fabric)),
+            Fidelity::Packet => Box::new(PacketTransport::new(fabric)),
+        };
+        InterconnectModel {
+            fabric: fabric.clone(),
+            fidelity,
+            transport,
+            clock_ps: 0,
+            transfers: BTreeMap::new(),
+            legs: BTreeMap::new(),
+            next_leg: 0,
+            engines: (0..fabric.endpoints.len()).map(|_| EngineQueue::default()).collect(),
+            undelivered: Vec::new(),
+            scratch: Vec::new(),
+        }
+    }
+
+    /// Which fidelity this model runs.
+    pub fn fidelity(&self) -> Fidelity {
+        self.fidelity
+    }
+
+    /// The fabric it models.
+    pub fn fabric(&self) -> &Fabric {
+        &self.fabric
+    }
+
+    /// Transfers submitted and not yet completed (including those waiting for an engine).
+    pub fn in_flight(&self) -> usize {
+        self.transfers.len()
+    }
+
+    /// Processes transport events up to `time`, chaining chunks, legs and engine grants.
+    fn run_until(&mut self, time: TimePs) {
+        while let Some(t) = self.transport.next_event_time().filter(|&t| t <= time) {
+            let mut done = std::mem::take(&mut self.scratch);
+            self.transport.advance_to(&self.fabric, t, &mut done);
+            for &(tl, leg) in &done {
+                self.on_leg_done(tl, leg);
+            }
+            done.clear();
+            self.scratch = done;
+        }
+    }
+
+    fn on_leg_done(&mut self, now: TimePs, leg: LegId) {
+        let (id, j) = self.legs.remove(&leg).expect("leg is known");
+        let t = self.transfers.get_mut(&id).expect("transfer of a leg exists");
+        let chunks = t.chunks;
+        let last_leg = j + 1 == t.legs.len();
+        let p = &mut t.progress[j];
+        p.in_flight = false;
+        p.done_chunks += 1;
+        if p.done_chunks == chunks {
+            p.has_engine = false;
+            let src = t.legs[j].src;
+            if last_leg {
+                self.transfers.remove(&id);
+                self.undelivered.push(Completion { id: TransferId(id), time_ps: now });
+            } else {
+                self.pump(now, id);
+            }
+            self.release_engine(now, src.0 as usize);
+        } else {
+            self.pump(now, id);
+        }
+    }
+
+    fn release_engine(&mut self, now: TimePs, endpoint: usize) {
+        let q = &mut self.engines[endpoint];
+        q.busy -= 1;
+        if let Some((id, j)) = q.waiting.pop_front() {
+            q.busy += 1;
+            let p = &mut self.transfers.get_mut(&id).expect("waiting transfer exists").progress[j];
+            p.waiting_engine = false;
+            p.has_engine = true;
+            self.pump(now, id);
+        }
+    }
+
+    /// Starts whatever transfer `id` can start at `now`: engine requests and chunks.
+    fn pump(&mut self, now: TimePs, id: u64) {
+        let Some(t) = self.transfers.get_mut(&id) else { return };
+        for j in 0..t.legs.len() {
+            let ready_upstream =
+                |t: &TransferState, k: u64| j == 0 || t.progress[j - 1].done_chunks > k;
+            let p = t.progress[j];
+            if !p.has_engine && !p.waiting_engine && p.next_chunk == 0 && ready_upstream(t, 0) {
+                let src = t.legs[j].src.0 as usize;
+                let q = &mut self.engines[src];
+                let limit = self.fabric.endpoints[src].copy_engines;
+                if q.busy < limit {
+                    q.busy += 1;
+                    t.progress[j].has_engine = true;
+                } else {
+                    q.waiting.push_back((id, j));
+                    t.progress[j].waiting_engine = true;
+                }
+            }
+            let p = t.progress[j];
+            if p.has_engine
+                && !p.in_flight
+                && p.next_chunk < t.chunks
+                && ready_upstream(t, p.next_chunk)
+            {
+                let leg = self.next_leg;
+                self.next_leg += 1;
+                let bytes = t.chunk_len(p.next_chunk);
+                t.progress[j].in_flight = true;
+                t.progress[j].next_chunk += 1;
+                self.legs.insert(leg, (id, j));
+                self.transport.start(&self.fabric, now, leg, &t.legs[j].channels, bytes);
+            }
+        }
+    }
+}
+
+impl Interconnect for InterconnectModel {
+    fn submit(
+        &mut self,
+        now: TimePs,
+        id: TransferId,
+        request: TransferRequest,
+    ) -> Result<(), SimError> {
+        if now < self.clock_ps {
+            return Err(SimError::SubmitInPast {
+                transfer: id.0,
+                at_ps: now,
+                clock_ps: self.clock_ps,
+            });
+        }
+        if request.packet_bytes == Some(0) {
+            return Err(SimError::ZeroPacketSize { transfer: id.0 });
+        }
+        if self.transfers.contains_key(&id.0) {
+            return Err(SimError::DuplicateTransfer { transfer: id.0 });
+        }
+        let legs = plan_legs(&self.fabric, id.0, request.src, request.dst)?;
+        // Everything before `now` happens first (its completions are kept for advance_to).
+        self.run_until(now);
+        self.clock_ps = now;
+        let chunk_bytes = request.packet_bytes.unwrap_or(request.bytes).min(request.bytes).max(1);
+        let chunks = request.bytes.div_ceil(chunk_bytes).max(1);
+        let progress = vec![LegProgress::default(); legs.len()];
+        self.transfers.insert(
+            id.0,
+            TransferState { legs, progress, bytes: request.bytes, chunk_bytes, chunks },
+        );
+        self.pump(now, id.0);
+        Ok(())
+    }
+
+    fn next_event_time(&self) -> Option<TimePs> {
+        let pending = self.undelivered.iter().map(|c| c.time_ps).min();
+        match (pending, self.transport.next_event_time()) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        }
+    }
+
+    fn advance_to(&mut self, time: TimePs, completed: &mut Vec<Completion>) {
+        self.run_until(time);
+        self.clock_ps = self.clock_ps.max(time);
+        self.undelivered.sort_unstable_by_key(|c| (c.time_ps, c.id));
+        let n = self.undelivered.partition_point(|c| c.time_ps <= time);
+        completed.extend(self.undelivered.drain(..n));
+    }
+
+    fn channel_stats(&self) -> &[ChannelStats] {
+        self.transport.stats()
+    }
+}
