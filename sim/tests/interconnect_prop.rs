@@ -48,11 +48,11 @@ fn push_channel(f: &mut Fabric, l: &LinkSpec) -> ChannelId {
 /// `no_peer[i]` removes peer access between GPU i and GPU i+1 (copies are staged).
 fn build(n: usize, star: bool, links: &[LinkSpec], engines: &[u32], no_peer: &[bool]) -> Fabric {
     let mut f = Fabric::default();
-    for i in 0..n {
+    for (i, &copy_engines) in engines.iter().enumerate().take(n) {
         f.endpoints.push(Endpoint {
             name: format!("gpu{i}"),
             kind: EndpointKind::Gpu { index: i as u32 },
-            copy_engines: engines[i],
+            copy_engines,
         });
     }
     f.endpoints.push(Endpoint {
