@@ -136,8 +136,7 @@ fn brute_force(t: &Topology, src: usize, dst: usize) -> Option<(usize, u64)> {
         at: usize,
         dst: usize,
         seen: &mut Vec<bool>,
-        hops: usize,
-        width: u64,
+        (hops, width): (usize, u64),
         best: &mut Option<(usize, u64)>,
     ) {
         if at == dst {
@@ -156,7 +155,7 @@ fn brute_force(t: &Topology, src: usize, dst: usize) -> Option<(usize, u64)> {
         for &(v, bw) in &adj[at] {
             if !seen[v] {
                 seen[v] = true;
-                dfs(t, adj, v, dst, seen, hops + 1, width.min(bw), best);
+                dfs(t, adj, v, dst, seen, (hops + 1, width.min(bw)), best);
                 seen[v] = false;
             }
         }
@@ -164,7 +163,7 @@ fn brute_force(t: &Topology, src: usize, dst: usize) -> Option<(usize, u64)> {
     let mut seen = vec![false; n];
     seen[src] = true;
     let mut best = None;
-    dfs(t, &adj, src, dst, &mut seen, 0, u64::MAX, &mut best);
+    dfs(t, &adj, src, dst, &mut seen, (0, u64::MAX), &mut best);
     best
 }
 
