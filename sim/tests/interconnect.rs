@@ -421,3 +421,25 @@ fn advance_to_returns_only_completions_up_to_the_given_time() {
     );
     assert_eq!(m.next_event_time(), None);
 }
+
+#[test]
+fn every_channel_frames_in_its_own_packets_in_both_models() {
+    // NVLink-like hop (128 B payload, 16 B header) then IB-like (4096 B, 42 B). 10,000
+    // bytes go as units of 4096 (the route's largest payload): 4096 + 4096 + 1808.
+    // On the 128 B hop: 32 + 32 + 15 = 79 packets -> 10,000 + 79 x 16 = 11,264 wire bytes.
+    // On the 4096 B hop: 3 packets -> 10,000 + 3 x 42 = 10,126 wire bytes.
+    let mut b = Builder::default();
+    let (g0, g1) = (b.gpu(2), b.gpu(2));
+    let nv = b.channel(25 * GB, 1_000_000, 128, 16);
+    let ib = b.channel(12_500_000_000, 1_000_000, 4096, 42);
+    b.route(g0, g1, &[nv, ib], true);
+    for fidelity in [Fidelity::Flow, Fidelity::Packet] {
+        let mut m = InterconnectModel::new(&b.f, fidelity);
+        m.submit(0, TransferId(0), req(g0, g1, 10_000)).unwrap();
+        let mut log = Vec::new();
+        m.advance_to(u64::MAX, &mut log);
+        let s = m.channel_stats();
+        assert_eq!((s[0].packets, s[0].bytes_carried), (79, 11_264), "{fidelity}");
+        assert_eq!((s[1].packets, s[1].bytes_carried), (3, 10_126), "{fidelity}");
+    }
+}

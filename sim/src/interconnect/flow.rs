@@ -5,9 +5,9 @@
 //! Progressive filling (water-filling) over every channel of every transmitting flow: all
 //! unfrozen flows rise at the same rate until a channel saturates; the flows crossing it
 //! freeze at that rate; repeat. A flow loads channel `c` with `rate x weight_c`, where
-//! `weight_c = wire_c / payload` accounts for packet headers: the leg is cut into packets of
-//! the route's payload size (the smallest `max_payload_bytes` on it, see `transport.rs`),
-//! so `wire_c = bytes + packets x header_bytes_c`. Rates are recomputed whenever a flow
+//! `weight_c = wire_c / payload` accounts for packet headers: every channel frames the data
+//! in its own packets (`max_payload_bytes`), exactly as the packet model does (see
+//! `transport.rs`), so `wire_c = bytes + packets_c x header_bytes_c`. Rates are recomputed whenever a flow
 //! starts or finishes, then floored to whole payload bytes per second (at least 1), so the
 //! channels are never oversubscribed.
 //!
@@ -22,7 +22,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use super::ChannelStats;
-use super::transport::{LegId, Transport, route_payload_bytes};
+use super::transport::{LegId, Transport, framing, route_unit_bytes};
 use crate::fabric::{ChannelId, Fabric};
 use crate::time::{PS_PER_S, TimePs};
 
@@ -32,7 +32,8 @@ struct Flow {
     weights: Vec<f64>,
     /// Wire bytes on each channel, for the stats.
     wire_bytes: Vec<u64>,
-    packets: u64,
+    /// Link packets on each channel, for the stats.
+    packets: Vec<u64>,
     /// Payload still to send, in byte-picoseconds (bytes x 10^12).
     remaining: u128,
     /// Current rate in payload bytes per second.
@@ -169,12 +170,11 @@ impl Transport for FlowTransport {
             self.tails.insert((self.clock_ps.saturating_add(latency_ps), leg));
             return;
         }
-        let payload = route_payload_bytes(fabric, channels);
-        let packets = bytes.div_ceil(payload);
-        let wire_bytes: Vec<u64> = channels
-            .iter()
-            .map(|c| bytes + packets * u64::from(fabric.channels[c.0 as usize].header_bytes))
-            .collect();
+        let unit = route_unit_bytes(fabric, channels);
+        let framed: Vec<(u64, u64)> =
+            channels.iter().map(|&c| framing(fabric, c, bytes, unit)).collect();
+        let packets: Vec<u64> = framed.iter().map(|f| f.0).collect();
+        let wire_bytes: Vec<u64> = framed.iter().map(|f| f.1).collect();
         let weights = wire_bytes.iter().map(|&w| w as f64 / bytes as f64).collect();
         for c in channels {
             self.active_per_channel[c.0 as usize] += 1;
@@ -211,10 +211,10 @@ impl Transport for FlowTransport {
                     self.flows.iter().filter(|(_, f)| f.finish_ps == t).map(|(l, _)| *l).collect();
                 for leg in finished {
                     let f = self.flows.remove(&leg).expect("finished flow exists");
-                    for (c, w) in f.channels.iter().zip(&f.wire_bytes) {
+                    for ((c, w), p) in f.channels.iter().zip(&f.wire_bytes).zip(&f.packets) {
                         let s = &mut self.stats[c.0 as usize];
                         s.bytes_carried += w;
-                        s.packets += f.packets;
+                        s.packets += p;
                         self.active_per_channel[c.0 as usize] -= 1;
                     }
                     self.tails.insert((t.saturating_add(f.latency_ps), leg));

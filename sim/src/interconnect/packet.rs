@@ -1,10 +1,12 @@
 //! Packet-level fidelity: store-and-forward of packets with a FIFO per channel direction.
 //!
-//! A leg of `bytes` is cut into packets of the route's payload size (the smallest
-//! `max_payload_bytes` along it, so packets are never re-fragmented); the last packet
-//! carries the remainder. On every hop a packet waits in the channel's FIFO, is serialized
-//! (`(payload + header_bytes) / bandwidth`, rounded up to whole picoseconds), then travels
-//! the hop's latency and joins the next channel's FIFO. A leg is done when its last packet
+//! A leg of `bytes` is cut into units of the route's largest `max_payload_bytes`; the last
+//! unit carries the remainder. On every hop a unit waits in the channel's FIFO, is
+//! serialized as the channel's own link packets (`ceil(payload / max_payload_bytes)` of
+//! them, each with `header_bytes`; one packet when the unit fits) at the channel's
+//! bandwidth, rounded up to whole picoseconds, then travels the hop's latency and joins the
+//! next channel's FIFO. (Units are the store-and-forward granularity; on a route whose hops
+//! share one payload size, a unit is exactly one packet.) A leg is done when its last packet
 //! has arrived at the destination. Head-of-line blocking and pipelining across hops fall out
 //! of the FIFOs.
 //!
@@ -14,14 +16,14 @@
 //! packet (as DMA engines do) instead of one waiting behind the other's whole transfer.
 //!
 //! Cost: two events per packet per hop (serialization done, arrival at the next hop) on an
-//! internal [`Engine`]; no bulk shortcut is taken. A 256 MiB copy at 4 KiB payload over two
+//! internal [`Engine`]; no bulk shortcut is taken. A 256 MiB copy in 4 KiB units over two
 //! hops is about 262,000 events.
 
 use std::collections::{BTreeMap, VecDeque};
 
 use super::ChannelStats;
 use super::bounds::serialization_ps;
-use super::transport::{LegId, Transport, route_payload_bytes};
+use super::transport::{LegId, Transport, link_packets, route_unit_bytes};
 use crate::engine::Engine;
 use crate::fabric::{ChannelId, Fabric};
 use crate::time::TimePs;
@@ -100,12 +102,13 @@ impl PacketTransport {
     /// Starts serializing `packet` on the idle `channel` at `now`.
     fn serve(&mut self, fabric: &Fabric, now: TimePs, channel: u32, packet: Packet) {
         let ch = &fabric.channels[channel as usize];
-        let wire = packet.payload_bytes + u64::from(ch.header_bytes);
+        let packets = link_packets(fabric, ChannelId(channel), packet.payload_bytes);
+        let wire = packet.payload_bytes + packets * u64::from(ch.header_bytes);
         let ser = serialization_ps(wire, ch.bandwidth_bytes_per_s);
         let s = &mut self.stats[channel as usize];
         s.bytes_carried += wire;
         s.busy_ps += ser;
-        s.packets += 1;
+        s.packets += packets;
         self.channels[channel as usize].serving = Some(packet);
         self.events.schedule_at(now.saturating_add(ser), Event::SerializationDone { channel });
         if packet.hop == 0
@@ -166,7 +169,7 @@ impl Transport for PacketTransport {
         channels: &[ChannelId],
         bytes: u64,
     ) {
-        let payload = route_payload_bytes(fabric, channels);
+        let payload = route_unit_bytes(fabric, channels);
         if bytes == 0 || channels.is_empty() {
             // Nothing to serialize: the leg completes after the route latency.
             let latency: TimePs =

@@ -30,12 +30,37 @@ pub(super) trait Transport {
     fn stats(&self) -> &[ChannelStats];
 }
 
-/// Payload per packet on a route: the smallest `max_payload_bytes` along it, so a packet is
-/// never re-fragmented on the way (both fidelities use this).
-pub(super) fn route_payload_bytes(fabric: &Fabric, channels: &[ChannelId]) -> u64 {
+/// Size of the store-and-forward unit on a route: the largest `max_payload_bytes` along it.
+/// On a hop whose own maximum payload is smaller, a unit travels as several link packets
+/// back to back (see [`link_packets`]), each with that hop's header: every channel is framed
+/// in its own packets (a NIC re-frames NVLink traffic into InfiniBand MTUs), and the unit
+/// sets only the granularity of queueing and pipelining.
+pub(super) fn route_unit_bytes(fabric: &Fabric, channels: &[ChannelId]) -> u64 {
     channels
         .iter()
         .map(|c| u64::from(fabric.channels[c.0 as usize].max_payload_bytes).max(1))
-        .min()
-        .unwrap_or(u64::MAX)
+        .max()
+        .unwrap_or(1)
+}
+
+/// Link packets needed to carry `payload_bytes` (one unit or less) on `channel`.
+pub(super) fn link_packets(fabric: &Fabric, channel: ChannelId, payload_bytes: u64) -> u64 {
+    let max = u64::from(fabric.channels[channel.0 as usize].max_payload_bytes).max(1);
+    payload_bytes.div_ceil(max)
+}
+
+/// Link packets and wire bytes (payload plus headers) that `bytes` cut into units of
+/// `unit_bytes` put on `channel`: the same count the packet model produces.
+pub(super) fn framing(
+    fabric: &Fabric,
+    channel: ChannelId,
+    bytes: u64,
+    unit_bytes: u64,
+) -> (u64, u64) {
+    let full = bytes / unit_bytes;
+    let rest = bytes % unit_bytes;
+    let packets =
+        full * link_packets(fabric, channel, unit_bytes) + link_packets(fabric, channel, rest);
+    let header = u64::from(fabric.channels[channel.0 as usize].header_bytes);
+    (packets, bytes + packets * header)
 }
