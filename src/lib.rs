@@ -2,4 +2,8 @@
 //!
 //! See `ARCHITECTURE.md` for the code map and the invariants.
 
+pub mod algo;
+pub mod backend;
+pub mod driver;
 pub mod graph;
+pub mod runtime;

@@ -4,11 +4,23 @@
 mod graph;
 mod graph_analysis;
 mod graph_io;
+mod graph_source;
+mod run;
+mod sweep;
 mod topo;
 
 use clap::{Parser, Subcommand};
+use switchyard::driver::RuntimeKind;
+use switchyard::driver::algorithm::Algorithm;
+use switchyard::graph::generate::{GeneratorSpec, generate};
+use switchyard::graph::{LoadOptions, load_graph_from_bytes};
+use switchyard_sim::topology::Topology;
 
 /// Asynchronous multi-GPU graph analytics on a deterministic simulator and on real GPUs.
+///
+/// With no command: the main job (BFS and PageRank on 1-8 simulated DGX-1 GPUs over an
+/// embedded real graph and a generated scale-free one, validated, tabulated and plotted
+/// into reports/latest/).
 #[derive(Parser, Debug)]
 #[command(name = "switchyard", version, about)]
 pub struct Cli {
@@ -18,6 +30,10 @@ pub struct Cli {
 
 #[derive(Subcommand, Debug)]
 enum Command {
+    /// Run one algorithm on one graph and machine, validate it, and report.
+    Run(run::RunArgs),
+    /// Run over GPU counts, algorithms, runtimes and topologies; write CSV, JSON and plots.
+    Sweep(sweep::SweepArgs),
     /// Inspect, generate, convert and partition graphs.
     #[command(subcommand)]
     Graph(graph::GraphCommand),
@@ -29,11 +45,49 @@ enum Command {
 /// Runs the parsed command line.
 pub fn run(cli: Cli) -> anyhow::Result<()> {
     match cli.command {
+        Some(Command::Run(args)) => run::run_command(args),
+        Some(Command::Sweep(args)) => sweep::sweep_command(args),
         Some(Command::Graph(command)) => graph::run(command),
         Some(Command::Topo(command)) => topo::run(command),
-        None => {
-            println!("switchyard: no command given; see `switchyard --help`");
-            Ok(())
-        }
+        None => main_job(),
     }
+}
+
+/// Default options, parsed from an empty command line so they match the CLI's defaults.
+#[derive(Parser, Debug)]
+struct DefaultOptions {
+    #[command(flatten)]
+    options: run::RunOptions,
+}
+
+/// The main job: see [`Cli`].
+fn main_job() -> anyhow::Result<()> {
+    let started = std::time::Instant::now();
+    let power = load_graph_from_bytes(
+        "embedded:power.graph",
+        graph_source::EMBEDDED_POWER,
+        &LoadOptions::default(),
+    )?;
+    let rmat_spec = GeneratorSpec::parse("rmat:scale=14,ef=16,seed=1")?;
+    let rmat = generate(&rmat_spec)?;
+    println!(
+        "switchyard main job: BFS and PageRank, bulk-synchronous runtime, 1-8 GPUs of the \
+         simulated DGX-1 (V100 hybrid cube mesh), every run validated"
+    );
+    let plan = sweep::Plan {
+        graphs: vec![(power.csr, "power-grid (embedded)".into()), (rmat, rmat_spec.to_string())],
+        algorithms: vec![Algorithm::Bfs, Algorithm::Pr],
+        runtimes: vec![RuntimeKind::Bsp],
+        topologies: vec![Topology::bundled("dgx1-v100")?],
+        gpus: None,
+        options: DefaultOptions::parse_from(["switchyard"]).options,
+    };
+    let rows = plan.execute()?;
+    sweep::write_outputs(
+        &rows,
+        std::path::Path::new("reports/latest"),
+        "switchyard: DGX-1 scaling",
+    )?;
+    println!("all {} runs validated in {:.1} s", rows.len(), started.elapsed().as_secs_f64());
+    Ok(())
 }

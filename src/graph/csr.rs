@@ -250,6 +250,21 @@ impl Csr {
         .expect("transpose of a valid CSR is valid")
     }
 
+    /// The undirected graph with an edge wherever this graph has an arc in either
+    /// direction (duplicates removed), for weakly connected components. An undirected graph
+    /// is returned as a copy.
+    pub fn symmetrized(&self) -> Csr {
+        if !self.directed {
+            return self.clone();
+        }
+        let edges: Vec<(u32, u32)> = (0..self.num_vertices())
+            .flat_map(|u| self.neighbors(u).iter().map(move |&v| (u, v)))
+            .collect();
+        let options = BuildOptions { drop_self_loops: false, drop_duplicates: true };
+        Csr::from_edges(self.num_vertices(), &edges, None, false, options)
+            .expect("arcs of a valid CSR are in range")
+    }
+
     /// Copy with the arcs of every vertex sorted by target and repeated targets removed
     /// (the first arc's weight is kept).
     pub fn without_duplicate_arcs(&self) -> Csr {

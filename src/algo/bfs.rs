@@ -1,0 +1,67 @@
+//! Breadth-first search: levels from a source (unreached vertices keep `u32::MAX`).
+
+use super::BspPrimitive;
+use crate::backend::{BackendError, ElemType, KernelContext, KernelDef, KernelRegistry};
+use crate::runtime::bsp::{AdvanceArgs, Combiner};
+
+/// Level of a vertex BFS never reached.
+pub const UNREACHED: u32 = u32::MAX;
+
+/// BFS from `source`.
+#[derive(Clone, Debug)]
+pub struct Bfs {
+    /// Source vertex (global id).
+    pub source: u32,
+}
+
+impl BspPrimitive for Bfs {
+    fn name(&self) -> &'static str {
+        "bfs"
+    }
+    fn advance_kernel(&self) -> &'static str {
+        "bfs_advance"
+    }
+    fn value_elem(&self) -> ElemType {
+        ElemType::U32
+    }
+    fn combiner(&self) -> Combiner {
+        Combiner::MinU32
+    }
+    fn initial_value(&self, v: u32, _n: u32) -> u32 {
+        if v == self.source { 0 } else { UNREACHED }
+    }
+    fn initially_active(&self, v: u32) -> bool {
+        v == self.source
+    }
+}
+
+/// Registers `bfs_advance`.
+pub fn register(registry: &mut KernelRegistry) {
+    registry.register(KernelDef {
+        name: "bfs_advance",
+        contract: "for every frontier vertex, label unvisited out-neighbours with superstep + 1 \
+                   and append them (once) to frontier_out",
+        sim: advance,
+        cuda_name: Some("bfs_advance"),
+        remote_args: &[],
+    });
+}
+
+fn advance(ctx: &mut KernelContext<'_>) -> Result<(), BackendError> {
+    let mut a = AdvanceArgs::from_context(ctx)?;
+    let level = a.superstep + 1;
+    let labels = a.values.as_u32_mut()?;
+    for i in 0..a.frontier_len {
+        let v = a.frontier_in[i];
+        for arc in a.offsets[v as usize] as usize..a.offsets[v as usize + 1] as usize {
+            let t = a.targets[arc] as usize;
+            a.effects.edges += 1;
+            if labels[t] == UNREACHED {
+                labels[t] = level;
+                a.out.push(t as u32);
+            }
+        }
+    }
+    a.out.finish(a.counters, a.effects);
+    Ok(())
+}

@@ -1,0 +1,66 @@
+//! Connected components by minimum-label propagation over the symmetrised graph (weakly
+//! connected components of a directed graph). Labels are global vertex ids.
+
+use super::BspPrimitive;
+use crate::backend::{BackendError, ElemType, KernelContext, KernelDef, KernelRegistry};
+use crate::runtime::bsp::{AdvanceArgs, Combiner};
+
+/// Weakly connected components.
+#[derive(Clone, Debug, Default)]
+pub struct ConnectedComponents;
+
+impl BspPrimitive for ConnectedComponents {
+    fn name(&self) -> &'static str {
+        "cc"
+    }
+    fn advance_kernel(&self) -> &'static str {
+        "cc_advance"
+    }
+    fn value_elem(&self) -> ElemType {
+        ElemType::U32
+    }
+    fn combiner(&self) -> Combiner {
+        Combiner::MinU32
+    }
+    fn needs_undirected(&self) -> bool {
+        true
+    }
+    fn initial_value(&self, v: u32, _n: u32) -> u32 {
+        v
+    }
+    fn initially_active(&self, _v: u32) -> bool {
+        true
+    }
+}
+
+/// Registers `cc_advance`.
+pub fn register(registry: &mut KernelRegistry) {
+    registry.register(KernelDef {
+        name: "cc_advance",
+        contract: "for every frontier vertex, lower each neighbour's label to its own with \
+                   atomic min and append lowered neighbours (once) to frontier_out",
+        sim: advance,
+        cuda_name: Some("cc_advance"),
+        remote_args: &[],
+    });
+}
+
+fn advance(ctx: &mut KernelContext<'_>) -> Result<(), BackendError> {
+    let mut a = AdvanceArgs::from_context(ctx)?;
+    let labels = a.values.as_u32_mut()?;
+    for i in 0..a.frontier_len {
+        let v = a.frontier_in[i] as usize;
+        let lv = labels[v];
+        for arc in a.offsets[v] as usize..a.offsets[v + 1] as usize {
+            let t = a.targets[arc] as usize;
+            a.effects.edges += 1;
+            a.effects.atomics += 1;
+            if lv < labels[t] {
+                labels[t] = lv;
+                a.out.push(t as u32);
+            }
+        }
+    }
+    a.out.finish(a.counters, a.effects);
+    Ok(())
+}

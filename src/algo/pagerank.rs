@@ -1,0 +1,224 @@
+//! PageRank in the two definitions the product validates against:
+//! - [`PageRankLdbc`]: the LDBC Graphalytics definition, a fixed number of iterations with
+//!   dangling vertices' rank spread over all vertices (push of `rank / degree` along
+//!   out-arcs, remote partial sums combined by addition, then an apply step per vertex);
+//! - [`PageRankResidual`]: residual push PageRank to a tolerance (Groute and Atos): a vertex
+//!   is active while its residual exceeds `epsilon`; remote residuals are always forwarded
+//!   to the owner, which accumulates them.
+
+use super::BspPrimitive;
+use crate::backend::{
+    BackendError, ElemType, HostData, KernelContext, KernelDef, KernelRegistry, Scalar,
+};
+use crate::runtime::bsp::{AdvanceArgs, Combiner, kernels::FIXED_SLOTS, reduce_counter};
+
+/// LDBC Graphalytics PageRank.
+#[derive(Clone, Debug)]
+pub struct PageRankLdbc {
+    /// Damping factor `d` (0.85 in LDBC's data sets).
+    pub damping: f64,
+    /// Number of iterations.
+    pub iterations: u32,
+}
+
+/// Residual push PageRank to a tolerance.
+#[derive(Clone, Debug)]
+pub struct PageRankResidual {
+    /// Damping factor `d`.
+    pub damping: f64,
+    /// A vertex is active while its residual exceeds this.
+    pub epsilon: f64,
+}
+
+impl BspPrimitive for PageRankLdbc {
+    fn name(&self) -> &'static str {
+        "pr"
+    }
+    fn advance_kernel(&self) -> &'static str {
+        "pr_ldbc_push"
+    }
+    fn value_elem(&self) -> ElemType {
+        ElemType::F32
+    }
+    fn combiner(&self) -> Combiner {
+        Combiner::AddF32
+    }
+    fn initial_value(&self, _v: u32, _n: u32) -> u32 {
+        0f32.to_bits()
+    }
+    fn initial_aux(&self, _v: u32, n: u32) -> Option<f32> {
+        Some(1.0 / n as f32)
+    }
+    fn initially_active(&self, _v: u32) -> bool {
+        true
+    }
+    fn param(&self) -> f64 {
+        f64::INFINITY
+    }
+    fn apply_kernel(&self) -> Option<&'static str> {
+        Some("pr_ldbc_apply")
+    }
+    fn initial_reduction(&self, degrees: &[u32], n: u32) -> f64 {
+        degrees.iter().filter(|&&d| d == 0).count() as f64 / f64::from(n)
+    }
+    fn max_supersteps(&self) -> Option<u32> {
+        Some(self.iterations)
+    }
+    fn apply_scalars(&self) -> Vec<Scalar> {
+        vec![Scalar::F64(self.damping)]
+    }
+}
+
+impl BspPrimitive for PageRankResidual {
+    fn name(&self) -> &'static str {
+        "pr-residual"
+    }
+    fn advance_kernel(&self) -> &'static str {
+        "pr_residual_push"
+    }
+    fn value_elem(&self) -> ElemType {
+        ElemType::F32
+    }
+    fn combiner(&self) -> Combiner {
+        Combiner::AddF32
+    }
+    fn initial_value(&self, _v: u32, _n: u32) -> u32 {
+        ((1.0 - self.damping) as f32).to_bits()
+    }
+    fn initial_aux(&self, _v: u32, _n: u32) -> Option<f32> {
+        Some(0.0)
+    }
+    fn initially_active(&self, _v: u32) -> bool {
+        true
+    }
+    fn param(&self) -> f64 {
+        self.epsilon
+    }
+    fn extra(&self) -> f64 {
+        self.damping
+    }
+}
+
+/// Registers the PageRank kernels.
+pub fn register(registry: &mut KernelRegistry) {
+    registry.register(KernelDef {
+        name: "pr_ldbc_push",
+        contract: "for every owned vertex, add rank / out-degree to each out-neighbour's partial \
+                   sum (atomic add); proxies touched go to frontier_out to be forwarded",
+        sim: ldbc_push,
+        cuda_name: Some("pr_ldbc_push"),
+        remote_args: &[],
+    });
+    registry.register(KernelDef {
+        name: "pr_ldbc_apply",
+        contract: "rank = (1 - d) / n + d * (sum + dangling / n) for every owned vertex, sums \
+                   reset, next frontier = all owned vertices, local dangling rank reduced; \
+                   scalars: dangling f64, n u32, d f64",
+        sim: ldbc_apply,
+        cuda_name: Some("pr_ldbc_apply"),
+        remote_args: &[],
+    });
+    registry.register(KernelDef {
+        name: "pr_residual_push",
+        contract: "for every frontier vertex, move its residual into its rank and push d * \
+                   residual / out-degree to each out-neighbour (atomic add); proxies touched \
+                   and owned vertices whose residual passes epsilon go to frontier_out",
+        sim: residual_push,
+        cuda_name: Some("pr_residual_push"),
+        remote_args: &[],
+    });
+}
+
+fn ldbc_push(ctx: &mut KernelContext<'_>) -> Result<(), BackendError> {
+    let mut a = AdvanceArgs::from_context(ctx)?;
+    let sums = a.values.as_f32_mut()?;
+    let rank = a.aux.as_f32()?;
+    for i in 0..a.frontier_len {
+        let v = a.frontier_in[i] as usize;
+        let degree = a.degree[v];
+        if degree == 0 {
+            continue;
+        }
+        let share = rank[v] / degree as f32;
+        for arc in a.offsets[v] as usize..a.offsets[v + 1] as usize {
+            let t = a.targets[arc] as usize;
+            a.effects.edges += 1;
+            a.effects.atomics += 1;
+            sums[t] += share;
+            if a.owner[t] != a.gpu {
+                a.out.push(t as u32);
+            }
+        }
+    }
+    a.out.finish(a.counters, a.effects);
+    Ok(())
+}
+
+fn ldbc_apply(ctx: &mut KernelContext<'_>) -> Result<(), BackendError> {
+    let dangling = ctx.scalar_f64(0)?;
+    let n = f64::from(ctx.scalar_u32(1)?);
+    let damping = ctx.scalar_f64(2)?;
+    let gpu = ctx.scalar_u32(3)?;
+    let [_, _, _, sums, rank, degree, _, next, _, counters, owner, _] =
+        &mut ctx.buffers[..FIXED_SLOTS]
+    else {
+        return Err(BackendError::Usage("pr_ldbc_apply: wrong buffer count".into()));
+    };
+    let (sums, rank, degree) = (sums.as_f32_mut()?, rank.as_f32_mut()?, degree.as_u32()?);
+    let (next, counters, owner) = (next.as_u32_mut()?, counters.as_u64_mut()?, owner.as_u32()?);
+    let base = (1.0 - damping) / n + damping * dangling / n;
+    let mut next_len = 0;
+    let mut local_dangling = 0f64;
+    for v in 0..sums.len() {
+        if owner[v] != gpu {
+            sums[v] = 0.0;
+            continue;
+        }
+        rank[v] = (base + damping * f64::from(sums[v])) as f32;
+        sums[v] = 0.0;
+        if degree[v] == 0 {
+            local_dangling += f64::from(rank[v]);
+        }
+        next[next_len] = v as u32;
+        next_len += 1;
+    }
+    let peers = counters.len() - 3;
+    counters[1] = next_len as u64;
+    counters[reduce_counter(peers)] = local_dangling.to_bits();
+    ctx.effects.items = sums.len() as u64;
+    ctx.effects.bytes_read = sums.len() as u64 * 12;
+    ctx.effects.bytes_written = sums.len() as u64 * 12;
+    Ok(())
+}
+
+fn residual_push(ctx: &mut KernelContext<'_>) -> Result<(), BackendError> {
+    let mut a = AdvanceArgs::from_context(ctx)?;
+    let damping = a.extra as f32;
+    let epsilon = a.param;
+    let residual = a.values.as_f32_mut()?;
+    let HostData::F32(rank) = a.aux else {
+        return Err(BackendError::Usage("pr_residual_push: aux must hold f32 ranks".into()));
+    };
+    for i in 0..a.frontier_len {
+        let v = a.frontier_in[i] as usize;
+        let r = residual[v];
+        residual[v] = 0.0;
+        rank[v] += r;
+        let degree = a.degree[v];
+        if degree == 0 {
+            continue;
+        }
+        let share = damping * r / degree as f32;
+        for arc in a.offsets[v] as usize..a.offsets[v + 1] as usize {
+            let t = a.targets[arc] as usize;
+            a.effects.edges += 1;
+            a.effects.atomics += 1;
+            residual[t] += share;
+            if a.owner[t] != a.gpu || f64::from(residual[t]) > epsilon {
+                a.out.push(t as u32);
+            }
+        }
+    }
+    a.out.finish(a.counters, a.effects);
+    Ok(())
+}

@@ -1,0 +1,78 @@
+//! Single-source shortest paths (Bellman-Ford over frontiers, integer weights): distances
+//! from a source, unreachable vertices keep `u32::MAX`.
+
+use super::BspPrimitive;
+use crate::backend::{BackendError, ElemType, KernelContext, KernelDef, KernelRegistry};
+use crate::runtime::bsp::{AdvanceArgs, Combiner};
+
+/// Distance of a vertex SSSP never reached.
+pub const UNREACHED: u32 = u32::MAX;
+
+/// SSSP from `source`.
+#[derive(Clone, Debug)]
+pub struct Sssp {
+    /// Source vertex (global id).
+    pub source: u32,
+}
+
+impl BspPrimitive for Sssp {
+    fn name(&self) -> &'static str {
+        "sssp"
+    }
+    fn advance_kernel(&self) -> &'static str {
+        "sssp_advance"
+    }
+    fn value_elem(&self) -> ElemType {
+        ElemType::U32
+    }
+    fn combiner(&self) -> Combiner {
+        Combiner::MinU32
+    }
+    fn needs_weights(&self) -> bool {
+        true
+    }
+    fn initial_value(&self, v: u32, _n: u32) -> u32 {
+        if v == self.source { 0 } else { UNREACHED }
+    }
+    fn initially_active(&self, v: u32) -> bool {
+        v == self.source
+    }
+}
+
+/// Registers `sssp_advance`.
+pub fn register(registry: &mut KernelRegistry) {
+    registry.register(KernelDef {
+        name: "sssp_advance",
+        contract: "for every frontier vertex, relax its out-arcs with atomic min and append \
+                   improved targets (once) to frontier_out",
+        sim: advance,
+        cuda_name: Some("sssp_advance"),
+        remote_args: &[],
+    });
+}
+
+fn advance(ctx: &mut KernelContext<'_>) -> Result<(), BackendError> {
+    let mut a = AdvanceArgs::from_context(ctx)?;
+    let weights = a.weights.ok_or_else(|| BackendError::Kernel {
+        kernel: "sssp_advance".into(),
+        message: "the graph has no integer weights".into(),
+    })?;
+    let dist = a.values.as_u32_mut()?;
+    for i in 0..a.frontier_len {
+        let v = a.frontier_in[i] as usize;
+        let dv = dist[v];
+        let arcs = a.offsets[v] as usize..a.offsets[v + 1] as usize;
+        for (&t, &w) in a.targets[arcs.clone()].iter().zip(&weights[arcs]) {
+            let t = t as usize;
+            a.effects.edges += 1;
+            a.effects.atomics += 1;
+            let nd = dv.saturating_add(w);
+            if nd < dist[t] {
+                dist[t] = nd;
+                a.out.push(t as u32);
+            }
+        }
+    }
+    a.out.finish(a.counters, a.effects);
+    Ok(())
+}

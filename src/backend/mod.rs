@@ -1,0 +1,429 @@
+//! The backend trait: the one interface every runtime (bsp, groute, gum, atos) is written
+//! against, and that the simulator and CUDA backends implement.
+//!
+//! Architecture invariant: runtime code is backend-blind and never blocks on the OS. It
+//! *submits* work (kernel launches, copies, host reads and writes, callbacks) tagged with a
+//! [`Token`], and reacts to the [`Completion`]s the backend hands back from
+//! [`Backend::next_completion`]. The backend owns the event loop: the simulator pops its
+//! event queue, the CUDA backend polls its events.
+//!
+//! Capabilities the four runtimes need and where they live:
+//! - device memory with capacity: [`Backend::alloc`], [`Backend::memory_in_use_bytes`];
+//! - streams, including high-priority ones, and events: [`Backend::create_stream`],
+//!   [`Backend::record_event`], [`Backend::wait_event`];
+//! - kernel launches with a work descriptor: [`Backend::launch`] with a [`Launch`];
+//! - host<->device and peer copies (staged through the host where no peer path exists):
+//!   [`Backend::write_from_host`], [`Backend::read_to_host`], [`Backend::copy`];
+//! - host callbacks: [`Backend::host_callback`];
+//! - device-initiated one-sided operations (push into a peer's queue, remote atomic
+//!   min/add): issued by kernels through [`kernel::KernelContext`] and delivered by the
+//!   backend over its interconnect;
+//! - time: [`Backend::now_ps`] (virtual or wall);
+//! - statistics: [`Backend::stats`].
+
+pub mod kernel;
+pub mod sim;
+
+use std::fmt;
+
+pub use kernel::{KernelContext, KernelDef, KernelEffects, KernelRegistry, RemoteOp, Scalar};
+
+/// A device (GPU) of a backend, numbered `0..device_count`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct DeviceId(pub u32);
+
+/// A stream: an in-order queue of operations on one device.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct StreamId(pub u32);
+
+/// A device buffer.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct BufferId(pub u32);
+
+/// A recorded point in a stream that other streams can wait for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct EventId(pub u32);
+
+/// A runtime-chosen tag returned with the completion of the operation it was attached to.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Token(pub u64);
+
+/// Scheduling priority of a stream (Groute's SplitReceive runs on a high-priority stream).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum StreamPriority {
+    /// Ordinary stream.
+    Normal,
+    /// Served before normal streams when both have work ready on the same device.
+    High,
+}
+
+/// Element type of a device buffer.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum ElemType {
+    /// 32-bit unsigned integer (vertex ids, levels, labels, distances).
+    U32,
+    /// 64-bit unsigned integer (edge offsets, counters).
+    U64,
+    /// 32-bit float (ranks, residuals).
+    F32,
+    /// 64-bit float.
+    F64,
+}
+
+impl ElemType {
+    /// Size of one element in bytes.
+    pub fn size_bytes(self) -> u64 {
+        match self {
+            ElemType::U32 | ElemType::F32 => 4,
+            ElemType::U64 | ElemType::F64 => 8,
+        }
+    }
+}
+
+/// Typed host-side data: what is written to or read from a device buffer.
+#[derive(Clone, Debug, PartialEq)]
+pub enum HostData {
+    /// `u32` elements.
+    U32(Vec<u32>),
+    /// `u64` elements.
+    U64(Vec<u64>),
+    /// `f32` elements.
+    F32(Vec<f32>),
+    /// `f64` elements.
+    F64(Vec<f64>),
+}
+
+impl HostData {
+    /// A zero-filled vector of `len` elements of `elem`.
+    pub fn zeros(elem: ElemType, len: usize) -> HostData {
+        match elem {
+            ElemType::U32 => HostData::U32(vec![0; len]),
+            ElemType::U64 => HostData::U64(vec![0; len]),
+            ElemType::F32 => HostData::F32(vec![0.0; len]),
+            ElemType::F64 => HostData::F64(vec![0.0; len]),
+        }
+    }
+
+    /// Element type.
+    pub fn elem(&self) -> ElemType {
+        match self {
+            HostData::U32(_) => ElemType::U32,
+            HostData::U64(_) => ElemType::U64,
+            HostData::F32(_) => ElemType::F32,
+            HostData::F64(_) => ElemType::F64,
+        }
+    }
+
+    /// Number of elements.
+    pub fn len(&self) -> usize {
+        match self {
+            HostData::U32(v) => v.len(),
+            HostData::U64(v) => v.len(),
+            HostData::F32(v) => v.len(),
+            HostData::F64(v) => v.len(),
+        }
+    }
+
+    /// True when there are no elements.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Size in bytes.
+    pub fn size_bytes(&self) -> u64 {
+        self.len() as u64 * self.elem().size_bytes()
+    }
+
+    /// Copies `len` elements from `src[src_offset..]` into `self[dst_offset..]`.
+    /// Both must have the same element type and the ranges must be in bounds.
+    pub fn copy_range_from(
+        &mut self,
+        dst_offset: usize,
+        src: &HostData,
+        src_offset: usize,
+        len: usize,
+    ) -> Result<(), BackendError> {
+        fn go<T: Copy>(d: &mut [T], doff: usize, s: &[T], soff: usize, len: usize) -> bool {
+            match (d.get_mut(doff..doff + len), s.get(soff..soff + len)) {
+                (Some(d), Some(s)) => {
+                    d.copy_from_slice(s);
+                    true
+                }
+                _ => false,
+            }
+        }
+        let ok = match (self, src) {
+            (HostData::U32(d), HostData::U32(s)) => go(d, dst_offset, s, src_offset, len),
+            (HostData::U64(d), HostData::U64(s)) => go(d, dst_offset, s, src_offset, len),
+            (HostData::F32(d), HostData::F32(s)) => go(d, dst_offset, s, src_offset, len),
+            (HostData::F64(d), HostData::F64(s)) => go(d, dst_offset, s, src_offset, len),
+            _ => false,
+        };
+        if ok {
+            Ok(())
+        } else {
+            Err(BackendError::Usage(format!(
+                "copy of {len} elements from offset {src_offset} to offset {dst_offset}: element \
+                 types differ or a range is out of bounds"
+            )))
+        }
+    }
+
+    /// A copy of `len` elements starting at `offset`.
+    pub fn slice(&self, offset: usize, len: usize) -> Result<HostData, BackendError> {
+        let mut out = HostData::zeros(self.elem(), len);
+        out.copy_range_from(0, self, offset, len)?;
+        Ok(out)
+    }
+}
+
+/// A range of elements of a buffer.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct BufferSlice {
+    /// The buffer.
+    pub buffer: BufferId,
+    /// First element.
+    pub offset: usize,
+    /// Number of elements.
+    pub len: usize,
+}
+
+impl BufferSlice {
+    /// Elements `offset..offset + len` of `buffer`.
+    pub fn new(buffer: BufferId, offset: usize, len: usize) -> Self {
+        BufferSlice { buffer, offset, len }
+    }
+}
+
+/// A kernel launch: the kernel's registered name, the buffers it works on (in the order its
+/// contract gives), scalar arguments, and a work descriptor (how many items it covers).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Launch {
+    /// Registered kernel name (see [`KernelRegistry`]).
+    pub kernel: &'static str,
+    /// Buffer arguments, in the kernel contract's order. Buffers of other devices are
+    /// allowed where the contract says so (peer pointers for one-sided operations).
+    pub buffers: Vec<BufferId>,
+    /// Scalar arguments, in the kernel contract's order.
+    pub scalars: Vec<Scalar>,
+    /// Work descriptor: the number of work items (threads' logical items) it covers.
+    pub work_items: u64,
+}
+
+/// Device facts a runtime may plan with.
+#[derive(Clone, Debug, PartialEq)]
+pub struct DeviceInfo {
+    /// Model name, e.g. `Tesla V100-SXM2-16GB`.
+    pub name: String,
+    /// Device memory capacity in bytes.
+    pub memory_bytes: u64,
+    /// Streaming multiprocessors.
+    pub sm_count: u32,
+}
+
+/// What finished.
+#[derive(Clone, Debug, PartialEq)]
+pub enum CompletionKind {
+    /// A kernel finished; its counts (items, edges, atomics, bytes) as the kernel reported.
+    Kernel(KernelCountsReport),
+    /// A copy (peer, staged or host<->device) finished.
+    Copy {
+        /// Bytes moved.
+        bytes: u64,
+    },
+    /// A device-to-host read finished; here is the data.
+    HostRead(HostData),
+    /// A host callback's stream point was reached.
+    Callback,
+}
+
+/// Counts a kernel reported, as delivered with its completion.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct KernelCountsReport {
+    /// Work items processed.
+    pub items: u64,
+    /// Edges visited.
+    pub edges: u64,
+    /// Atomic operations.
+    pub atomics: u64,
+    /// Remote one-sided operations issued.
+    pub remote_ops: u64,
+}
+
+/// A finished operation.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Completion {
+    /// The token the operation was submitted with.
+    pub token: Token,
+    /// Time it finished, in picoseconds since the run began (virtual or wall).
+    pub time_ps: u64,
+    /// What finished.
+    pub kind: CompletionKind,
+}
+
+/// Per-device statistics.
+#[derive(Clone, Debug, Default, PartialEq, serde::Serialize)]
+pub struct DeviceStats {
+    /// Time the device's compute was busy with kernels, in picoseconds.
+    pub kernel_busy_ps: u64,
+    /// Kernels launched.
+    pub kernels: u64,
+    /// Edges visited by kernels, as they reported.
+    pub edges: u64,
+    /// Peak device memory in use, in bytes.
+    pub memory_peak_bytes: u64,
+}
+
+/// Per-link statistics (one direction of one physical link).
+#[derive(Clone, Debug, Default, PartialEq, serde::Serialize)]
+pub struct LinkStats {
+    /// Link name.
+    pub name: String,
+    /// Bytes carried (payload and headers).
+    pub bytes: u64,
+    /// Time the link was busy, in picoseconds.
+    pub busy_ps: u64,
+}
+
+/// Statistics a backend keeps while it runs.
+#[derive(Clone, Debug, Default, PartialEq, serde::Serialize)]
+pub struct BackendStats {
+    /// One entry per device.
+    pub devices: Vec<DeviceStats>,
+    /// One entry per link direction that carried traffic (simulator) or per GPU pair (CUDA).
+    pub links: Vec<LinkStats>,
+    /// Events the backend processed (simulator) or polled (CUDA).
+    pub events: u64,
+}
+
+/// Errors a backend reports.
+#[derive(Debug, thiserror::Error)]
+pub enum BackendError {
+    /// A device allocation would exceed the device memory, as on a real GPU.
+    #[error(
+        "out of device memory on GPU {device}: allocating {requested_bytes} bytes for \
+         `{label}` with {in_use_bytes} of {capacity_bytes} bytes in use; use more GPUs, a \
+         smaller graph, or a GPU model with more memory"
+    )]
+    OutOfMemory {
+        /// Device.
+        device: u32,
+        /// What the allocation was for.
+        label: String,
+        /// Bytes asked for.
+        requested_bytes: u64,
+        /// Bytes already in use.
+        in_use_bytes: u64,
+        /// Device capacity.
+        capacity_bytes: u64,
+    },
+    /// An operation referred to something that does not exist or was used wrongly.
+    #[error("backend misuse: {0}")]
+    Usage(String),
+    /// A kernel's contract was violated or the kernel failed.
+    #[error("kernel `{kernel}` failed: {message}")]
+    Kernel {
+        /// Kernel name.
+        kernel: String,
+        /// What went wrong.
+        message: String,
+    },
+    /// The run stopped making progress: streams wait on something that can never happen.
+    #[error("deadlock: {0}")]
+    Deadlock(String),
+    /// A limit (virtual time, watchdog) was hit.
+    #[error("limit reached: {0}")]
+    Limit(String),
+    /// The backend is not available in this build or on this machine.
+    #[error("{0}")]
+    Unavailable(String),
+}
+
+/// The interface every runtime is written against. See the module docs for the contract.
+pub trait Backend {
+    /// Backend name (`sim` or `cuda`).
+    fn name(&self) -> &str;
+    /// Number of devices.
+    fn device_count(&self) -> u32;
+    /// Facts about a device.
+    fn device_info(&self, device: DeviceId) -> DeviceInfo;
+    /// Whether `a` can access `b`'s memory directly (else copies are staged via the host).
+    fn peer_access(&self, a: DeviceId, b: DeviceId) -> bool;
+    /// Current time in picoseconds since the run began.
+    fn now_ps(&self) -> u64;
+
+    /// Allocates a zero-filled buffer of `len` elements on `device`; fails like a real GPU
+    /// when the device memory is exhausted.
+    fn alloc(
+        &mut self,
+        device: DeviceId,
+        elem: ElemType,
+        len: usize,
+        label: &str,
+    ) -> Result<BufferId, BackendError>;
+    /// Frees a buffer.
+    fn free(&mut self, buffer: BufferId) -> Result<(), BackendError>;
+    /// Bytes of device memory in use on `device`.
+    fn memory_in_use_bytes(&self, device: DeviceId) -> u64;
+    /// Length in elements and element type of a buffer.
+    fn buffer_shape(&self, buffer: BufferId) -> Result<(ElemType, usize), BackendError>;
+
+    /// Creates a stream on `device`.
+    fn create_stream(
+        &mut self,
+        device: DeviceId,
+        priority: StreamPriority,
+    ) -> Result<StreamId, BackendError>;
+    /// Records an event at the current end of `stream`.
+    fn record_event(&mut self, stream: StreamId) -> Result<EventId, BackendError>;
+    /// Makes `stream` wait until `event` is reached.
+    fn wait_event(&mut self, stream: StreamId, event: EventId) -> Result<(), BackendError>;
+
+    /// Enqueues a kernel launch on `stream`.
+    fn launch(
+        &mut self,
+        stream: StreamId,
+        launch: Launch,
+        token: Option<Token>,
+    ) -> Result<(), BackendError>;
+    /// Enqueues a copy between two buffers (same device, peer, or staged via the host when
+    /// the devices have no peer access).
+    fn copy(
+        &mut self,
+        stream: StreamId,
+        src: BufferSlice,
+        dst: BufferSlice,
+        token: Option<Token>,
+    ) -> Result<(), BackendError>;
+    /// Enqueues a host-to-device write of `data` into `dst` starting at element `offset`.
+    fn write_from_host(
+        &mut self,
+        stream: StreamId,
+        dst: BufferId,
+        offset: usize,
+        data: HostData,
+        token: Option<Token>,
+    ) -> Result<(), BackendError>;
+    /// Enqueues a device-to-host read; the data arrives with the completion.
+    fn read_to_host(
+        &mut self,
+        stream: StreamId,
+        src: BufferSlice,
+        token: Token,
+    ) -> Result<(), BackendError>;
+    /// Enqueues a host callback: a completion with `token` when the stream reaches it.
+    fn host_callback(&mut self, stream: StreamId, token: Token) -> Result<(), BackendError>;
+
+    /// The next finished operation that carried a token, in completion order; `None` when
+    /// nothing is outstanding. This is the event loop: the backend advances (virtual) time.
+    fn next_completion(&mut self) -> Result<Option<Completion>, BackendError>;
+
+    /// Statistics so far.
+    fn stats(&self) -> BackendStats;
+}
+
+impl fmt::Display for DeviceId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "gpu{}", self.0)
+    }
+}

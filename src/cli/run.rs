@@ -1,0 +1,186 @@
+//! `switchyard run`: one algorithm, one graph, one machine, validated and reported.
+
+use super::graph_source::{GraphArgs, resolve};
+use anyhow::{Context, bail};
+use std::path::PathBuf;
+use switchyard::driver::algorithm::{Algorithm, AlgorithmParams};
+use switchyard::driver::{RunConfig, RuntimeKind, run, trace::chrome_trace};
+use switchyard::runtime::bsp::{BspOptions, Communication, Duplication};
+use switchyard_sim::interconnect::Fidelity;
+use switchyard_sim::topology::Topology;
+
+/// Options every run takes (shared with `sweep`).
+#[derive(clap::Args, Debug, Clone)]
+pub struct RunOptions {
+    /// Seed (partitioner, weights, simulator).
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+    /// Source vertex of BFS and SSSP.
+    #[arg(long, default_value_t = 0)]
+    pub source: u32,
+    /// Partitioner: random, biased-random, seg, hash, metis.
+    #[arg(long, default_value = "random")]
+    pub partitioner: String,
+    /// Vertex duplication (seed 002 section III-C).
+    #[arg(long, value_enum, default_value = "one-hop")]
+    pub duplication: DuplicationArg,
+    /// Communication strategy (broadcast needs --duplication all).
+    #[arg(long, value_enum, default_value = "selective")]
+    pub communication: CommunicationArg,
+    /// Interconnect fidelity of the simulator.
+    #[arg(long, value_enum, default_value = "flow")]
+    pub fidelity: FidelityArg,
+    /// PageRank damping factor.
+    #[arg(long, default_value_t = 0.85)]
+    pub damping: f64,
+    /// LDBC PageRank iterations.
+    #[arg(long, default_value_t = 20)]
+    pub iterations: u32,
+    /// Residual PageRank tolerance (raw scale: each vertex starts with 1 - damping).
+    #[arg(long, default_value_t = 1e-4)]
+    pub epsilon: f64,
+    /// Skip validation against the references.
+    #[arg(long)]
+    pub no_validate: bool,
+}
+
+/// Duplication strategy as the CLI spells it.
+#[derive(Clone, Copy, Debug, clap::ValueEnum)]
+pub enum DuplicationArg {
+    /// Proxies for immediate remote neighbours only.
+    OneHop,
+    /// A local copy of every vertex.
+    All,
+}
+
+/// Communication strategy as the CLI spells it.
+#[derive(Clone, Copy, Debug, clap::ValueEnum)]
+pub enum CommunicationArg {
+    /// Send updates to the owner only.
+    Selective,
+    /// Send every update to every GPU.
+    Broadcast,
+}
+
+/// Interconnect fidelity as the CLI spells it.
+#[derive(Clone, Copy, Debug, clap::ValueEnum)]
+pub enum FidelityArg {
+    /// Flow-level max-min fair sharing.
+    Flow,
+    /// Packet-level store-and-forward.
+    Packet,
+}
+
+/// Arguments of `run`.
+#[derive(clap::Args, Debug)]
+pub struct RunArgs {
+    #[command(flatten)]
+    graph: GraphArgs,
+    /// Algorithm.
+    #[arg(long, value_enum, default_value = "bfs")]
+    algo: Algorithm,
+    /// Runtime.
+    #[arg(long, value_enum, default_value = "bsp")]
+    runtime: RuntimeKind,
+    #[command(flatten)]
+    options: RunOptions,
+    /// Topology: a bundled name (see `switchyard topo list`) or a TOML file.
+    #[arg(long, default_value = "dgx1-v100")]
+    topology: String,
+    /// GPUs to use (the first N of the topology).
+    #[arg(long, default_value_t = 1)]
+    gpus: u32,
+    /// Write the JSON run report here.
+    #[arg(long)]
+    report: Option<PathBuf>,
+    /// Write a Chrome/Perfetto trace here.
+    #[arg(long)]
+    trace: Option<PathBuf>,
+}
+
+impl RunOptions {
+    /// The run configuration for `topology` and `gpus`.
+    #[allow(clippy::too_many_arguments)]
+    pub fn config(
+        &self,
+        algorithm: Algorithm,
+        runtime: RuntimeKind,
+        topology: Topology,
+        gpus: u32,
+        trace: bool,
+        command_line: Vec<String>,
+    ) -> anyhow::Result<RunConfig> {
+        let available = topology.gpus.len() as u32;
+        if gpus == 0 || gpus > available {
+            bail!(
+                "--gpus {gpus}: topology `{}` has {available} GPUs; choose 1..={available}",
+                topology.name
+            );
+        }
+        let duplication = match self.duplication {
+            DuplicationArg::OneHop => Duplication::OneHop,
+            DuplicationArg::All => Duplication::All,
+        };
+        let communication = match self.communication {
+            CommunicationArg::Selective => Communication::Selective,
+            CommunicationArg::Broadcast => Communication::Broadcast,
+        };
+        if communication == Communication::Broadcast && duplication != Duplication::All {
+            bail!(
+                "--communication broadcast needs --duplication all (receivers index by global id)"
+            );
+        }
+        Ok(RunConfig {
+            topology,
+            gpus,
+            runtime,
+            algorithm,
+            params: AlgorithmParams {
+                source: self.source,
+                damping: self.damping,
+                iterations: self.iterations,
+                epsilon: self.epsilon,
+            },
+            partitioner: self.partitioner.clone(),
+            seed: self.seed,
+            bsp: BspOptions { duplication, communication, ..BspOptions::default() },
+            fidelity: match self.fidelity {
+                FidelityArg::Flow => Fidelity::Flow,
+                FidelityArg::Packet => Fidelity::Packet,
+            },
+            trace,
+            validate: !self.no_validate,
+            command_line,
+        })
+    }
+}
+
+/// Runs `switchyard run`.
+pub fn run_command(args: RunArgs) -> anyhow::Result<()> {
+    let topology = Topology::open(&args.topology)
+        .with_context(|| format!("opening topology `{}`", args.topology))?;
+    let (graph, name) = resolve(&args.graph, args.options.seed)?;
+    let config = args.options.config(
+        args.algo,
+        args.runtime,
+        topology,
+        args.gpus,
+        args.trace.is_some(),
+        std::env::args().collect(),
+    )?;
+    let output = run(&graph, &name, &config)?;
+    print!("{}", output.report.summary_table());
+    if let Some(path) = &args.report {
+        let json = serde_json::to_string_pretty(&output.report)?;
+        std::fs::write(path, json + "\n")
+            .with_context(|| format!("writing report {}", path.display()))?;
+    }
+    if let (Some(path), Some(spans)) = (&args.trace, &output.trace) {
+        let json = serde_json::to_string(&chrome_trace(spans))?;
+        std::fs::write(path, json).with_context(|| format!("writing trace {}", path.display()))?;
+    }
+    if output.report.failed_validation() {
+        bail!("validation failed: the result differs from the reference (see the report)");
+    }
+    Ok(())
+}

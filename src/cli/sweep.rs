@@ -1,0 +1,176 @@
+//! `switchyard sweep` and the main job: runs over GPU counts, runtimes, algorithms and
+//! topologies, validated, written as CSV, JSON and a scaling plot.
+
+use super::graph_source::{GraphArgs, resolve};
+use super::run::RunOptions;
+use anyhow::{Context, bail};
+use indicatif::{ProgressBar, ProgressStyle};
+use std::path::{Path, PathBuf};
+use switchyard::driver::algorithm::Algorithm;
+use switchyard::driver::sweep::{SweepRow, fill_speedups, plot_scaling, to_csv, to_table};
+use switchyard::driver::{RuntimeKind, run};
+use switchyard::graph::Csr;
+use switchyard_sim::topology::Topology;
+
+/// Arguments of `sweep`.
+#[derive(clap::Args, Debug)]
+pub struct SweepArgs {
+    #[command(flatten)]
+    graph: GraphArgs,
+    #[command(flatten)]
+    options: RunOptions,
+    /// Algorithms, comma-separated.
+    #[arg(long, value_enum, value_delimiter = ',', default_value = "bfs")]
+    algos: Vec<Algorithm>,
+    /// Runtimes, comma-separated.
+    #[arg(long, value_enum, value_delimiter = ',', default_value = "bsp")]
+    runtimes: Vec<RuntimeKind>,
+    /// Topologies (bundled names or files), comma-separated.
+    #[arg(long, value_delimiter = ',', default_value = "dgx1-v100")]
+    topologies: Vec<String>,
+    /// GPU counts, comma-separated (default: 1 to each topology's GPU count).
+    #[arg(long, value_delimiter = ',')]
+    gpus: Option<Vec<u32>>,
+    /// Output folder for sweep.csv, sweep.json, scaling.svg and scaling.png.
+    #[arg(long, default_value = "reports/sweep")]
+    out: PathBuf,
+}
+
+/// Runs `switchyard sweep`.
+pub fn sweep_command(args: SweepArgs) -> anyhow::Result<()> {
+    let graph = resolve(&args.graph, args.options.seed)?;
+    let topologies = args
+        .topologies
+        .iter()
+        .map(|t| Topology::open(t).with_context(|| format!("opening topology `{t}`")))
+        .collect::<anyhow::Result<Vec<_>>>()?;
+    let plan = Plan {
+        graphs: vec![graph],
+        algorithms: args.algos,
+        runtimes: args.runtimes,
+        topologies,
+        gpus: args.gpus,
+        options: args.options,
+    };
+    let rows = plan.execute()?;
+    write_outputs(&rows, &args.out, "switchyard sweep")
+}
+
+/// What a sweep runs: every combination of its lists.
+pub struct Plan {
+    /// Graphs with their names.
+    pub graphs: Vec<(Csr, String)>,
+    /// Algorithms.
+    pub algorithms: Vec<Algorithm>,
+    /// Runtimes.
+    pub runtimes: Vec<RuntimeKind>,
+    /// Machines.
+    pub topologies: Vec<Topology>,
+    /// GPU counts (`None`: 1 to each topology's count).
+    pub gpus: Option<Vec<u32>>,
+    /// Options shared by every run.
+    pub options: RunOptions,
+}
+
+impl Plan {
+    /// Runs every combination with a progress bar; fails if any run fails validation.
+    pub fn execute(&self) -> anyhow::Result<Vec<SweepRow>> {
+        let mut jobs = Vec::new();
+        for (graph_index, _) in self.graphs.iter().enumerate() {
+            for &algorithm in &self.algorithms {
+                for &runtime in &self.runtimes {
+                    for topology in &self.topologies {
+                        let max = topology.gpus.len() as u32;
+                        let counts: Vec<u32> = match &self.gpus {
+                            Some(list) => list.clone(),
+                            None => (1..=max).collect(),
+                        };
+                        for gpus in counts {
+                            if gpus == 0 || gpus > max {
+                                bail!("--gpus {gpus}: topology `{}` has {max} GPUs", topology.name);
+                            }
+                            jobs.push((graph_index, algorithm, runtime, topology, gpus));
+                        }
+                    }
+                }
+            }
+        }
+        let bar = ProgressBar::new(jobs.len() as u64);
+        bar.set_style(
+            ProgressStyle::with_template("{bar:40} {pos}/{len} runs {msg}")
+                .unwrap_or_else(|_| ProgressStyle::default_bar()),
+        );
+        let mut rows = Vec::with_capacity(jobs.len());
+        let mut failures = Vec::new();
+        for (graph_index, algorithm, runtime, topology, gpus) in jobs {
+            let (graph, name) = &self.graphs[graph_index];
+            bar.set_message(format!("{} {} on {} x{gpus}", algorithm.name(), name, topology.name));
+            let config = self.options.config(
+                algorithm,
+                runtime,
+                topology.clone(),
+                gpus,
+                false,
+                std::env::args().collect(),
+            )?;
+            let output = run(graph, name, &config).with_context(|| {
+                format!("{} on {name}, {} with {gpus} GPUs", algorithm.name(), topology.name)
+            })?;
+            let r = &output.report;
+            let validation = match &r.validation {
+                None => "skipped",
+                Some(v) if v.is_ok() => "passed",
+                Some(v) => {
+                    failures.push(format!(
+                        "{} on {name}, {} x{gpus}: {v}",
+                        algorithm.name(),
+                        topology.name
+                    ));
+                    "failed"
+                }
+            };
+            rows.push(SweepRow {
+                graph: name.clone(),
+                algorithm: algorithm.name().into(),
+                runtime: runtime.name().into(),
+                topology: topology.name.clone(),
+                gpus,
+                time_ms: r.time_ps as f64 / 1e9,
+                speedup: 1.0,
+                gteps: r.gteps,
+                supersteps: r.supersteps,
+                messages: r.work.messages,
+                bytes_sent: r.work.bytes_sent,
+                validation: validation.into(),
+            });
+            bar.inc(1);
+        }
+        bar.finish_and_clear();
+        fill_speedups(&mut rows);
+        if !failures.is_empty() {
+            print!("{}", to_table(&rows));
+            bail!("{} runs failed validation:\n{}", failures.len(), failures.join("\n"));
+        }
+        Ok(rows)
+    }
+}
+
+/// Prints the table and writes CSV, JSON, SVG and PNG into `out`.
+pub fn write_outputs(rows: &[SweepRow], out: &Path, title: &str) -> anyhow::Result<()> {
+    print!("{}", to_table(rows));
+    std::fs::create_dir_all(out).with_context(|| format!("creating {}", out.display()))?;
+    let csv = out.join("sweep.csv");
+    std::fs::write(&csv, to_csv(rows)).with_context(|| format!("writing {}", csv.display()))?;
+    let json = out.join("sweep.json");
+    std::fs::write(&json, serde_json::to_string_pretty(rows)? + "\n")
+        .with_context(|| format!("writing {}", json.display()))?;
+    plot_scaling(rows, title, &out.join("scaling.svg"))?;
+    plot_scaling(rows, title, &out.join("scaling.png"))?;
+    println!(
+        "wrote {}, {}, scaling.svg and scaling.png in {}",
+        csv.file_name().map(|f| f.to_string_lossy()).unwrap_or_default(),
+        json.file_name().map(|f| f.to_string_lossy()).unwrap_or_default(),
+        out.display()
+    );
+    Ok(())
+}

@@ -1,0 +1,210 @@
+//! Runs: one algorithm on one graph on one machine with one runtime, validated and
+//! reported. The CLI's `run` and `sweep`, the main job, the tests and the user harness all
+//! go through [`run`].
+
+pub mod algorithm;
+pub mod harness;
+pub mod report;
+pub mod sweep;
+pub mod trace;
+
+use crate::backend::sim::{SimBackend, SimConfig, TraceSpan};
+use crate::backend::{Backend, BackendError, KernelRegistry};
+use crate::graph::partition::{partition_metrics, partitioner_by_name};
+use crate::graph::summary::summarize;
+use crate::graph::{Csr, GraphError};
+use crate::runtime::RuntimeError;
+use crate::runtime::bsp::{self, BspOptions};
+use algorithm::{Algorithm, AlgorithmParams};
+use report::{
+    AlgorithmInfo, BackendInfo, GraphInfo, PartitionInfo, RunReport, RuntimeInfo, TopologyInfo,
+};
+use switchyard_sim::interconnect::Fidelity;
+use switchyard_sim::topology::Topology;
+
+/// Errors of a run.
+#[derive(Debug, thiserror::Error)]
+pub enum RunError {
+    /// The graph or an algorithm parameter is unusable.
+    #[error(transparent)]
+    Graph(#[from] GraphError),
+    /// The runtime or backend failed.
+    #[error(transparent)]
+    Runtime(#[from] RuntimeError),
+    /// The backend could not be set up.
+    #[error(transparent)]
+    Backend(#[from] BackendError),
+    /// Options that contradict each other.
+    #[error("{0}")]
+    Options(String),
+}
+
+/// The runtimes a run can use.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, clap::ValueEnum, serde::Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum RuntimeKind {
+    /// Gunrock-style bulk-synchronous baseline (seed 002).
+    Bsp,
+}
+
+impl RuntimeKind {
+    /// Name as the CLI spells it.
+    pub fn name(self) -> &'static str {
+        match self {
+            RuntimeKind::Bsp => "bsp",
+        }
+    }
+}
+
+/// Everything that defines a run besides the graph.
+#[derive(Clone, Debug)]
+pub struct RunConfig {
+    /// The machine.
+    pub topology: Topology,
+    /// GPUs used (the first `gpus` of the topology).
+    pub gpus: u32,
+    /// The runtime.
+    pub runtime: RuntimeKind,
+    /// The algorithm.
+    pub algorithm: Algorithm,
+    /// Its parameters.
+    pub params: AlgorithmParams,
+    /// Partitioner name (see [`crate::graph::partition`]).
+    pub partitioner: String,
+    /// Seed of the run (partitioner and simulator streams derive from it).
+    pub seed: u64,
+    /// Bulk-synchronous options.
+    pub bsp: BspOptions,
+    /// Interconnect fidelity.
+    pub fidelity: Fidelity,
+    /// Record a trace.
+    pub trace: bool,
+    /// Validate against the references.
+    pub validate: bool,
+    /// The command line, for the report.
+    pub command_line: Vec<String>,
+}
+
+/// A finished run.
+#[derive(Clone, Debug)]
+pub struct RunOutput {
+    /// The report.
+    pub report: RunReport,
+    /// The trace, if recorded.
+    pub trace: Option<Vec<TraceSpan>>,
+    /// Final per-vertex values (u32 or f32 bits), by global id.
+    pub values: Vec<u32>,
+}
+
+/// The kernel registry of every built-in algorithm and runtime.
+pub fn builtin_kernels() -> KernelRegistry {
+    let mut registry = KernelRegistry::new();
+    bsp::kernels::register(&mut registry);
+    crate::algo::register(&mut registry);
+    registry
+}
+
+/// Git commit the binary was built from.
+pub fn git_sha() -> &'static str {
+    env!("SWITCHYARD_GIT_SHA")
+}
+
+/// Runs `config` on `graph` (named `graph_name` in the report) on the simulator.
+pub fn run(graph: &Csr, graph_name: &str, config: &RunConfig) -> Result<RunOutput, RunError> {
+    algorithm::check(config.algorithm, &config.params, graph)?;
+    let prepared = algorithm::prepare_graph(config.algorithm, graph);
+    let graph = prepared.as_ref();
+    let partition =
+        partitioner_by_name(&config.partitioner, config.seed)?.partition(graph, config.gpus)?;
+    let partition_metrics = partition_metrics(graph, &partition)?;
+    let sim_config = SimConfig {
+        fidelity: config.fidelity,
+        seed: config.seed,
+        trace: config.trace,
+        ..SimConfig::default()
+    };
+    let primitive = algorithm::primitive(config.algorithm, &config.params);
+    let (outcome, backend) = simulate(
+        graph,
+        primitive.as_ref(),
+        builtin_kernels(),
+        &config.topology,
+        config.gpus,
+        &partition.owner,
+        &config.bsp,
+        sim_config,
+    )?;
+    let validation = if config.validate {
+        Some(algorithm::validate(
+            config.algorithm,
+            &config.params,
+            graph,
+            &outcome.values,
+            outcome.aux.as_deref(),
+        )?)
+    } else {
+        None
+    };
+    let stats = backend.stats();
+    let time_ps = outcome.compute_time_ps;
+    let seconds = time_ps as f64 / 1e12;
+    let report = RunReport {
+        schema: report::SCHEMA,
+        schema_version: report::SCHEMA_VERSION,
+        command_line: config.command_line.clone(),
+        git_sha: git_sha().to_string(),
+        seed: config.seed,
+        backend: BackendInfo {
+            name: backend.name().to_string(),
+            fidelity: Some(format!("{:?}", config.fidelity).to_lowercase()),
+            events: backend.events_processed(),
+        },
+        topology: TopologyInfo {
+            name: config.topology.name.clone(),
+            source: config.topology.source.clone(),
+            hash: format!("{:016x}", config.topology.source_hash),
+            gpus: config.gpus,
+        },
+        graph: GraphInfo { name: graph_name.to_string(), summary: summarize(graph) },
+        partition: PartitionInfo {
+            partitioner: config.partitioner.clone(),
+            metrics: serde_json::to_value(&partition_metrics).unwrap_or_default(),
+        },
+        runtime: RuntimeInfo { name: config.runtime.name().to_string(), bsp: config.bsp },
+        algorithm: AlgorithmInfo { name: config.algorithm, params: config.params },
+        gpus: report::gpu_reports(&stats, time_ps),
+        links: report::link_reports(&stats, backend.now_ps()),
+        work: report::WorkReport {
+            edges_visited: outcome.edges_visited,
+            work_items: outcome.frontier_sizes.iter().sum(),
+            messages: outcome.messages,
+            bytes_sent: outcome.bytes_sent,
+            frontier_sizes: outcome.frontier_sizes.clone(),
+        },
+        supersteps: outcome.supersteps,
+        time_ps,
+        gteps: if seconds > 0.0 { outcome.edges_visited as f64 / seconds / 1e9 } else { 0.0 },
+        validation,
+    };
+    let trace = config.trace.then(|| backend.trace().to_vec());
+    Ok(RunOutput { report, trace, values: outcome.values })
+}
+
+/// Runs a bulk-synchronous primitive on the simulated `topology` with the first `gpus` GPUs,
+/// `owner[v]` giving the GPU of vertex `v`. The lower-level entry point for users' own
+/// algorithms (see [`harness`]).
+#[allow(clippy::too_many_arguments)]
+pub fn simulate(
+    graph: &Csr,
+    primitive: &dyn crate::algo::BspPrimitive,
+    registry: KernelRegistry,
+    topology: &Topology,
+    gpus: u32,
+    owner: &[u32],
+    options: &BspOptions,
+    sim_config: SimConfig,
+) -> Result<(bsp::BspOutcome, SimBackend), RunError> {
+    let mut backend = SimBackend::new(topology.clone(), gpus, registry, sim_config)?;
+    let outcome = bsp::run(&mut backend, graph, owner, gpus, primitive, options)?;
+    Ok((outcome, backend))
+}

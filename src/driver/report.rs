@@ -1,0 +1,254 @@
+//! The JSON run report (schema `switchyard.run-report`, version 1; documented in
+//! `reports/SCHEMA.md`) and its human summary table.
+
+use super::algorithm::{Algorithm, AlgorithmParams};
+use crate::backend::BackendStats;
+use crate::graph::reference::ValidationReport;
+use crate::graph::summary::GraphSummary;
+use crate::runtime::bsp::BspOptions;
+use serde::Serialize;
+use std::fmt::Write as _;
+
+/// Schema name written into every report.
+pub const SCHEMA: &str = "switchyard.run-report";
+/// Schema version; bumped on any incompatible change.
+pub const SCHEMA_VERSION: u32 = 1;
+
+/// Everything one run produced.
+#[derive(Clone, Debug, Serialize)]
+pub struct RunReport {
+    /// Always [`SCHEMA`].
+    pub schema: &'static str,
+    /// Always [`SCHEMA_VERSION`].
+    pub schema_version: u32,
+    /// The command line that produced the run.
+    pub command_line: Vec<String>,
+    /// Git commit of the build (`unknown` outside a checkout).
+    pub git_sha: String,
+    /// Seed of the run.
+    pub seed: u64,
+    /// Backend (`sim` or `cuda`) and, for the simulator, the interconnect fidelity.
+    pub backend: BackendInfo,
+    /// The machine.
+    pub topology: TopologyInfo,
+    /// The graph the algorithm ran on.
+    pub graph: GraphInfo,
+    /// How the graph was partitioned.
+    pub partition: PartitionInfo,
+    /// The runtime and its parameters.
+    pub runtime: RuntimeInfo,
+    /// The algorithm and its parameters.
+    pub algorithm: AlgorithmInfo,
+    /// Per-GPU time and memory.
+    pub gpus: Vec<GpuReport>,
+    /// Per-link traffic (simulator: per direction of every link that carried bytes).
+    pub links: Vec<LinkReport>,
+    /// Work done.
+    pub work: WorkReport,
+    /// Supersteps (bulk-synchronous iterations).
+    pub supersteps: u32,
+    /// Time of the computation (after the upload), in picoseconds of virtual time on the
+    /// simulator, measured time on real GPUs.
+    pub time_ps: u64,
+    /// Edges visited per second, in billions.
+    pub gteps: f64,
+    /// Validation against the references (`None` when switched off).
+    pub validation: Option<ValidationReport>,
+}
+
+/// Backend facts.
+#[derive(Clone, Debug, Serialize)]
+pub struct BackendInfo {
+    /// `sim` or `cuda`.
+    pub name: String,
+    /// `flow` or `packet` on the simulator.
+    pub fidelity: Option<String>,
+    /// Events processed.
+    pub events: u64,
+}
+
+/// Topology facts.
+#[derive(Clone, Debug, Serialize)]
+pub struct TopologyInfo {
+    /// Topology name.
+    pub name: String,
+    /// Where it came from (`bundled:NAME` or a path).
+    pub source: String,
+    /// FNV-1a 64 hash of the topology file, hexadecimal.
+    pub hash: String,
+    /// GPUs used.
+    pub gpus: u32,
+}
+
+/// Graph facts.
+#[derive(Clone, Debug, Serialize)]
+pub struct GraphInfo {
+    /// File name or generator spec.
+    pub name: String,
+    /// Summary statistics.
+    pub summary: GraphSummary,
+}
+
+/// Partition facts.
+#[derive(Clone, Debug, Serialize)]
+pub struct PartitionInfo {
+    /// Partitioner name.
+    pub partitioner: String,
+    /// Edge cut, border vertices and balance, as the partitioner reports them.
+    pub metrics: serde_json::Value,
+}
+
+/// Runtime facts.
+#[derive(Clone, Debug, Serialize)]
+pub struct RuntimeInfo {
+    /// Runtime name.
+    pub name: String,
+    /// Bulk-synchronous options.
+    pub bsp: BspOptions,
+}
+
+/// Algorithm facts.
+#[derive(Clone, Debug, Serialize)]
+pub struct AlgorithmInfo {
+    /// Algorithm.
+    pub name: Algorithm,
+    /// Its parameters.
+    pub params: AlgorithmParams,
+}
+
+/// One GPU's time and memory.
+#[derive(Clone, Debug, Serialize)]
+pub struct GpuReport {
+    /// GPU number.
+    pub gpu: u32,
+    /// Time its compute was busy with kernels, in picoseconds.
+    pub kernel_ps: u64,
+    /// Time it was idle during the computation, in picoseconds.
+    pub idle_ps: u64,
+    /// Kernels launched.
+    pub kernels: u64,
+    /// Edges its kernels visited.
+    pub edges: u64,
+    /// Peak device memory, in bytes.
+    pub memory_peak_bytes: u64,
+}
+
+/// One link direction's traffic.
+#[derive(Clone, Debug, Serialize)]
+pub struct LinkReport {
+    /// Link name.
+    pub name: String,
+    /// Bytes carried.
+    pub bytes: u64,
+    /// Busy fraction of the run's whole time (upload included).
+    pub utilisation: f64,
+}
+
+/// Work done.
+#[derive(Clone, Debug, Serialize)]
+pub struct WorkReport {
+    /// Edges visited by advance kernels.
+    pub edges_visited: u64,
+    /// Work items: the sum of every superstep's frontier sizes.
+    pub work_items: u64,
+    /// Vertex updates sent between GPUs.
+    pub messages: u64,
+    /// Bytes sent between GPUs.
+    pub bytes_sent: u64,
+    /// Total frontier size at the start of every superstep.
+    pub frontier_sizes: Vec<u64>,
+}
+
+/// Per-GPU reports from backend statistics over a computation of `time_ps` (the kernel time
+/// counted includes the upload phase's kernels, of which there are none in bsp).
+pub fn gpu_reports(stats: &BackendStats, time_ps: u64) -> Vec<GpuReport> {
+    stats
+        .devices
+        .iter()
+        .enumerate()
+        .map(|(i, d)| GpuReport {
+            gpu: i as u32,
+            kernel_ps: d.kernel_busy_ps,
+            idle_ps: time_ps.saturating_sub(d.kernel_busy_ps),
+            kernels: d.kernels,
+            edges: d.edges,
+            memory_peak_bytes: d.memory_peak_bytes,
+        })
+        .collect()
+}
+
+/// Per-link reports; utilisation relative to `total_ps`, the run's whole virtual time.
+pub fn link_reports(stats: &BackendStats, total_ps: u64) -> Vec<LinkReport> {
+    stats
+        .links
+        .iter()
+        .map(|l| LinkReport {
+            name: l.name.clone(),
+            bytes: l.bytes,
+            utilisation: if total_ps == 0 { 0.0 } else { l.busy_ps as f64 / total_ps as f64 },
+        })
+        .collect()
+}
+
+impl RunReport {
+    /// Whether validation ran and failed.
+    pub fn failed_validation(&self) -> bool {
+        self.validation.as_ref().is_some_and(|v| !v.is_ok())
+    }
+
+    /// A short human summary.
+    pub fn summary_table(&self) -> String {
+        let mut out = String::new();
+        let validation = match &self.validation {
+            None => "skipped".to_string(),
+            Some(v) if v.is_ok() => format!("passed ({} vertices, {})", v.checked, v.rule),
+            Some(v) => format!("FAILED: {v}"),
+        };
+        let _ = writeln!(
+            out,
+            "{} on {} ({} GPU{}, {} runtime, {} backend)",
+            self.algorithm.name.name(),
+            self.topology.name,
+            self.topology.gpus,
+            if self.topology.gpus == 1 { "" } else { "s" },
+            self.runtime.name,
+            self.backend.name
+        );
+        let _ = writeln!(
+            out,
+            "graph {}: {} vertices, {} edges; partition {}",
+            self.graph.name,
+            self.graph.summary.vertices,
+            self.graph.summary.edges,
+            self.partition.partitioner
+        );
+        let _ = writeln!(
+            out,
+            "time {:.3} ms, {} supersteps, {:.3} GTEPS, {} edges visited, {} messages ({} bytes)",
+            self.time_ps as f64 / 1e9,
+            self.supersteps,
+            self.gteps,
+            self.work.edges_visited,
+            self.work.messages,
+            self.work.bytes_sent
+        );
+        let _ = writeln!(
+            out,
+            "{:>4} {:>12} {:>12} {:>8} {:>12}",
+            "gpu", "kernel ms", "idle ms", "kernels", "peak MiB"
+        );
+        for g in &self.gpus {
+            let _ = writeln!(
+                out,
+                "{:>4} {:>12.3} {:>12.3} {:>8} {:>12.1}",
+                g.gpu,
+                g.kernel_ps as f64 / 1e9,
+                g.idle_ps as f64 / 1e9,
+                g.kernels,
+                g.memory_peak_bytes as f64 / (1024.0 * 1024.0)
+            );
+        }
+        let _ = writeln!(out, "validation: {validation}");
+        out
+    }
+}

@@ -1,0 +1,203 @@
+//! The framework kernels of the bulk-synchronous runtime (seed 002 section III-B): split
+//! the output frontier into local and remote parts and package remote vertices with their
+//! values; merge received packages with the algorithm's combiner.
+//!
+//! Buffer layout shared by every bsp kernel (the per-GPU "slots"):
+//! `0 offsets u64 | 1 targets u32 | 2 weights u32 | 3 values (u32 or f32) | 4 aux f32 |
+//!  5 degree u32 | 6 marker u32 | 7 frontier_in u32 | 8 frontier_out u32 | 9 counters u64 |
+//!  10 owner u32 | 11 owner_local_id u32 | 12.. send or receive packages u32, one per peer`.
+//!
+//! Counters: `[0]` output frontier length, `[1]` next frontier length, `[2 + p]` items packed
+//! for peer `p`, `[2 + peers]` the bits of the local reduction value (`f64`).
+//!
+//! A package is a sequence of `(id on the receiver, value bits)` pairs of `u32`.
+
+use crate::backend::{BackendError, HostData, KernelContext, KernelDef, KernelRegistry};
+
+/// Number of fixed buffer slots before the per-peer packages.
+pub const FIXED_SLOTS: usize = 12;
+
+/// Index into the counters of the reduction value, for `peers` GPUs.
+pub fn reduce_counter(peers: usize) -> usize {
+    2 + peers
+}
+
+/// Combines received values with local ones.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Combiner {
+    /// `u32` minimum (BFS levels, SSSP distances, CC labels); a vertex whose value drops
+    /// joins the next frontier.
+    MinU32,
+    /// `f32` sum (PageRank residuals and partial sums); a vertex whose value passes the
+    /// threshold joins the next frontier; proxies are zeroed once sent.
+    AddF32,
+}
+
+/// Registers the framework kernels.
+pub fn register(registry: &mut KernelRegistry) {
+    registry.register(KernelDef {
+        name: "bsp_split",
+        contract: "split frontier_out into the next local frontier (owned vertices) and one \
+                   package per peer (proxies, or every vertex when broadcasting); scalars: \
+                   gpu u32, peers u32, stamp u32, broadcast u32, combiner u32 (0 min, 1 add)",
+        sim: split,
+        cuda_name: Some("bsp_split"),
+        remote_args: &[],
+    });
+    registry.register(KernelDef {
+        name: "bsp_merge",
+        contract: "combine every received package into values; owned vertices that improve \
+                   (min) or pass the threshold (add) join the next frontier; scalars: gpu u32, \
+                   peers u32, stamp u32, combiner u32, threshold f64, then one u64 length per peer",
+        sim: merge,
+        cuda_name: Some("bsp_merge"),
+        remote_args: &[],
+    });
+}
+
+fn value_bits(values: &HostData, v: usize) -> u32 {
+    match values {
+        HostData::U32(x) => x[v],
+        HostData::F32(x) => x[v].to_bits(),
+        _ => 0,
+    }
+}
+
+fn split(ctx: &mut KernelContext<'_>) -> Result<(), BackendError> {
+    let gpu = ctx.scalar_u32(0)?;
+    let peers = ctx.scalar_u32(1)? as usize;
+    let stamp = ctx.scalar_u32(2)?;
+    let broadcast = ctx.scalar_u32(3)? != 0;
+    let add = ctx.scalar_u32(4)? == 1;
+    let (fixed, packages) = ctx.buffers.split_at_mut(FIXED_SLOTS);
+    let [_, _, _, values, _, _, marker, next, frontier_out, counters, owner, owner_id] = fixed
+    else {
+        return Err(BackendError::Usage("bsp_split: wrong buffer count".into()));
+    };
+    let marker = marker.as_u32_mut()?;
+    let next = next.as_u32_mut()?;
+    let out = frontier_out.as_u32()?;
+    let counters = counters.as_u64_mut()?;
+    let owner = owner.as_u32()?;
+    let owner_id = owner_id.as_u32()?;
+    let out_len = counters[0] as usize;
+    let mut next_len = 0usize;
+    let mut sent = vec![0usize; peers];
+    let mut items = 0u64;
+    for &v in &out[..out_len] {
+        let vi = v as usize;
+        items += 1;
+        let home = owner[vi];
+        if home == gpu {
+            if marker[vi] != stamp {
+                marker[vi] = stamp;
+                next[next_len] = v;
+                next_len += 1;
+            }
+            if !broadcast {
+                continue;
+            }
+        }
+        let bits = value_bits(values, vi);
+        for (p, package) in packages.iter_mut().enumerate() {
+            let to_this_peer = if broadcast { p as u32 != gpu } else { p as u32 == home };
+            if !to_this_peer {
+                continue;
+            }
+            let package = package.as_u32_mut()?;
+            let at = 2 * sent[p];
+            if at + 2 > package.len() {
+                return Err(BackendError::Kernel {
+                    kernel: "bsp_split".into(),
+                    message: format!("package for gpu {p} overflows its {} slots", package.len()),
+                });
+            }
+            package[at] = owner_id[vi];
+            package[at + 1] = bits;
+            sent[p] += 1;
+        }
+        if add
+            && home != gpu
+            && let HostData::F32(x) = values
+        {
+            x[vi] = 0.0;
+        }
+    }
+    counters[1] = next_len as u64;
+    for (p, &s) in sent.iter().enumerate() {
+        counters[2 + p] = s as u64;
+    }
+    let moved: u64 = sent.iter().map(|&s| s as u64).sum();
+    ctx.effects.items = items;
+    ctx.effects.bytes_read = items * 12;
+    ctx.effects.bytes_written = moved * 8 + next_len as u64 * 4;
+    Ok(())
+}
+
+fn merge(ctx: &mut KernelContext<'_>) -> Result<(), BackendError> {
+    let gpu = ctx.scalar_u32(0)?;
+    let peers = ctx.scalar_u32(1)? as usize;
+    let stamp = ctx.scalar_u32(2)?;
+    let add = ctx.scalar_u32(3)? == 1;
+    let threshold = ctx.scalar_f64(4)?;
+    let lengths: Vec<usize> =
+        (0..peers).map(|p| ctx.scalar_u64(5 + p).map(|l| l as usize)).collect::<Result<_, _>>()?;
+    let (fixed, packages) = ctx.buffers.split_at_mut(FIXED_SLOTS);
+    let [_, _, _, values, _, _, marker, next, _, counters, owner, _] = fixed else {
+        return Err(BackendError::Usage("bsp_merge: wrong buffer count".into()));
+    };
+    let marker = marker.as_u32_mut()?;
+    let next = next.as_u32_mut()?;
+    let counters = counters.as_u64_mut()?;
+    let owner = owner.as_u32()?;
+    let mut next_len = counters[1] as usize;
+    let mut items = 0u64;
+    for (p, package) in packages.iter().enumerate() {
+        let package = package.as_u32()?;
+        let len = lengths[p];
+        if 2 * len > package.len() {
+            return Err(BackendError::Kernel {
+                kernel: "bsp_merge".into(),
+                message: format!(
+                    "{len} items announced from gpu {p}, room for {}",
+                    package.len() / 2
+                ),
+            });
+        }
+        for pair in package[..2 * len].chunks_exact(2) {
+            items += 1;
+            let (v, bits) = (pair[0] as usize, pair[1]);
+            let activates = match values {
+                HostData::U32(x) if !add => {
+                    if bits < x[v] {
+                        x[v] = bits;
+                        true
+                    } else {
+                        false
+                    }
+                }
+                HostData::F32(x) if add => {
+                    x[v] += f32::from_bits(bits);
+                    f64::from(x[v]) > threshold
+                }
+                _ => {
+                    return Err(BackendError::Usage(
+                        "bsp_merge: combiner does not match the value type".into(),
+                    ));
+                }
+            };
+            if activates && owner[v] == gpu && marker[v] != stamp {
+                marker[v] = stamp;
+                next[next_len] = v as u32;
+                next_len += 1;
+            }
+        }
+    }
+    counters[1] = next_len as u64;
+    ctx.effects.items = items;
+    ctx.effects.atomics = items;
+    ctx.effects.bytes_read = items * 8;
+    ctx.effects.bytes_written = items * 4;
+    Ok(())
+}

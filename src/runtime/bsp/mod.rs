@@ -1,0 +1,618 @@
+//! The bulk-synchronous multi-GPU runtime of Gunrock's multi-GPU framework (seed 002
+//! section III), the baseline every other runtime is measured against.
+//!
+//! Per superstep, on every GPU: the algorithm's unmodified single-GPU advance kernel turns
+//! the input frontier into an output frontier; the framework splits that frontier into the
+//! local next frontier and per-peer packages of `(vertex, value)`, pushes the packages to
+//! their peers (selective: to the owner only; broadcast: to everyone), merges what arrives
+//! with the algorithm's combiner, and all-reduces the frontier sizes on the host: the run
+//! stops when every frontier is empty (global stop condition) or after the algorithm's
+//! superstep limit.
+
+pub mod kernels;
+mod subgraph;
+
+pub use kernels::{Combiner, reduce_counter};
+pub use subgraph::{Duplication, Subgraph, build_subgraphs};
+
+use crate::algo::BspPrimitive;
+use crate::backend::{
+    Backend, BackendError, BufferId, BufferSlice, CompletionKind, DeviceId, ElemType, HostData,
+    KernelContext, KernelEffects, Launch, Scalar, StreamId, StreamPriority, Token,
+};
+use crate::graph::Csr;
+use crate::runtime::{RuntimeError, wait_all};
+use kernels::FIXED_SLOTS;
+
+/// Where frontier updates are sent (seed 002 section III-C).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Communication {
+    /// Only to the GPU that owns (or proxies) the vertex.
+    Selective,
+    /// The whole output frontier to every peer (requires duplicate-all).
+    Broadcast,
+}
+
+/// Options of a bulk-synchronous run.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+pub struct BspOptions {
+    /// Vertex duplication strategy.
+    pub duplication: Duplication,
+    /// Communication strategy.
+    pub communication: Communication,
+    /// Stop after this many supersteps (a safety net; algorithms have their own limits).
+    pub max_supersteps: u32,
+}
+
+impl Default for BspOptions {
+    fn default() -> Self {
+        BspOptions {
+            duplication: Duplication::OneHop,
+            communication: Communication::Selective,
+            max_supersteps: 1_000_000,
+        }
+    }
+}
+
+/// What a bulk-synchronous run produced.
+#[derive(Clone, Debug, PartialEq)]
+pub struct BspOutcome {
+    /// Final value of every vertex, by global id (u32 values, or f32 bits).
+    pub values: Vec<u32>,
+    /// Final aux value of every vertex (PageRank ranks), if the algorithm has one.
+    pub aux: Option<Vec<f32>>,
+    /// Supersteps run.
+    pub supersteps: u32,
+    /// Sum of all GPUs' frontier sizes at the start of each superstep.
+    pub frontier_sizes: Vec<u64>,
+    /// Edges visited by advance kernels.
+    pub edges_visited: u64,
+    /// Vertex updates sent between GPUs.
+    pub messages: u64,
+    /// Bytes sent between GPUs (packages).
+    pub bytes_sent: u64,
+    /// Simulated or measured time of the computation (after the graph was loaded onto the
+    /// GPUs), in picoseconds.
+    pub compute_time_ps: u64,
+}
+
+/// The arguments of an advance kernel, destructured from the bsp slot layout (see
+/// [`kernels`]). Scalars: `frontier_len u64, stamp u32, superstep u32, param f64, gpu u32,
+/// extra f64`.
+pub struct AdvanceArgs<'a> {
+    /// CSR offsets over local vertices.
+    pub offsets: &'a [u64],
+    /// CSR targets (local ids).
+    pub targets: &'a [u32],
+    /// Integer weights, if the graph has them.
+    pub weights: Option<&'a [u32]>,
+    /// Per-vertex values.
+    pub values: &'a mut HostData,
+    /// Per-vertex aux values (f32), or empty.
+    pub aux: &'a mut HostData,
+    /// Global out-degree of every local vertex.
+    pub degree: &'a [u32],
+    /// Owner GPU of every local vertex.
+    pub owner: &'a [u32],
+    /// Input frontier (only the first `frontier_len` entries are valid).
+    pub frontier_in: &'a [u32],
+    /// Number of valid input frontier entries.
+    pub frontier_len: usize,
+    /// Superstep number (0-based).
+    pub superstep: u32,
+    /// The algorithm's parameter (threshold).
+    pub param: f64,
+    /// The algorithm's second parameter (damping).
+    pub extra: f64,
+    /// This GPU.
+    pub gpu: u32,
+    /// Counters (`[0]` receives the output length).
+    pub counters: &'a mut [u64],
+    /// The output frontier being built.
+    pub out: FrontierOut<'a>,
+    /// Counts for the cost model.
+    pub effects: &'a mut KernelEffects,
+}
+
+/// An output frontier with de-duplication by a per-vertex stamp.
+pub struct FrontierOut<'a> {
+    marker: &'a mut [u32],
+    frontier: &'a mut [u32],
+    stamp: u32,
+    len: usize,
+}
+
+impl FrontierOut<'_> {
+    /// Appends local vertex `v` unless it is already in this output frontier.
+    pub fn push(&mut self, v: u32) {
+        let slot = &mut self.marker[v as usize];
+        if *slot != self.stamp {
+            *slot = self.stamp;
+            self.frontier[self.len] = v;
+            self.len += 1;
+        }
+    }
+
+    /// Stores the output length in `counters[0]` and counts items for the cost model.
+    pub fn finish(self, counters: &mut [u64], effects: &mut KernelEffects) {
+        counters[0] = self.len as u64;
+        effects.bytes_written += self.len as u64 * 4;
+    }
+}
+
+impl<'a> AdvanceArgs<'a> {
+    /// Destructures a kernel context laid out as the bsp slots.
+    pub fn from_context(ctx: &'a mut KernelContext<'_>) -> Result<Self, BackendError> {
+        let frontier_len = ctx.scalar_u64(0)? as usize;
+        let stamp = ctx.scalar_u32(1)?;
+        let superstep = ctx.scalar_u32(2)?;
+        let param = ctx.scalar_f64(3)?;
+        let gpu = ctx.scalar_u32(4)?;
+        let extra = ctx.scalar_f64(5)?;
+        let kernel = ctx.kernel;
+        let KernelContext { buffers, effects, .. } = ctx;
+        let Some(
+            [offsets, targets, weights, values, aux, degree, marker, fin, fout, counters, owner, _],
+        ) = buffers.get_mut(..FIXED_SLOTS)
+        else {
+            return Err(BackendError::Kernel {
+                kernel: kernel.into(),
+                message: format!("expects at least {FIXED_SLOTS} buffers"),
+            });
+        };
+        let weights = weights.as_u32()?;
+        let frontier_in = fin.as_u32()?;
+        if frontier_len > frontier_in.len() {
+            return Err(BackendError::Kernel {
+                kernel: kernel.into(),
+                message: format!("frontier length {frontier_len} exceeds its buffer"),
+            });
+        }
+        effects.items += frontier_len as u64;
+        effects.bytes_read += frontier_len as u64 * 20;
+        Ok(AdvanceArgs {
+            offsets: offsets.as_u64()?,
+            targets: targets.as_u32()?,
+            weights: if weights.is_empty() { None } else { Some(weights) },
+            values,
+            aux,
+            degree: degree.as_u32()?,
+            owner: owner.as_u32()?,
+            frontier_in,
+            frontier_len,
+            superstep,
+            param,
+            extra,
+            gpu,
+            counters: counters.as_u64_mut()?,
+            out: FrontierOut {
+                marker: marker.as_u32_mut()?,
+                frontier: fout.as_u32_mut()?,
+                stamp,
+                len: 0,
+            },
+            effects,
+        })
+    }
+}
+
+/// One GPU's buffers and streams.
+struct GpuSlots {
+    compute: StreamId,
+    comm: StreamId,
+    /// The twelve fixed slots.
+    fixed: Vec<BufferId>,
+    /// Send package per peer (self: an empty buffer).
+    send: Vec<BufferId>,
+    /// Receive package per peer.
+    recv: Vec<BufferId>,
+    frontier_len: u64,
+}
+
+/// Token layout: phase in the top byte, then superstep, gpu, peer.
+fn token(phase: u8, superstep: u32, gpu: u32, peer: u32) -> Token {
+    Token(
+        (u64::from(phase) << 56)
+            | (u64::from(superstep & 0xff_ffff) << 32)
+            | (u64::from(gpu & 0xffff) << 16)
+            | u64::from(peer & 0xffff),
+    )
+}
+
+fn gpu_of(t: Token) -> usize {
+    ((t.0 >> 16) & 0xffff) as usize
+}
+
+const PHASE_UPLOAD: u8 = 1;
+const PHASE_COUNTS: u8 = 2;
+const PHASE_COPY: u8 = 3;
+const PHASE_NEXT: u8 = 4;
+const PHASE_GATHER: u8 = 5;
+
+/// Runs `primitive` on `graph` partitioned by `owner` (`owner[v]` = GPU of vertex `v`) over
+/// the first `parts` devices of `backend`. `graph` must already be symmetrised when the
+/// primitive needs it and carry integer weights when it needs them.
+pub fn run<B: Backend + ?Sized>(
+    backend: &mut B,
+    graph: &Csr,
+    owner: &[u32],
+    parts: u32,
+    primitive: &dyn BspPrimitive,
+    options: &BspOptions,
+) -> Result<BspOutcome, RuntimeError> {
+    validate(backend, graph, owner, parts, primitive, options)?;
+    let n = graph.num_vertices();
+    let subgraphs = build_subgraphs(graph, owner, parts, options.duplication);
+    let broadcast = options.communication == Communication::Broadcast;
+    let peers = parts as usize;
+
+    // Allocation (just enough: packages sized by the borders the partition gives) and upload.
+    let mut gpus = Vec::with_capacity(peers);
+    let mut uploads = Vec::new();
+    for (g, sub) in subgraphs.iter().enumerate() {
+        let slots =
+            upload(backend, g as u32, sub, &subgraphs, primitive, broadcast, n, &mut uploads)?;
+        gpus.push(slots);
+    }
+    wait_all(backend, &uploads)?;
+    let start_ps = backend.now_ps();
+
+    let mut outcome = BspOutcome {
+        values: Vec::new(),
+        aux: None,
+        supersteps: 0,
+        frontier_sizes: Vec::new(),
+        edges_visited: 0,
+        messages: 0,
+        bytes_sent: 0,
+        compute_time_ps: 0,
+    };
+    let mut reduction =
+        primitive.initial_reduction(&(0..n).map(|v| graph.degree(v) as u32).collect::<Vec<_>>(), n);
+    let max_supersteps = primitive.max_supersteps().unwrap_or(u32::MAX).min(options.max_supersteps);
+    let add = primitive.combiner() == Combiner::AddF32;
+    let mut superstep = 0u32;
+    while superstep < max_supersteps {
+        let total: u64 = gpus.iter().map(|g| g.frontier_len).sum();
+        if total == 0 {
+            break;
+        }
+        outcome.frontier_sizes.push(total);
+        // 1. advance + split, then read the counters.
+        let mut reads = Vec::with_capacity(peers);
+        for (g, slots) in gpus.iter().enumerate() {
+            let g32 = g as u32;
+            let stamp = 2 * superstep + 1;
+            let buffers: Vec<BufferId> = slots.fixed.iter().chain(&slots.send).copied().collect();
+            backend.launch(
+                slots.compute,
+                Launch {
+                    kernel: primitive.advance_kernel(),
+                    buffers: buffers.clone(),
+                    scalars: vec![
+                        Scalar::U64(slots.frontier_len),
+                        Scalar::U32(stamp),
+                        Scalar::U32(superstep),
+                        Scalar::F64(primitive.param()),
+                        Scalar::U32(g32),
+                        Scalar::F64(primitive.extra()),
+                    ],
+                    work_items: slots.frontier_len,
+                },
+                None,
+            )?;
+            backend.launch(
+                slots.compute,
+                Launch {
+                    kernel: "bsp_split",
+                    buffers,
+                    scalars: vec![
+                        Scalar::U32(g32),
+                        Scalar::U32(parts),
+                        Scalar::U32(stamp + 1),
+                        Scalar::U32(u32::from(broadcast)),
+                        Scalar::U32(u32::from(add)),
+                    ],
+                    work_items: slots.frontier_len,
+                },
+                None,
+            )?;
+            let t = token(PHASE_COUNTS, superstep, g32, 0);
+            backend.read_to_host(
+                slots.compute,
+                BufferSlice::new(slots.fixed[9], 0, peers + 3),
+                t,
+            )?;
+            reads.push(t);
+        }
+        let mut sent = vec![vec![0u64; peers]; peers];
+        for c in wait_all(backend, &reads)? {
+            let CompletionKind::HostRead(HostData::U64(counters)) = c.kind else {
+                return Err(BackendError::Usage("counters read returned no u64 data".into()).into());
+            };
+            let g = gpu_of(c.token);
+            sent[g].copy_from_slice(&counters[2..2 + peers]);
+        }
+        // 2. push packages to peers.
+        let mut copies = Vec::new();
+        for (g, slots) in gpus.iter().enumerate() {
+            for (p, &len) in sent[g].iter().enumerate() {
+                if p == g || len == 0 {
+                    continue;
+                }
+                let t = token(PHASE_COPY, superstep, g as u32, p as u32);
+                backend.copy(
+                    slots.comm,
+                    BufferSlice::new(slots.send[p], 0, 2 * len as usize),
+                    BufferSlice::new(gpus[p].recv[g], 0, 2 * len as usize),
+                    Some(t),
+                )?;
+                copies.push(t);
+                outcome.messages += len;
+                outcome.bytes_sent += 8 * len;
+            }
+        }
+        wait_all(backend, &copies)?;
+        // 3. merge (and apply), then read the next frontier sizes.
+        let mut reads = Vec::with_capacity(peers);
+        for (g, slots) in gpus.iter().enumerate() {
+            let g32 = g as u32;
+            let stamp = 2 * superstep + 2;
+            let mut scalars = vec![
+                Scalar::U32(g32),
+                Scalar::U32(parts),
+                Scalar::U32(stamp),
+                Scalar::U32(u32::from(add)),
+                Scalar::F64(primitive.param()),
+            ];
+            scalars.extend((0..peers).map(|p| Scalar::U64(if p == g { 0 } else { sent[p][g] })));
+            let incoming: u64 = (0..peers).filter(|&p| p != g).map(|p| sent[p][g]).sum();
+            backend.launch(
+                slots.compute,
+                Launch {
+                    kernel: "bsp_merge",
+                    buffers: slots.fixed.iter().chain(&slots.recv).copied().collect(),
+                    scalars,
+                    work_items: incoming,
+                },
+                None,
+            )?;
+            if let Some(apply) = primitive.apply_kernel() {
+                let mut scalars = vec![Scalar::F64(reduction), Scalar::U32(n)];
+                scalars.extend(primitive.apply_scalars());
+                scalars.push(Scalar::U32(g32));
+                backend.launch(
+                    slots.compute,
+                    Launch {
+                        kernel: apply,
+                        buffers: slots.fixed.clone(),
+                        scalars,
+                        work_items: u64::from(subgraphs[g].local),
+                    },
+                    None,
+                )?;
+            }
+            let t = token(PHASE_NEXT, superstep, g32, 0);
+            backend.read_to_host(
+                slots.compute,
+                BufferSlice::new(slots.fixed[9], 0, peers + 3),
+                t,
+            )?;
+            reads.push(t);
+        }
+        let mut next_reduction = 0.0;
+        for c in wait_all(backend, &reads)? {
+            let CompletionKind::HostRead(HostData::U64(counters)) = c.kind else {
+                return Err(BackendError::Usage("counters read returned no u64 data".into()).into());
+            };
+            let g = gpu_of(c.token);
+            gpus[g].frontier_len = counters[1];
+            next_reduction += f64::from_bits(counters[reduce_counter(peers)]);
+        }
+        reduction = next_reduction;
+        superstep += 1;
+    }
+    outcome.supersteps = superstep;
+    outcome.compute_time_ps = backend.now_ps() - start_ps;
+    gather(backend, &gpus, &subgraphs, primitive, n, &mut outcome)?;
+    outcome.edges_visited = backend.stats().devices.iter().map(|d| d.edges).sum();
+    Ok(outcome)
+}
+
+fn validate<B: Backend + ?Sized>(
+    backend: &B,
+    graph: &Csr,
+    owner: &[u32],
+    parts: u32,
+    primitive: &dyn BspPrimitive,
+    options: &BspOptions,
+) -> Result<(), RuntimeError> {
+    let fail = |m: String| Err(RuntimeError::Options(m));
+    if parts == 0 || parts > backend.device_count() {
+        return fail(format!(
+            "{parts} GPUs asked for, the {} backend has {}; choose 1..={}",
+            backend.name(),
+            backend.device_count(),
+            backend.device_count()
+        ));
+    }
+    if graph.num_vertices() == 0 {
+        return fail("the graph has no vertices; give a graph with at least one vertex".into());
+    }
+    if owner.len() != graph.num_vertices() as usize {
+        return fail(format!(
+            "the partition covers {} vertices, the graph has {}",
+            owner.len(),
+            graph.num_vertices()
+        ));
+    }
+    if let Some(&p) = owner.iter().find(|&&p| p >= parts) {
+        return fail(format!("the partition names part {p}, only {parts} parts exist"));
+    }
+    if primitive.needs_weights()
+        && !matches!(graph.weights(), Some(crate::graph::EdgeWeights::Int(_)))
+    {
+        return fail(format!(
+            "{} needs integer edge weights and the graph has none; add --weights",
+            primitive.name()
+        ));
+    }
+    if primitive.needs_undirected() && graph.is_directed() {
+        return fail(format!("{} needs the symmetrised graph", primitive.name()));
+    }
+    if options.communication == Communication::Broadcast && options.duplication != Duplication::All
+    {
+        return fail(
+            "broadcast communication needs duplicate-all (receivers index by global id); \
+             use --duplication all or --communication selective"
+                .into(),
+        );
+    }
+    Ok(())
+}
+
+#[allow(clippy::too_many_arguments)]
+fn upload<B: Backend + ?Sized>(
+    backend: &mut B,
+    gpu: u32,
+    sub: &Subgraph,
+    all: &[Subgraph],
+    primitive: &dyn BspPrimitive,
+    broadcast: bool,
+    n: u32,
+    tokens: &mut Vec<Token>,
+) -> Result<GpuSlots, RuntimeError> {
+    let device = DeviceId(gpu);
+    let peers = all.len();
+    let local = sub.local as usize;
+    let compute = backend.create_stream(device, StreamPriority::Normal)?;
+    let comm = backend.create_stream(device, StreamPriority::Normal)?;
+    let mut write =
+        |backend: &mut B, buffer: BufferId, data: HostData| -> Result<(), RuntimeError> {
+            if data.is_empty() {
+                return Ok(());
+            }
+            let t = Token((u64::from(PHASE_UPLOAD) << 56) | tokens.len() as u64);
+            backend.write_from_host(compute, buffer, 0, data, Some(t))?;
+            tokens.push(t);
+            Ok(())
+        };
+    let globals = &sub.global_of_local;
+    // Proxies start at the combiner's identity for sums: an owner's initial value must be
+    // counted once, not once per copy.
+    let add = primitive.combiner() == Combiner::AddF32;
+    let values: Vec<u32> = globals
+        .iter()
+        .zip(&sub.owner_of_local)
+        .map(
+            |(&v, &home)| {
+                if add && home != gpu { 0f32.to_bits() } else { primitive.initial_value(v, n) }
+            },
+        )
+        .collect();
+    let values = match primitive.value_elem() {
+        ElemType::F32 => HostData::F32(values.iter().map(|&b| f32::from_bits(b)).collect()),
+        _ => HostData::U32(values),
+    };
+    let aux: Option<Vec<f32>> =
+        globals.iter().map(|&v| primitive.initial_aux(v, n)).collect::<Option<Vec<f32>>>();
+    let frontier: Vec<u32> = (0..sub.local)
+        .filter(|&v| sub.owner_of_local[v as usize] == gpu)
+        .filter(|&v| primitive.initially_active(globals[v as usize]))
+        .collect();
+    let frontier_len = frontier.len() as u64;
+    let mut contents: Vec<(ElemType, usize, &str, HostData)> = vec![
+        (ElemType::U64, local + 1, "offsets", HostData::U64(sub.offsets.clone())),
+        (ElemType::U32, sub.targets.len(), "targets", HostData::U32(sub.targets.clone())),
+        (
+            ElemType::U32,
+            sub.weights.as_ref().map_or(0, Vec::len),
+            "weights",
+            HostData::U32(sub.weights.clone().unwrap_or_default()),
+        ),
+        (primitive.value_elem(), local, "values", values),
+        (
+            ElemType::F32,
+            aux.as_ref().map_or(0, Vec::len),
+            "aux",
+            HostData::F32(aux.unwrap_or_default()),
+        ),
+        (ElemType::U32, local, "degree", HostData::U32(sub.global_degree.clone())),
+        (ElemType::U32, local, "marker", HostData::U32(Vec::new())),
+        (ElemType::U32, local, "frontier_in", HostData::U32(frontier)),
+        (ElemType::U32, local, "frontier_out", HostData::U32(Vec::new())),
+        (ElemType::U64, peers + 3, "counters", HostData::U64(Vec::new())),
+        (ElemType::U32, local, "owner", HostData::U32(sub.owner_of_local.clone())),
+        (ElemType::U32, local, "owner_local_id", HostData::U32(sub.owner_local_id.clone())),
+    ];
+    let mut fixed = Vec::with_capacity(FIXED_SLOTS);
+    for (elem, len, label, data) in contents.drain(..) {
+        let buffer = backend.alloc(device, elem, len, label)?;
+        write(backend, buffer, data)?;
+        fixed.push(buffer);
+    }
+    let mut send = Vec::with_capacity(peers);
+    let mut recv = Vec::with_capacity(peers);
+    for (p, peer) in all.iter().enumerate() {
+        let p32 = p as u32;
+        let (out_pairs, in_pairs) = if p32 == gpu {
+            (0, 0)
+        } else if broadcast {
+            (local, peer.local as usize)
+        } else {
+            (sub.proxies_owned_by(gpu, p32), peer.proxies_owned_by(p32, gpu))
+        };
+        send.push(backend.alloc(device, ElemType::U32, 2 * out_pairs, "send package")?);
+        recv.push(backend.alloc(device, ElemType::U32, 2 * in_pairs, "receive package")?);
+    }
+    Ok(GpuSlots { compute, comm, fixed, send, recv, frontier_len })
+}
+
+fn gather<B: Backend + ?Sized>(
+    backend: &mut B,
+    gpus: &[GpuSlots],
+    subgraphs: &[Subgraph],
+    primitive: &dyn BspPrimitive,
+    n: u32,
+    outcome: &mut BspOutcome,
+) -> Result<(), RuntimeError> {
+    let has_aux = primitive.initial_aux(0, n).is_some();
+    let mut tokens = Vec::new();
+    for (g, slots) in gpus.iter().enumerate() {
+        let local = subgraphs[g].local as usize;
+        let t = token(PHASE_GATHER, 0, g as u32, 0);
+        backend.read_to_host(slots.compute, BufferSlice::new(slots.fixed[3], 0, local), t)?;
+        tokens.push(t);
+        if has_aux {
+            let t = token(PHASE_GATHER, 1, g as u32, 0);
+            backend.read_to_host(slots.compute, BufferSlice::new(slots.fixed[4], 0, local), t)?;
+            tokens.push(t);
+        }
+    }
+    let mut values = vec![0u32; n as usize];
+    let mut aux = has_aux.then(|| vec![0f32; n as usize]);
+    for c in wait_all(backend, &tokens)? {
+        let g = gpu_of(c.token);
+        let is_aux = (c.token.0 >> 32) & 0xff_ffff == 1;
+        let sub = &subgraphs[g];
+        let CompletionKind::HostRead(data) = c.kind else {
+            return Err(BackendError::Usage("gather read returned no data".into()).into());
+        };
+        for v in 0..sub.local as usize {
+            if sub.owner_of_local[v] != g as u32 {
+                continue;
+            }
+            let global = sub.global_of_local[v] as usize;
+            match (&data, is_aux, aux.as_mut()) {
+                (HostData::F32(x), true, Some(aux)) => aux[global] = x[v],
+                (HostData::F32(x), false, _) => values[global] = x[v].to_bits(),
+                (HostData::U32(x), false, _) => values[global] = x[v],
+                _ => return Err(BackendError::Usage("gather: unexpected data type".into()).into()),
+            }
+        }
+    }
+    outcome.values = values;
+    outcome.aux = aux;
+    Ok(())
+}

@@ -1,0 +1,218 @@
+//! Host-side preparation of the per-GPU subgraphs of the bulk-synchronous runtime
+//! (seed 002 section III-C): every GPU holds its owned vertices with all their out-edges,
+//! plus local proxies of the remote vertices those edges reach.
+//!
+//! Local id space of a GPU: owned vertices first (`0..owned`, in global id order), then
+//! proxies (`owned..local`, in global id order). With duplicate-all every vertex has a
+//! local copy and local ids equal global ids.
+
+use crate::graph::{Csr, EdgeWeights};
+
+/// How remote vertices are duplicated locally (seed 002 section III-C).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Duplication {
+    /// A proxy only for the immediate remote neighbours; ids are renumbered.
+    OneHop,
+    /// A local copy of every vertex; local ids are global ids.
+    All,
+}
+
+/// One GPU's share of the graph, in its local id space.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Subgraph {
+    /// Number of owned vertices (local ids `0..owned` with one-hop duplication; with
+    /// duplicate-all, owned vertices are those with `is_owned`).
+    pub owned: u32,
+    /// Number of local vertices (owned plus proxies).
+    pub local: u32,
+    /// Local CSR offsets over all local vertices (proxies have no out-edges).
+    pub offsets: Vec<u64>,
+    /// Local CSR targets (local ids).
+    pub targets: Vec<u32>,
+    /// Integer weights aligned with targets, if the graph is weighted.
+    pub weights: Option<Vec<u32>>,
+    /// Global id of every local vertex.
+    pub global_of_local: Vec<u32>,
+    /// For every local vertex: the GPU that owns it.
+    pub owner_of_local: Vec<u32>,
+    /// For every local vertex: its local id on its owner.
+    pub owner_local_id: Vec<u32>,
+    /// Out-degree in the whole graph of every local vertex (PageRank divides by it).
+    pub global_degree: Vec<u32>,
+}
+
+impl Subgraph {
+    /// Whether local vertex `v` is owned by this GPU.
+    pub fn is_owned(&self, gpu: u32, v: u32) -> bool {
+        self.owner_of_local[v as usize] == gpu
+    }
+
+    /// Vertices of this GPU proxied here but owned by `peer` (their count sizes the send
+    /// buffer to `peer`).
+    pub fn proxies_owned_by(&self, gpu: u32, peer: u32) -> usize {
+        if peer == gpu {
+            return 0;
+        }
+        self.owner_of_local.iter().filter(|&&o| o == peer).count()
+    }
+}
+
+/// Splits `graph` into one subgraph per part of `owner` (`owner[v]` = GPU of vertex `v`).
+pub fn build_subgraphs(
+    graph: &Csr,
+    owner: &[u32],
+    parts: u32,
+    duplication: Duplication,
+) -> Vec<Subgraph> {
+    let n = graph.num_vertices() as usize;
+    // Local id of every vertex on its owner (owned vertices in global order).
+    let mut owner_local = vec![0u32; n];
+    let mut owned_count = vec![0u32; parts as usize];
+    for v in 0..n {
+        let p = owner[v] as usize;
+        owner_local[v] = owned_count[p];
+        owned_count[p] += 1;
+    }
+    let int_weights = match graph.weights() {
+        Some(EdgeWeights::Int(w)) => Some(w.as_slice()),
+        _ => None,
+    };
+    (0..parts)
+        .map(|gpu| match duplication {
+            Duplication::OneHop => one_hop(graph, owner, &owner_local, gpu, int_weights),
+            Duplication::All => all(graph, owner, gpu, int_weights),
+        })
+        .collect()
+}
+
+fn one_hop(
+    graph: &Csr,
+    owner: &[u32],
+    owner_local: &[u32],
+    gpu: u32,
+    weights: Option<&[u32]>,
+) -> Subgraph {
+    let owned_globals: Vec<u32> =
+        (0..graph.num_vertices()).filter(|&v| owner[v as usize] == gpu).collect();
+    let mut proxies: Vec<u32> = owned_globals
+        .iter()
+        .flat_map(|&v| graph.neighbors(v).iter().copied())
+        .filter(|&t| owner[t as usize] != gpu)
+        .collect();
+    proxies.sort_unstable();
+    proxies.dedup();
+    let owned = owned_globals.len() as u32;
+    let local_of_proxy = |t: u32| owned + proxies.binary_search(&t).unwrap_or(0) as u32;
+    let mut offsets = Vec::with_capacity(owned_globals.len() + proxies.len() + 1);
+    offsets.push(0u64);
+    let mut targets = Vec::new();
+    let mut local_weights = weights.map(|_| Vec::new());
+    for &v in &owned_globals {
+        for arc in graph.arc_range(v) {
+            let t = graph.targets()[arc];
+            targets.push(if owner[t as usize] == gpu {
+                owner_local[t as usize]
+            } else {
+                local_of_proxy(t)
+            });
+            if let (Some(out), Some(w)) = (&mut local_weights, weights) {
+                out.push(w[arc]);
+            }
+        }
+        offsets.push(targets.len() as u64);
+    }
+    offsets.extend(std::iter::repeat_n(targets.len() as u64, proxies.len()));
+    let global_of_local: Vec<u32> = owned_globals.iter().chain(&proxies).copied().collect();
+    Subgraph {
+        owned,
+        local: global_of_local.len() as u32,
+        offsets,
+        targets,
+        weights: local_weights,
+        owner_of_local: global_of_local.iter().map(|&g| owner[g as usize]).collect(),
+        owner_local_id: global_of_local.iter().map(|&g| owner_local[g as usize]).collect(),
+        global_degree: global_of_local.iter().map(|&g| graph.degree(g) as u32).collect(),
+        global_of_local,
+    }
+}
+
+fn all(graph: &Csr, owner: &[u32], gpu: u32, weights: Option<&[u32]>) -> Subgraph {
+    let n = graph.num_vertices();
+    let mut offsets = Vec::with_capacity(n as usize + 1);
+    offsets.push(0u64);
+    let mut targets = Vec::new();
+    let mut local_weights = weights.map(|_| Vec::new());
+    let mut owned = 0;
+    for v in 0..n {
+        if owner[v as usize] == gpu {
+            owned += 1;
+            let range = graph.arc_range(v);
+            targets.extend_from_slice(&graph.targets()[range.clone()]);
+            if let (Some(out), Some(w)) = (&mut local_weights, weights) {
+                out.extend_from_slice(&w[range]);
+            }
+        }
+        offsets.push(targets.len() as u64);
+    }
+    Subgraph {
+        owned,
+        local: n,
+        offsets,
+        targets,
+        weights: local_weights,
+        global_of_local: (0..n).collect(),
+        owner_of_local: owner.to_vec(),
+        owner_local_id: (0..n).collect(),
+        global_degree: (0..n).map(|v| graph.degree(v) as u32).collect(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::graph::BuildOptions;
+
+    fn path4() -> Csr {
+        // 0 - 1 - 2 - 3, undirected
+        Csr::from_edges(4, &[(0, 1), (1, 2), (2, 3)], None, false, BuildOptions::default()).unwrap()
+    }
+
+    #[test]
+    fn one_hop_keeps_every_arc_once_and_maps_proxies_to_owners() {
+        let g = path4();
+        let owner = [0, 0, 1, 1];
+        let subs = build_subgraphs(&g, &owner, 2, Duplication::OneHop);
+        assert_eq!(subs[0].owned, 2);
+        assert_eq!(subs[0].global_of_local, vec![0, 1, 2]);
+        assert_eq!(subs[0].owner_of_local, vec![0, 0, 1]);
+        assert_eq!(subs[0].owner_local_id, vec![0, 1, 0]);
+        let arcs: usize = subs.iter().map(|s| s.targets.len()).sum();
+        assert_eq!(arcs as u64, g.num_arcs());
+        // Every local arc maps back to a global arc.
+        for (gpu, s) in subs.iter().enumerate() {
+            for v in 0..s.owned {
+                let gv = s.global_of_local[v as usize];
+                let mut mapped: Vec<u32> = s.targets
+                    [s.offsets[v as usize] as usize..s.offsets[v as usize + 1] as usize]
+                    .iter()
+                    .map(|&t| s.global_of_local[t as usize])
+                    .collect();
+                mapped.sort_unstable();
+                let mut expected = g.neighbors(gv).to_vec();
+                expected.sort_unstable();
+                assert_eq!(mapped, expected, "gpu {gpu} vertex {gv}");
+            }
+        }
+    }
+
+    #[test]
+    fn duplicate_all_keeps_global_ids() {
+        let g = path4();
+        let owner = [1, 0, 1, 0];
+        let subs = build_subgraphs(&g, &owner, 2, Duplication::All);
+        assert_eq!(subs[1].local, 4);
+        assert_eq!(subs[1].owned, 2);
+        assert_eq!(subs[1].offsets, vec![0, 1, 1, 3, 3]);
+    }
+}

@@ -1,0 +1,204 @@
+//! The bulk-synchronous runtime end to end on the simulator: every algorithm on every
+//! topology at 1, 2 and the maximum GPU count on the real graphs, validated against the
+//! references; random small graphs x topologies x GPU counts x partitioners (proptest);
+//! options that cannot work give clear errors.
+
+use proptest::prelude::*;
+use std::path::PathBuf;
+use switchyard::driver::algorithm::{Algorithm, AlgorithmParams};
+use switchyard::driver::{RunConfig, RunError, RuntimeKind, run};
+use switchyard::graph::generate::with_uniform_weights;
+use switchyard::graph::{BuildOptions, Csr, LoadOptions, load_graph};
+use switchyard::runtime::bsp::{BspOptions, Communication, Duplication};
+use switchyard_sim::interconnect::Fidelity;
+use switchyard_sim::topology::{Topology, bundled_names};
+
+fn shared_graph(name: &str) -> Csr {
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared/graphs").join(name);
+    load_graph(&path, &LoadOptions::default()).unwrap_or_else(|e| panic!("{name}: {e}")).csr
+}
+
+fn config(topology: &Topology, gpus: u32, algorithm: Algorithm) -> RunConfig {
+    RunConfig {
+        topology: topology.clone(),
+        gpus,
+        runtime: RuntimeKind::Bsp,
+        algorithm,
+        params: AlgorithmParams { epsilon: 1e-3, ..AlgorithmParams::default() },
+        partitioner: "random".into(),
+        seed: 7,
+        bsp: BspOptions::default(),
+        fidelity: Fidelity::Flow,
+        trace: false,
+        validate: true,
+        command_line: vec!["test".into()],
+    }
+}
+
+fn check(graph: &Csr, name: &str, config: &RunConfig) {
+    let output = run(graph, name, config).unwrap_or_else(|e| {
+        panic!(
+            "{} on {name}, {} x{}: {e}",
+            config.algorithm.name(),
+            config.topology.name,
+            config.gpus
+        )
+    });
+    let v = output.report.validation.as_ref().expect("validated");
+    assert!(
+        v.is_ok(),
+        "{} on {name}, {} x{} (seed {}): {v}",
+        config.algorithm.name(),
+        config.topology.name,
+        config.gpus,
+        config.seed
+    );
+}
+
+/// Every algorithm on every topology at 1, 2 and the maximum GPU count.
+fn every_topology(graph: &Csr, name: &str, algorithms: &[Algorithm]) {
+    let weighted = with_uniform_weights(graph, 1, 64, 3).expect("weights");
+    for topology_name in bundled_names() {
+        let topology = Topology::bundled(topology_name).expect("bundled");
+        let max = topology.gpus.len() as u32;
+        let mut counts = vec![1, 2.min(max), max];
+        counts.dedup();
+        for &gpus in &counts {
+            for &algorithm in algorithms {
+                let g = if algorithm.needs_weights() { &weighted } else { graph };
+                check(g, name, &config(&topology, gpus, algorithm));
+            }
+        }
+    }
+}
+
+#[test]
+fn every_algorithm_on_every_topology_on_small_real_graphs() {
+    for name in ["chesapeake.mtx", "power.graph", "facebook_combined.txt", "wiki-Vote.txt"] {
+        every_topology(&shared_graph(name), name, &Algorithm::ALL);
+    }
+}
+
+#[test]
+fn every_algorithm_on_every_topology_on_the_road_and_mesh_graphs() {
+    for name in ["luxembourg_osm.mtx", "delaunay_n16.mtx"] {
+        every_topology(&shared_graph(name), name, &Algorithm::ALL);
+    }
+}
+
+#[test]
+fn traversals_on_the_web_crawl() {
+    let graph = shared_graph("cnr-2000.txt.gz");
+    let dgx1 = Topology::bundled("dgx1-v100").unwrap();
+    for gpus in [1, 2, 8] {
+        for algorithm in [Algorithm::Bfs, Algorithm::Cc, Algorithm::Pr] {
+            check(&graph, "cnr-2000", &config(&dgx1, gpus, algorithm));
+        }
+    }
+}
+
+#[test]
+fn broadcast_with_duplicate_all_gives_the_same_answers() {
+    let graph = shared_graph("facebook_combined.txt");
+    let dgx1 = Topology::bundled("dgx1-v100").unwrap();
+    for algorithm in [Algorithm::Bfs, Algorithm::Cc, Algorithm::Pr] {
+        for communication in [Communication::Selective, Communication::Broadcast] {
+            let mut c = config(&dgx1, 4, algorithm);
+            c.bsp = BspOptions {
+                duplication: Duplication::All,
+                communication,
+                ..BspOptions::default()
+            };
+            check(&graph, "facebook", &c);
+        }
+    }
+}
+
+#[test]
+fn packet_level_fidelity_gives_the_same_answers() {
+    let graph = shared_graph("power.graph");
+    let dgx1 = Topology::bundled("dgx1-v100").unwrap();
+    let mut c = config(&dgx1, 8, Algorithm::Bfs);
+    c.fidelity = Fidelity::Packet;
+    check(&graph, "power", &c);
+}
+
+#[test]
+fn more_gpus_than_the_topology_has_is_an_error() {
+    let graph = shared_graph("chesapeake.mtx");
+    let station = Topology::bundled("dgx-station-v100x4").unwrap();
+    let err = run(&graph, "chesapeake", &config(&station, 5, Algorithm::Bfs)).unwrap_err();
+    assert!(err.to_string().contains("has 4 GPUs"), "{err}");
+}
+
+#[test]
+fn sssp_without_weights_is_an_error_that_names_the_fix() {
+    let graph = shared_graph("chesapeake.mtx");
+    let dgx1 = Topology::bundled("dgx1-v100").unwrap();
+    let err = run(&graph, "chesapeake", &config(&dgx1, 2, Algorithm::Sssp)).unwrap_err();
+    assert!(matches!(err, RunError::Graph(_)), "{err:?}");
+    assert!(err.to_string().contains("--weights"), "{err}");
+}
+
+#[test]
+fn a_source_out_of_range_is_an_error() {
+    let graph = shared_graph("chesapeake.mtx");
+    let dgx1 = Topology::bundled("dgx1-v100").unwrap();
+    let mut c = config(&dgx1, 2, Algorithm::Bfs);
+    c.params.source = 39;
+    let err = run(&graph, "chesapeake", &c).unwrap_err();
+    assert!(err.to_string().contains("bfs source (--source) 39 is out of range"), "{err}");
+}
+
+#[test]
+fn broadcast_without_duplicate_all_is_an_error() {
+    let graph = shared_graph("chesapeake.mtx");
+    let dgx1 = Topology::bundled("dgx1-v100").unwrap();
+    let mut c = config(&dgx1, 2, Algorithm::Bfs);
+    c.bsp.communication = Communication::Broadcast;
+    let err = run(&graph, "chesapeake", &c).unwrap_err();
+    assert!(err.to_string().contains("needs duplicate-all"), "{err}");
+}
+
+#[test]
+fn a_graph_that_does_not_fit_gets_the_out_of_memory_error_of_a_real_gpu() {
+    // A machine whose GPUs have 1 MiB: the graph's arrays do not fit.
+    let toml = include_str!("data/tiny-memory.toml");
+    let tiny = Topology::from_str("tiny-memory.toml", toml).expect("tiny topology loads");
+    let graph = shared_graph("delaunay_n16.mtx");
+    let err = run(&graph, "delaunay", &config(&tiny, 1, Algorithm::Bfs)).unwrap_err();
+    assert!(err.to_string().contains("out of device memory on GPU 0"), "{err}");
+}
+
+fn small_graph() -> impl Strategy<Value = Csr> {
+    (2u32..40, proptest::collection::vec((0u32..40, 0u32..40), 0..120), any::<bool>()).prop_map(
+        |(n, edges, directed)| {
+            let edges: Vec<(u32, u32)> = edges.into_iter().map(|(u, v)| (u % n, v % n)).collect();
+            Csr::from_edges(n, &edges, None, directed, BuildOptions::default()).unwrap()
+        },
+    )
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 48, ..ProptestConfig::default() })]
+    #[test]
+    fn random_graphs_topologies_gpu_counts_and_partitioners_validate(
+        graph in small_graph(),
+        topology_index in 0usize..9,
+        gpu_pick in 0u32..8,
+        partitioner in prop::sample::select(vec!["random", "biased-random", "seg", "hash"]),
+        algorithm in prop::sample::select(Algorithm::ALL.to_vec()),
+        seed in 0u64..1000,
+    ) {
+        let names = bundled_names();
+        let topology = Topology::bundled(names[topology_index % names.len()]).unwrap();
+        let gpus = 1 + gpu_pick % (topology.gpus.len() as u32).min(graph.num_vertices());
+        let graph = if algorithm.needs_weights() { with_uniform_weights(&graph, 1, 64, seed).unwrap() } else { graph };
+        let mut c = config(&topology, gpus, algorithm);
+        c.partitioner = partitioner.into();
+        c.seed = seed;
+        let output = run(&graph, "random", &c).map_err(|e| TestCaseError::fail(e.to_string()))?;
+        let v = output.report.validation.unwrap();
+        prop_assert!(v.is_ok(), "{} on {} x{gpus} ({partitioner}, seed {seed}): {v}", algorithm.name(), topology.name);
+    }
+}
