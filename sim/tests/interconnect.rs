@@ -443,3 +443,25 @@ fn every_channel_frames_in_its_own_packets_in_both_models() {
         assert_eq!((s[1].packets, s[1].bytes_carried), (3, 10_126), "{fidelity}");
     }
 }
+
+#[test]
+fn packet_fidelity_shows_head_of_line_blocking_that_flow_fidelity_does_not() {
+    // A: gpu0 -> gpu2 over fast c0 (100 GB/s) into slow c2 (10 GB/s); 1 MB at t = 0.
+    // c0 delivers A's units into c2's FIFO ten times faster than c2 drains them: by
+    // t = 10 us all 1 MB waits there; c2 needs 100 us in all. B: gpu1 -> gpu2 over c1 into
+    // c2; 4 KB at t = 50 us. Packet model: B's units queue behind the ~0.5 MB of A still
+    // in c2's FIFO: about 50 us of waiting. Flow model: B gets half of c2 at once (5 GB/s):
+    // 4 KB in 0.8 us. No latency, no headers.
+    let mut b = Builder::default();
+    let (g0, g1, g2) = (b.gpu(2), b.gpu(2), b.gpu(2));
+    let c0 = b.channel(100 * GB, 0, 4096, 0);
+    let c1 = b.channel(100 * GB, 0, 4096, 0);
+    let c2 = b.channel(10 * GB, 0, 4096, 0);
+    b.route(g0, g2, &[c0, c2], true);
+    b.route(g1, g2, &[c1, c2], true);
+    let subs = [(0, req(g0, g2, 1_000_000)), (50_000_000, req(g1, g2, 4_000))];
+    let flow_b = time_of(&run(&b.f, Fidelity::Flow, &subs), 1) - 50_000_000;
+    let packet_b = time_of(&run(&b.f, Fidelity::Packet, &subs), 1) - 50_000_000;
+    assert!(flow_b <= 1_000_000, "flow: B took {flow_b} ps");
+    assert!(packet_b >= 45_000_000, "packet: B took {packet_b} ps, expected ~50 us of queueing");
+}
