@@ -1,4 +1,4 @@
-//! Interconnect models: how long a transfer between two endpoints of a [`Fabric`] takes,
+//! Interconnect models: how long a transfer between two endpoints of a [`Fabric`](crate::fabric::Fabric) takes,
 //! given everything else in flight.
 //!
 //! Two fidelities behind one API ([`Interconnect`]), chosen by [`Fidelity`]:
@@ -143,6 +143,6 @@ pub trait Interconnect {
     /// `time_ps <= time`, in `(time_ps, id)` order.
     fn advance_to(&mut self, time: TimePs, completed: &mut Vec<Completion>);
 
-    /// Per-channel counters, indexed like [`Fabric::channels`](crate::fabric::Fabric).
+    /// Per-channel counters, indexed like [`Fabric::channels`](crate::fabric::Fabric::channels).
     fn channel_stats(&self) -> &[ChannelStats];
 }
