@@ -465,3 +465,11 @@ fn packet_fidelity_shows_head_of_line_blocking_that_flow_fidelity_does_not() {
     assert!(flow_b <= 1_000_000, "flow: B took {flow_b} ps");
     assert!(packet_b >= 45_000_000, "packet: B took {packet_b} ps, expected ~50 us of queueing");
 }
+
+#[test]
+fn models_and_engines_can_move_between_threads() {
+    // Parameter sweeps run independent simulations on worker threads.
+    fn assert_send<T: Send>() {}
+    assert_send::<InterconnectModel>();
+    assert_send::<switchyard_sim::engine::Engine<u64>>();
+}

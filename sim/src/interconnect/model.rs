@@ -54,7 +54,7 @@ struct EngineQueue {
 pub struct InterconnectModel {
     fabric: Fabric,
     fidelity: Fidelity,
-    transport: Box<dyn Transport>,
+    transport: Box<dyn Transport + Send>,
     /// Latest time submitted at or advanced to.
     clock_ps: TimePs,
     transfers: BTreeMap<u64, TransferState>,
@@ -70,7 +70,7 @@ pub struct InterconnectModel {
 impl InterconnectModel {
     /// A model of `fabric` at the given fidelity, idle at time 0.
     pub fn new(fabric: &Fabric, fidelity: Fidelity) -> Self {
-        let transport: Box<dyn Transport> = match fidelity {
+        let transport: Box<dyn Transport + Send> = match fidelity {
             Fidelity::Flow => Box::new(FlowTransport::new(fabric)),
             Fidelity::Packet => Box::new(PacketTransport::new(fabric)),
         };
