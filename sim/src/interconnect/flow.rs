@@ -235,3 +235,69 @@ impl Transport for FlowTransport {
         &self.stats
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::fabric::Channel;
+    use proptest::prelude::*;
+
+    fn fabric(bandwidths: &[u64], headers: &[u32]) -> Fabric {
+        let mut f = Fabric::default();
+        for (i, (&b, &h)) in bandwidths.iter().zip(headers).enumerate() {
+            f.channels.push(Channel {
+                name: format!("c{i}"),
+                bandwidth_bytes_per_s: b,
+                latency_ps: 0,
+                max_payload_bytes: 256,
+                header_bytes: h,
+            });
+        }
+        f
+    }
+
+    proptest! {
+        /// The defining property of max-min fairness: no channel is oversubscribed, and
+        /// every flow has a bottleneck, a saturated channel on its route where no other flow
+        /// gets a higher rate. Tolerances: rates are floored to whole bytes per second, so a
+        /// channel counts as saturated within 1 B/s per flow (times its header weight).
+        #[test]
+        fn rates_are_max_min_fair(
+            bw in prop::collection::vec(1u64..=100, 6),
+            headers in prop::collection::vec(0u32..=64, 6),
+            routes in prop::collection::vec(
+                (prop::collection::btree_set(0u32..6, 1..=3), 1u64..10_000_000), 1..=8),
+        ) {
+            let bandwidths: Vec<u64> = bw.iter().map(|b| b * 1_000_000_000).collect();
+            let f = fabric(&bandwidths, &headers);
+            let mut t = FlowTransport::new(&f);
+            for (leg, (chans, bytes)) in routes.iter().enumerate() {
+                let chans: Vec<ChannelId> = chans.iter().map(|&c| ChannelId(c)).collect();
+                t.start(&f, 0, leg as LegId, &chans, *bytes);
+            }
+            let mut load = vec![0.0f64; 6];
+            let mut flows_on = vec![0usize; 6];
+            for fl in t.flows.values() {
+                for (c, w) in fl.channels.iter().zip(&fl.weights) {
+                    load[c.0 as usize] += fl.rate as f64 * w;
+                    flows_on[c.0 as usize] += 1;
+                }
+            }
+            for c in 0..6 {
+                prop_assert!(load[c] <= bandwidths[c] as f64 * (1.0 + 1e-12), "channel {} oversubscribed", c);
+            }
+            for (leg, fl) in &t.flows {
+                let has_bottleneck = fl.channels.iter().any(|c| {
+                    let c = c.0 as usize;
+                    let slack = 2.0 * flows_on[c] as f64 + 1e-9 * bandwidths[c] as f64;
+                    let saturated = load[c] >= bandwidths[c] as f64 - slack;
+                    let is_max = t.flows.values()
+                        .filter(|o| o.channels.iter().any(|oc| oc.0 as usize == c))
+                        .all(|o| o.rate <= fl.rate + 1);
+                    saturated && is_max
+                });
+                prop_assert!(has_bottleneck, "flow {} at {} B/s has no bottleneck", leg, fl.rate);
+            }
+        }
+    }
+}
