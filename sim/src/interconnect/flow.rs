@@ -275,8 +275,8 @@ mod tests {
                 let chans: Vec<ChannelId> = chans.iter().map(|&c| ChannelId(c)).collect();
                 t.start(&f, 0, leg as LegId, &chans, *bytes);
             }
-            let mut load = vec![0.0f64; 6];
-            let mut flows_on = vec![0usize; 6];
+            let mut load = [0.0f64; 6];
+            let mut flows_on = [0usize; 6];
             for fl in t.flows.values() {
                 for (c, w) in fl.channels.iter().zip(&fl.weights) {
                     load[c.0 as usize] += fl.rate as f64 * w;
