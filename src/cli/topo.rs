@@ -1,17 +1,151 @@
-//! `switchyard topo ...`
+//! `switchyard topo list | show | check | bench`: inspect and validate machine topologies.
 
+use std::fmt::Write as _;
+use std::io::Write as _;
+
+use anyhow::Context as _;
 use clap::Subcommand;
+use switchyard_sim::interconnect::Fidelity;
+use switchyard_sim::topology::{Topology, bundled_names};
 
 /// Topology subcommands.
 #[derive(Subcommand, Debug)]
 pub enum TopoCommand {
     /// List the bundled topologies.
     List,
+    /// Print a topology's GPU link matrix (nvidia-smi topo -m style) and optionally draw it.
+    Show {
+        /// A bundled name (see `topo list`) or the path of a .toml file.
+        topology: String,
+        /// Write an SVG drawing of the machine to this file.
+        #[arg(long, value_name = "OUT")]
+        svg: Option<std::path::PathBuf>,
+    },
+    /// Validate topology files (or bundled names); one verdict line per input.
+    Check {
+        /// Bundled names or paths of .toml files.
+        #[arg(required = true)]
+        topologies: Vec<String>,
+    },
+    /// Run the validation microbenchmarks that apply to a topology.
+    Bench {
+        /// A bundled name or the path of a .toml file.
+        topology: String,
+        /// Interconnect model: `flow` (max-min fair flows) or `packet` (store-and-forward).
+        #[arg(long, default_value = "flow", value_parser = ["flow", "packet"])]
+        fidelity: String,
+    },
 }
 
 /// Runs a topology subcommand.
 pub fn run(command: TopoCommand) -> anyhow::Result<()> {
     match command {
-        TopoCommand::List => anyhow::bail!("topo list is not built yet"),
+        TopoCommand::List => list(),
+        TopoCommand::Show { topology, svg } => show(&topology, svg.as_deref()),
+        TopoCommand::Check { topologies } => check(&topologies),
+        TopoCommand::Bench { topology, fidelity } => bench(&topology, fidelity),
+    }
+}
+
+fn list() -> anyhow::Result<()> {
+    let mut o = String::new();
+    let width = bundled_names().iter().map(|n| n.len()).max().unwrap_or(0);
+    for name in bundled_names() {
+        let t = Topology::bundled(name)?;
+        writeln!(o, "{name:width$}  {:>2} GPUs  {}", t.gpus.len(), t.description)?;
+    }
+    emit(&o)
+}
+
+fn show(name: &str, svg: Option<&std::path::Path>) -> anyhow::Result<()> {
+    let t = Topology::open(name)?;
+    let mut o = String::new();
+    writeln!(o, "{} ({}, fnv1a {:016x})", t.name, t.source, t.source_hash)?;
+    if !t.description.is_empty() {
+        writeln!(o, "{}", t.description)?;
+    }
+    writeln!(o)?;
+    for g in &t.gpus {
+        writeln!(
+            o,
+            "{:<8} {:<16} {:>4} SMs  {:>7} MiB  {:>6.0} GB/s  {} copy engines",
+            g.name,
+            g.model.name,
+            g.model.sm_count,
+            g.model.memory_bytes >> 20,
+            g.model.memory_bandwidth_bytes_per_s as f64 / 1e9,
+            g.copy_engines
+        )?;
+    }
+    writeln!(o)?;
+    o.push_str(&t.matrix());
+    if let Some(out) = svg {
+        std::fs::write(out, t.svg()).with_context(|| {
+            format!("cannot write the SVG to {}; fix: check the directory exists", out.display())
+        })?;
+        writeln!(o, "\nwrote {}", out.display())?;
+    }
+    emit(&o)
+}
+
+fn check(inputs: &[String]) -> anyhow::Result<()> {
+    let mut o = String::new();
+    let mut failed = 0;
+    for input in inputs {
+        match Topology::open(input) {
+            Ok(t) => writeln!(
+                o,
+                "ok    {input}: `{}`, {} GPUs, {} sockets, {} links, {} routes, fnv1a {:016x}",
+                t.name,
+                t.gpus.len(),
+                t.sockets.len(),
+                t.links.len(),
+                t.fabric().routes.len(),
+                t.source_hash
+            )?,
+            Err(e) => {
+                failed += 1;
+                // The error already names file, line and fix; keep the verdict on one line.
+                writeln!(o, "FAIL  {}", e.to_string().replace("\n  fix: ", "; fix: "))?;
+            }
+        }
+    }
+    emit(&o)?;
+    if failed > 0 {
+        anyhow::bail!("{failed} of {} topologies failed the check", inputs.len());
+    }
+    Ok(())
+}
+
+fn bench(name: &str, fidelity: String) -> anyhow::Result<()> {
+    let t = Topology::open(name)?;
+    let fidelity = if fidelity == "packet" { Fidelity::Packet } else { Fidelity::Flow };
+    let mut o = String::new();
+    writeln!(o, "{}: validation microbenchmarks, {fidelity} fidelity", t.name)?;
+    let results = switchyard_sim::topology::bench::run(&t, fidelity)?;
+    if results.is_empty() {
+        writeln!(o, "no validation microbenchmark applies to `{}`", t.name)?;
+        return emit(&o);
+    }
+    let mut failed = 0;
+    for r in &results {
+        writeln!(o, "{r}")?;
+        if !r.pass {
+            failed += 1;
+        }
+    }
+    emit(&o)?;
+    if failed > 0 {
+        anyhow::bail!("{failed} of {} checks outside their targets", results.len());
+    }
+    Ok(())
+}
+
+/// Writes command output to stdout; a closed pipe (`| head`) is not an error.
+fn emit(text: &str) -> anyhow::Result<()> {
+    let mut out = std::io::stdout().lock();
+    match out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
+        other => other.context("cannot write to standard output"),
     }
 }
