@@ -473,3 +473,19 @@ fn models_and_engines_can_move_between_threads() {
     assert_send::<InterconnectModel>();
     assert_send::<switchyard_sim::engine::Engine<u64>>();
 }
+
+#[test]
+fn an_absurdly_large_flow_transfer_does_not_overflow() {
+    // u64::MAX bytes at 1 GB/s would take ~585 years, beyond the ~213 days of virtual time
+    // a u64 of picoseconds holds: the completion saturates at the end of time, no panic.
+    let mut b = Builder::default();
+    let (g0, g1) = (b.gpu(2), b.gpu(2));
+    let c = b.channel(GB, 1_000, 256, 24);
+    b.route(g0, g1, &[c], true);
+    let mut m = InterconnectModel::new(&b.f, Fidelity::Flow);
+    m.submit(0, TransferId(0), req(g0, g1, u64::MAX)).unwrap();
+    let mut out = Vec::new();
+    m.advance_to(u64::MAX, &mut out);
+    assert_eq!(out.len(), 1);
+    assert_eq!(out[0].time_ps, u64::MAX);
+}

@@ -222,16 +222,18 @@ impl<E> EventQueue<E> {
     /// redistributes the rest into lower levels.
     fn pop_min_entry(&mut self) -> Entry<E> {
         let b = self.lowest_nonempty().expect("pop_min_entry on an empty queue");
-        let mut bucket = std::mem::take(&mut self.buckets[b]);
-        self.mark_empty(b);
         self.popped_any = true;
-        if b < 256 {
-            debug_assert_eq!(bucket.len(), 1, "a level-0 bucket holds one key");
-            let min = bucket.pop().expect("non-empty bucket");
+        // A lone entry (always so at level 0, and the common case at the lowest time digit)
+        // is the minimum: no scan, and the bucket keeps its vector.
+        if self.buckets[b].len() == 1 {
+            let min = self.buckets[b].pop().expect("one entry");
+            self.mark_empty(b);
             self.last = min.key();
-            self.spare.push(bucket);
             return min;
         }
+        debug_assert!(b >= 256, "a level-0 bucket holds one key");
+        let mut bucket = std::mem::take(&mut self.buckets[b]);
+        self.mark_empty(b);
         let (pos, _) = bucket
             .iter()
             .enumerate()

@@ -213,8 +213,8 @@ impl Transport for FlowTransport {
                     let f = self.flows.remove(&leg).expect("finished flow exists");
                     for ((c, w), p) in f.channels.iter().zip(&f.wire_bytes).zip(&f.packets) {
                         let s = &mut self.stats[c.0 as usize];
-                        s.bytes_carried += w;
-                        s.packets += p;
+                        s.bytes_carried = s.bytes_carried.saturating_add(*w);
+                        s.packets = s.packets.saturating_add(*p);
                         self.active_per_channel[c.0 as usize] -= 1;
                     }
                     self.tails.insert((t.saturating_add(f.latency_ps), leg));

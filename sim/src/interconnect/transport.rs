@@ -59,8 +59,10 @@ pub(super) fn framing(
 ) -> (u64, u64) {
     let full = bytes / unit_bytes;
     let rest = bytes % unit_bytes;
-    let packets =
-        full * link_packets(fabric, channel, unit_bytes) + link_packets(fabric, channel, rest);
+    // Saturating: absurd sizes must not overflow (they just take absurdly long).
+    let packets = full
+        .saturating_mul(link_packets(fabric, channel, unit_bytes))
+        .saturating_add(link_packets(fabric, channel, rest));
     let header = u64::from(fabric.channels[channel.0 as usize].header_bytes);
-    (packets, bytes + packets * header)
+    (packets, bytes.saturating_add(packets.saturating_mul(header)))
 }
