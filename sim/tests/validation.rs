@@ -85,3 +85,9 @@ fn hetero_node_k40c_is_about_four_times_faster_per_item() {
     let ratio = m4000 / k40c;
     assert!((3.5..=5.0).contains(&ratio), "{ratio}");
 }
+
+#[test]
+fn k40_peer_copy_latency_matches_gunrock() {
+    let t = Topology::bundled("k40x6-pcie").unwrap();
+    check(&bench::run(&t, Fidelity::Flow).unwrap(), 2);
+}

@@ -366,6 +366,21 @@ pub fn ib_message_sizes<N: Interconnect>(
     ])
 }
 
+/// Seed 002 sec. V: with peer access, K40s on one PCIe root hub copy with ~7.5 us latency.
+pub fn k40_peer_latency<N: Interconnect>(
+    t: &Topology,
+    mut make: impl FnMut() -> N,
+) -> Result<BenchResult, SimError> {
+    let time = lone(t, &mut make(), gpu(t, 0), gpu(t, 1), 4096)?;
+    Ok(BenchResult::new(
+        "4 KiB peer copy gpu0->gpu1 latency".into(),
+        time as f64 / PS_PER_US as f64,
+        "us",
+        (6.75, 8.25),
+        "seed 002 sec. V: 7.5 us peer latency on K40s, +-10%",
+    ))
+}
+
 /// DESIGN.md: a 4 KiB peer copy plus synchronize takes ~12 us on the H200 machine.
 pub fn h200_small_copy<N: Interconnect>(
     t: &Topology,
@@ -428,6 +443,7 @@ pub fn run_with<N: Interconnect>(
         }
         "summit-ib-x8" => out.extend(ib_message_sizes(t, &mut make)?),
         "hgx-h200x4" => out.extend(h200_copies(t, &mut make)?),
+        "k40x6-pcie" => out.push(k40_peer_latency(t, &mut make)?),
         _ => {}
     }
     Ok(out)

@@ -266,7 +266,8 @@ pub(crate) fn svg(t: &Topology) -> String {
         }
         let _ = writeln!(
             s,
-            "<text x=\"{mx}\" y=\"{my}\" text-anchor=\"middle\" fill=\"{c}\" font-size=\"9\">{}</text>",
+            "<text x=\"{mx}\" y=\"{my}\" text-anchor=\"middle\" fill=\"{c}\" font-size=\"9\" \
+             stroke=\"white\" stroke-width=\"3\" paint-order=\"stroke\">{}</text>",
             format_gbs(gbs)
         );
     }
