@@ -164,7 +164,8 @@ mod tests {
 
     #[test]
     fn large_launch_is_throughput_or_memory_bound() {
-        let m = model();
+        // A million resident threads: ten waves of latency (5 us) hide under the work.
+        let m = GpuModel { resident_threads_per_sm: 100_000, ..model() };
         let edges = 10_000_000;
         let t = m.kernel_time_ps(&KernelCounts { edges, ..Default::default() });
         assert_eq!(t, 1_000_000 + edges * 20);
