@@ -132,3 +132,64 @@ fn source_hash_is_stable() {
     assert_eq!(a.source_hash, b.source_hash);
     assert_ne!(a.source_hash, Topology::bundled("m60x8-pcie").unwrap().source_hash);
 }
+
+#[test]
+fn route_override_replaces_the_rule_in_both_directions() {
+    let base = r#"name = "two-paths"
+[link_type.fast]
+kind = "pcie"
+bandwidth_gb_s = 2.0
+latency_ns = 100.0
+max_payload_bytes = 256
+header_bytes = 24
+[link_type.slow]
+kind = "pcie"
+bandwidth_gb_s = 1.0
+latency_ns = 100.0
+max_payload_bytes = 256
+header_bytes = 24
+[[socket]]
+name = "cpu0"
+[[switch]]
+name = "sw0"
+kind = "pcie"
+[[gpu]]
+name = "gpu0"
+model = "K40"
+[[gpu]]
+name = "gpu1"
+model = "K40"
+[[link]]
+a = "gpu0"
+b = "cpu0"
+type = "slow"
+[[link]]
+a = "gpu1"
+b = "cpu0"
+type = "slow"
+[[link]]
+a = "gpu0"
+b = "sw0"
+type = "fast"
+[[link]]
+a = "gpu1"
+b = "sw0"
+type = "fast"
+"#;
+    let names = |t: &Topology, s: u32, d: u32| -> Vec<String> {
+        let path = t.route_devices(t.gpu_endpoint(s).unwrap(), t.gpu_endpoint(d).unwrap());
+        path.unwrap().iter().map(|&i| t.devices[i].name.clone()).collect()
+    };
+    // Rule: both paths have two hops; the switch path is wider.
+    let t = Topology::from_str("two.toml", base).unwrap();
+    assert_eq!(names(&t, 0, 1), ["gpu0", "sw0", "gpu1"]);
+    let text = format!("{base}[[route]]\nfrom = \"gpu0\"\nto = \"gpu1\"\nvia = [\"cpu0\"]\n");
+    let t = Topology::from_str("two.toml", &text).unwrap();
+    assert_eq!(names(&t, 0, 1), ["gpu0", "cpu0", "gpu1"]);
+    assert_eq!(names(&t, 1, 0), ["gpu1", "cpu0", "gpu0"]);
+    let r = t.fabric().route(t.gpu_endpoint(0).unwrap(), t.gpu_endpoint(1).unwrap()).unwrap();
+    assert_eq!(t.fabric().bottleneck_bytes_per_s(r), 1_000_000_000);
+    let one_way = format!("{text}both_directions = false\n");
+    let t = Topology::from_str("two.toml", &one_way).unwrap();
+    assert_eq!(names(&t, 1, 0), ["gpu1", "sw0", "gpu0"]);
+}
