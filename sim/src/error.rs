@@ -143,4 +143,14 @@ pub enum SimError {
         /// The model's current time in picoseconds.
         clock_ps: u64,
     },
+    /// A transfer whose source endpoint has no copy engine, so it could never start.
+    #[error(
+        "transfer {transfer}: endpoint `{endpoint}` has copy_engines = 0, so it can never send\n  fix: give the endpoint at least one copy engine in the topology (GPUs default to 2)"
+    )]
+    NoCopyEngine {
+        /// The transfer's id.
+        transfer: u64,
+        /// The endpoint's name.
+        endpoint: String,
+    },
 }

@@ -334,6 +334,11 @@ fn bad_submissions_are_refused_with_a_fix() {
     let e = m.submit(500, TransferId(1), req(g0, g1, 1)).unwrap_err();
     assert!(matches!(e, SimError::SubmitInPast { .. }), "{e}");
     assert_eq!(m.in_flight(), 1, "refused submissions change nothing");
+    let (mut f0, g0, g1, _) = fan_out(1);
+    f0.endpoints[g0.0 as usize].copy_engines = 0;
+    let mut m = InterconnectModel::new(&f0, Fidelity::Packet);
+    let e = m.submit(0, TransferId(0), req(g0, g1, 1)).unwrap_err();
+    assert!(matches!(e, SimError::NoCopyEngine { .. }), "{e}");
 }
 
 #[test]

@@ -209,6 +209,12 @@ impl Interconnect for InterconnectModel {
             return Err(SimError::DuplicateTransfer { transfer: id.0 });
         }
         let legs = plan_legs(&self.fabric, id.0, request.src, request.dst)?;
+        if let Some(l) =
+            legs.iter().find(|l| self.fabric.endpoints[l.src.0 as usize].copy_engines == 0)
+        {
+            let endpoint = self.fabric.endpoints[l.src.0 as usize].name.clone();
+            return Err(SimError::NoCopyEngine { transfer: id.0, endpoint });
+        }
         // Everything before `now` happens first (its completions are kept for advance_to).
         self.run_until(now);
         self.clock_ps = now;
