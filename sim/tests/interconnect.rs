@@ -6,8 +6,8 @@ use switchyard_sim::fabric::{
     Channel, ChannelId, Endpoint, EndpointId, EndpointKind, Fabric, Route,
 };
 use switchyard_sim::interconnect::{
-    Completion, Fidelity, Interconnect, InterconnectModel, TransferId, TransferRequest,
-    transfer_floor_ps,
+    Completion, Fidelity, Interconnect, InterconnectModel, ModelLogEntry, TransferId,
+    TransferRequest, transfer_floor_ps,
 };
 
 const GB: u64 = 1_000_000_000;
@@ -90,6 +90,24 @@ fn run(fabric: &Fabric, fidelity: Fidelity, subs: &[(u64, TransferRequest)]) -> 
     }
     assert_eq!(m.in_flight(), 0);
     out
+}
+
+/// Like [`run`], with the model's event log switched on.
+fn run_logged(
+    fabric: &Fabric,
+    fidelity: Fidelity,
+    subs: &[(u64, TransferRequest)],
+) -> (Vec<Completion>, Vec<ModelLogEntry>) {
+    let mut m = InterconnectModel::new(fabric, fidelity);
+    m.enable_event_log();
+    let mut out = Vec::new();
+    for (i, (t, r)) in subs.iter().enumerate() {
+        m.advance_to(*t, &mut out);
+        m.submit(*t, TransferId(i as u64), *r).unwrap();
+    }
+    m.advance_to(u64::MAX, &mut out);
+    assert_eq!(out, run(fabric, fidelity, subs), "logging changes nothing");
+    (out, m.event_log().to_vec())
 }
 
 fn time_of(log: &[Completion], id: u64) -> u64 {
@@ -390,11 +408,14 @@ fn busy_scenario() -> (Fabric, Vec<(u64, TransferRequest)>) {
 }
 
 #[test]
-fn same_scenario_twice_gives_identical_completion_logs() {
+fn same_scenario_twice_gives_identical_completion_and_event_logs() {
     for fidelity in [Fidelity::Flow, Fidelity::Packet] {
         let (f, subs) = busy_scenario();
-        let a = run(&f, fidelity, &subs);
-        let b = run(&f, fidelity, &subs);
+        let (a, log_a) = run_logged(&f, fidelity, &subs);
+        let (b, log_b) = run_logged(&f, fidelity, &subs);
+        assert!(log_a.len() > 2 * subs.len(), "{fidelity}: the log records chunks");
+        assert!(log_a.iter().any(|e| matches!(e, ModelLogEntry::EngineWait { .. })));
+        assert_eq!(log_a, log_b, "{fidelity}: event logs differ between runs");
         assert_eq!(a.len(), subs.len());
         assert_eq!(a, b, "{fidelity}: completion logs differ between runs");
         // Delivered in (time, id) order.

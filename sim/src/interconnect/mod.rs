@@ -89,7 +89,7 @@ mod packet;
 mod transport;
 
 pub use bounds::{LegPlan, plan_legs, transfer_floor_ps};
-pub use model::InterconnectModel;
+pub use model::{InterconnectModel, ModelLogEntry};
 
 use crate::error::SimError;
 use crate::fabric::EndpointId;

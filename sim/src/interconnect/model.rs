@@ -41,6 +41,44 @@ impl TransferState {
     }
 }
 
+/// One entry of the model's optional event log (see [`InterconnectModel::enable_event_log`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum ModelLogEntry {
+    /// A chunk of a leg of a transfer entered the transport.
+    ChunkStarted {
+        /// Virtual time in picoseconds.
+        time_ps: TimePs,
+        /// The transfer.
+        id: TransferId,
+        /// Leg index (0, or 1 for the second leg of a staged copy).
+        leg: usize,
+        /// Chunk index (application-level packet; 0 when unpacketized).
+        chunk: u64,
+        /// Payload bytes of the chunk.
+        bytes: u64,
+    },
+    /// A chunk's last byte arrived.
+    ChunkDone {
+        /// Virtual time in picoseconds.
+        time_ps: TimePs,
+        /// The transfer.
+        id: TransferId,
+        /// Leg index.
+        leg: usize,
+    },
+    /// A leg had to queue for a copy engine of `endpoint`.
+    EngineWait {
+        /// Virtual time in picoseconds.
+        time_ps: TimePs,
+        /// The transfer.
+        id: TransferId,
+        /// Leg index.
+        leg: usize,
+        /// Index of the endpoint whose engines were all busy.
+        endpoint: u32,
+    },
+}
+
 /// Copy engines of one endpoint.
 #[derive(Default)]
 struct EngineQueue {
@@ -65,6 +103,7 @@ pub struct InterconnectModel {
     /// Completions computed but not yet returned by `advance_to`.
     undelivered: Vec<Completion>,
     scratch: Vec<(TimePs, LegId)>,
+    log: Option<Vec<ModelLogEntry>>,
 }
 
 impl InterconnectModel {
@@ -85,6 +124,7 @@ impl InterconnectModel {
             engines: (0..fabric.endpoints.len()).map(|_| EngineQueue::default()).collect(),
             undelivered: Vec::new(),
             scratch: Vec::new(),
+            log: None,
         }
     }
 
@@ -103,6 +143,23 @@ impl InterconnectModel {
         self.transfers.len()
     }
 
+    /// Switches the event log on (off by default): chunk starts and arrivals and engine
+    /// waits, in the order they happen. For determinism tests and traces.
+    pub fn enable_event_log(&mut self) {
+        self.log.get_or_insert_with(Vec::new);
+    }
+
+    /// The event log so far (empty when off).
+    pub fn event_log(&self) -> &[ModelLogEntry] {
+        self.log.as_deref().unwrap_or(&[])
+    }
+
+    fn record(&mut self, entry: ModelLogEntry) {
+        if let Some(log) = &mut self.log {
+            log.push(entry);
+        }
+    }
+
     /// Processes transport events up to `time`, chaining chunks, legs and engine grants.
     fn run_until(&mut self, time: TimePs) {
         while let Some(t) = self.transport.next_event_time().filter(|&t| t <= time) {
@@ -118,6 +175,7 @@ impl InterconnectModel {
 
     fn on_leg_done(&mut self, now: TimePs, leg: LegId) {
         let (id, j) = self.legs.remove(&leg).expect("leg is known");
+        self.record(ModelLogEntry::ChunkDone { time_ps: now, id: TransferId(id), leg: j });
         let t = self.transfers.get_mut(&id).expect("transfer of a leg exists");
         let chunks = t.chunks;
         let last_leg = j + 1 == t.legs.len();
@@ -168,6 +226,15 @@ impl InterconnectModel {
                 } else {
                     q.waiting.push_back((id, j));
                     t.progress[j].waiting_engine = true;
+                    if let Some(log) = &mut self.log {
+                        let (time_ps, endpoint) = (now, src as u32);
+                        log.push(ModelLogEntry::EngineWait {
+                            time_ps,
+                            id: TransferId(id),
+                            leg: j,
+                            endpoint,
+                        });
+                    }
                 }
             }
             let p = t.progress[j];
@@ -182,6 +249,16 @@ impl InterconnectModel {
                 t.progress[j].in_flight = true;
                 t.progress[j].next_chunk += 1;
                 self.legs.insert(leg, (id, j));
+                if let Some(log) = &mut self.log {
+                    let chunk = p.next_chunk;
+                    log.push(ModelLogEntry::ChunkStarted {
+                        time_ps: now,
+                        id: TransferId(id),
+                        leg: j,
+                        chunk,
+                        bytes,
+                    });
+                }
                 self.transport.start(&self.fabric, now, leg, &t.legs[j].channels, bytes);
             }
         }
