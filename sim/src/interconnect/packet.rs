@@ -6,7 +6,11 @@
 //! them, each with `header_bytes`; one packet when the unit fits) at the channel's
 //! bandwidth, rounded up to whole picoseconds, then travels the hop's latency and joins the
 //! next channel's FIFO. (Units are the store-and-forward granularity; on a route whose hops
-//! share one payload size, a unit is exactly one packet.) A leg is done when its last packet
+//! share one payload size, a unit is exactly one packet, which is the common case: PCIe
+//! trees, NVLink meshes. On mixed routes the timing equals per-hop re-packetization
+//! whenever a small-payload hop is next to a large-payload one, since a large packet must be
+//! whole before it is forwarded; two consecutive small-payload hops pipeline at the unit
+//! size instead of their own, which delays the fill by at most one unit per such hop.) A leg is done when its last packet
 //! has arrived at the destination. Head-of-line blocking and pipelining across hops fall out
 //! of the FIFOs.
 //!
