@@ -234,6 +234,22 @@ impl<E> EventQueue<E> {
         debug_assert!(b >= 256, "a level-0 bucket holds one key");
         let mut bucket = std::mem::take(&mut self.buckets[b]);
         self.mark_empty(b);
+        // After a peek the minimum is known (and, with nothing cancelled, it is in this
+        // bucket): extract it during the redistribution pass instead of scanning first.
+        let known = self.min_cache.get();
+        if known != UNKNOWN && self.cancelled.is_empty() {
+            self.last = known;
+            let mut min = None;
+            for entry in bucket.drain(..) {
+                if entry.key() == known {
+                    min = Some(entry);
+                } else {
+                    self.put(entry);
+                }
+            }
+            self.spare.push(bucket);
+            return min.expect("the cached minimum is in the lowest bucket");
+        }
         let (pos, _) = bucket
             .iter()
             .enumerate()
