@@ -348,8 +348,9 @@ pub(crate) fn read_bytes(file: &str, bytes: &[u8]) -> Result<Decoded, GraphError
     decode_sections(file, &h, split_sections(&h, &bytes[HEADER_BYTES..]))
 }
 
-/// Reads a binary CSR file straight into its arrays (one read per section, no intermediate
-/// copy of the whole file beyond each section's bytes).
+/// Reads a binary CSR file straight into its arrays: on little-endian hosts each section is
+/// read into its final typed vector with no intermediate copy; the checksum is then computed
+/// over those vectors' bytes.
 pub(crate) fn read_file(file: &str, path: &std::path::Path) -> Result<Decoded, GraphError> {
     let io = |source| GraphError::Io { path: file.to_string(), action: "reading", source };
     let mut f = std::fs::File::open(path).map_err(io)?;
@@ -357,17 +358,93 @@ pub(crate) fn read_file(file: &str, path: &std::path::Path) -> Result<Decoded, G
     let mut head = [0u8; HEADER_BYTES];
     let got = read_up_to(&mut f, &mut head).map_err(io)?;
     let h = parse_header(file, &head[..got], total)?;
-    let lengths =
-        section_lengths(h.num_vertices, h.num_arcs, h.weight_code != 0, h.has_original_ids)
-            .unwrap_or_default();
-    let mut sections: [Vec<u8>; 4] = Default::default();
-    for (section, len) in sections.iter_mut().zip(lengths) {
-        let mut buf = vec![0u8; pad8(len)];
-        f.read_exact(&mut buf).map_err(io)?;
-        buf.truncate(len);
-        *section = buf;
+    if cfg!(target_endian = "big") {
+        let lengths =
+            section_lengths(h.num_vertices, h.num_arcs, h.weight_code != 0, h.has_original_ids)
+                .unwrap_or_default();
+        let mut sections: [Vec<u8>; 4] = Default::default();
+        for (section, len) in sections.iter_mut().zip(lengths) {
+            let mut buf = vec![0u8; pad8(len)];
+            f.read_exact(&mut buf).map_err(io)?;
+            buf.truncate(len);
+            *section = buf;
+        }
+        return decode_sections(file, &h, sections);
     }
-    decode_sections(file, &h, sections)
+    let n = h.num_vertices as usize;
+    let m = h.num_arcs as usize;
+    let mut offsets = vec![0u64; n + 1];
+    let mut targets = vec![0u32; m];
+    let mut weights_u32 = vec![0u32; if h.weight_code == 1 { m } else { 0 }];
+    let mut weights_f32 = vec![0f32; if h.weight_code == 2 { m } else { 0 }];
+    let mut ids = vec![0u64; if h.has_original_ids { n } else { 0 }];
+    let mut pad = [0u8; 8];
+    {
+        let sections: [&mut [u8]; 4] = [
+            plain_bytes_mut(&mut offsets),
+            plain_bytes_mut(&mut targets),
+            if h.weight_code == 2 {
+                plain_bytes_mut(&mut weights_f32)
+            } else {
+                plain_bytes_mut(&mut weights_u32)
+            },
+            plain_bytes_mut(&mut ids),
+        ];
+        for section in sections {
+            f.read_exact(section).map_err(io)?;
+            f.read_exact(&mut pad[..pad8(section.len()) - section.len()]).map_err(io)?;
+        }
+    }
+    let hashes: Vec<u64> = [
+        plain_bytes(&offsets),
+        plain_bytes(&targets),
+        if h.weight_code == 2 { plain_bytes(&weights_f32) } else { plain_bytes(&weights_u32) },
+        plain_bytes(&ids),
+    ]
+    .par_iter()
+    .map(|s| hash_section(s))
+    .collect();
+    if combine(&hashes) != h.checksum {
+        return Err(corrupt(
+            file,
+            "has a payload whose checksum does not match the header (corrupted or truncated copy)"
+                .into(),
+        ));
+    }
+    let weights = match h.weight_code {
+        1 => Some(EdgeWeights::Int(weights_u32)),
+        2 => Some(EdgeWeights::Float(weights_f32)),
+        _ => None,
+    };
+    let original_ids = h.has_original_ids.then_some(ids);
+    let csr = Csr::from_parts(offsets, targets, weights, h.directed)
+        .map_err(|e| corrupt(file, format!("holds an inconsistent CSR ({e})")))?;
+    Ok(Decoded { csr, original_ids })
+}
+
+/// Numbers without padding or invalid bit patterns, viewable as bytes.
+trait Plain: Copy {}
+impl Plain for u64 {}
+impl Plain for u32 {}
+impl Plain for f32 {}
+
+fn plain_bytes<T: Plain>(values: &[T]) -> &[u8] {
+    // SAFETY: `T` is u64, u32 or f32: no padding, any alignment is valid for u8, and the
+    // byte length is exactly the slice's size.
+    unsafe {
+        std::slice::from_raw_parts(values.as_ptr().cast::<u8>(), std::mem::size_of_val(values))
+    }
+}
+
+fn plain_bytes_mut<T: Plain>(values: &mut [T]) -> &mut [u8] {
+    // SAFETY: as in `plain_bytes`; moreover every byte pattern is a valid u64, u32 or f32,
+    // so writing arbitrary bytes through the view cannot create an invalid value.
+    unsafe {
+        std::slice::from_raw_parts_mut(
+            values.as_mut_ptr().cast::<u8>(),
+            std::mem::size_of_val(values),
+        )
+    }
 }
 
 fn read_up_to(f: &mut std::fs::File, buf: &mut [u8]) -> std::io::Result<usize> {

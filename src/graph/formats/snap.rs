@@ -15,7 +15,7 @@
 use super::edges::{
     IdMap, RawEdgeChunk, WeightColumn, WeightSyntax, agree_on_weights, parse_weight,
 };
-use super::text::{Lines, Tokens, parse_chunks, parse_error, parse_u64, show};
+use super::text::{Lines, Tokens, fast_pair, parse_chunks, parse_error, parse_u64, show};
 use super::{half_arcs, write_error};
 use crate::graph::{Csr, EdgeWeights, GraphError, VertexId};
 use rayon::prelude::*;
@@ -81,67 +81,97 @@ pub(crate) fn parse_edge_lines(
     parse_chunks(buf, 1, |chunk, first_line| {
         let mut out =
             RawEdgeChunk { edges: Vec::with_capacity(chunk.len() / 12), ..Default::default() };
-        for (line_number, line) in Lines::new(chunk, first_line) {
-            let mut tokens = Tokens::new(line);
-            let Some(first) = tokens.next() else { continue };
-            if first.first().is_some_and(|&b| b == b'#' || b == b'%') {
+        let mut pos = 0;
+        let mut line_number = first_line;
+        while pos < chunk.len() {
+            if !matches!(out.first, Some((_, true)))
+                && let Some((u, v, next)) = fast_pair(chunk, pos)
+            {
+                if out.first.is_none() {
+                    out.first = Some((line_number, false));
+                }
+                out.edges.push((u, v));
+                pos = next;
+                line_number += 1;
                 continue;
             }
-            let id = |token: &[u8], what: &str| {
-                parse_u64(token).ok_or_else(|| {
-                    parse_error(
-                        file,
-                        line_number,
-                        format!("a non-negative integer {what} id"),
-                        show(token),
-                        "edge lines are `source target [weight]`",
-                    )
-                })
-            };
-            let u = id(first, "source")?;
-            let Some(second) = tokens.next() else {
-                return Err(parse_error(
-                    file,
-                    line_number,
-                    "a target vertex id",
-                    "end of line",
-                    "edge lines are `source target [weight]`",
-                ));
-            };
-            let v = id(second, "target")?;
-            let weight = tokens.next();
-            if let Some(extra) = tokens.next() {
-                return Err(parse_error(
-                    file,
-                    line_number,
-                    "at most 3 columns (source target weight)",
-                    format!("a 4th column {}", show(extra)),
-                    "remove the extra columns",
-                ));
-            }
-            let weighted = weight.is_some();
-            match out.first {
-                None => out.first = Some((line_number, weighted)),
-                Some((first_line, first_weighted)) if first_weighted != weighted => {
-                    let (want, got) =
-                        if first_weighted { ("3 columns", "2") } else { ("2 columns", "3") };
-                    return Err(parse_error(
-                        file,
-                        line_number,
-                        format!("{want} like the edge on line {first_line}"),
-                        format!("{got} columns"),
-                        "give every edge a weight or none",
-                    ));
-                }
-                Some(_) => {}
-            }
-            if let Some(w) = weight {
-                out.weights.push(parse_weight(file, line_number, w, syntax)?);
-            }
-            out.edges.push((u, v));
+            let end =
+                chunk[pos..].iter().position(|&b| b == b'\n').map_or(chunk.len(), |p| pos + p);
+            let line = &chunk[pos..end];
+            let line = line.strip_suffix(b"\r").unwrap_or(line);
+            parse_edge_line(file, line_number, line, syntax, &mut out)?;
+            pos = end + 1;
+            line_number += 1;
         }
         Ok(out)
     })
+}
+
+/// The general parser of one edge line (comments, weights, every error).
+fn parse_edge_line(
+    file: &str,
+    line_number: u64,
+    line: &[u8],
+    syntax: WeightSyntax,
+    out: &mut RawEdgeChunk,
+) -> Result<(), GraphError> {
+    let mut tokens = Tokens::new(line);
+    let Some(first) = tokens.next() else { return Ok(()) };
+    if first.first().is_some_and(|&b| b == b'#' || b == b'%') {
+        return Ok(());
+    }
+    let id = |token: &[u8], what: &str| {
+        parse_u64(token).ok_or_else(|| {
+            parse_error(
+                file,
+                line_number,
+                format!("a non-negative integer {what} id"),
+                show(token),
+                "edge lines are `source target [weight]`",
+            )
+        })
+    };
+    let u = id(first, "source")?;
+    let Some(second) = tokens.next() else {
+        return Err(parse_error(
+            file,
+            line_number,
+            "a target vertex id",
+            "end of line",
+            "edge lines are `source target [weight]`",
+        ));
+    };
+    let v = id(second, "target")?;
+    let weight = tokens.next();
+    if let Some(extra) = tokens.next() {
+        return Err(parse_error(
+            file,
+            line_number,
+            "at most 3 columns (source target weight)",
+            format!("a 4th column {}", show(extra)),
+            "remove the extra columns",
+        ));
+    }
+    let weighted = weight.is_some();
+    match out.first {
+        None => out.first = Some((line_number, weighted)),
+        Some((first_line, first_weighted)) if first_weighted != weighted => {
+            let (want, got) = if first_weighted { ("3 columns", "2") } else { ("2 columns", "3") };
+            return Err(parse_error(
+                file,
+                line_number,
+                format!("{want} like the edge on line {first_line}"),
+                format!("{got} columns"),
+                "give every edge a weight or none",
+            ));
+        }
+        Some(_) => {}
+    }
+    if let Some(w) = weight {
+        out.weights.push(parse_weight(file, line_number, w, syntax)?);
+    }
+    out.edges.push((u, v));
+    Ok(())
 }
 
 /// Result of parsing an edge list: dense edges, weights, vertex count and id mapping.
@@ -159,31 +189,24 @@ fn densify(
     nodes: Option<u64>,
 ) -> Result<DenseEdges, GraphError> {
     let weighted = agree_on_weights(file, &chunks)?;
-    let total: usize = chunks.iter().map(|c| c.edges.len()).sum();
-    let mut raw = Vec::with_capacity(total);
-    let mut columns = Vec::with_capacity(chunks.len());
-    for c in chunks {
-        raw.extend_from_slice(&c.edges);
-        columns.push(c.weights);
-    }
+    let (edge_chunks, columns): (Vec<Vec<(u64, u64)>>, Vec<WeightColumn>) =
+        chunks.into_iter().map(|c| (c.edges, c.weights)).unzip();
     let weights = weighted.then(|| WeightColumn::concat(columns));
-    let max_id = raw.par_iter().map(|&(u, v)| u.max(v)).max();
-    if let (Some(n), Some(max)) = (nodes, max_id)
-        && max < n
+    let max_id = edge_chunks.par_iter().flat_map_iter(|c| c.iter().map(|&(u, v)| u.max(v))).max();
+    let Some(max_id) = max_id else {
+        let num_vertices = nodes.unwrap_or(0);
+        return Ok(DenseEdges { edges: Vec::new(), weights, num_vertices, original_ids: None });
+    };
+    if let Some(n) = nodes
+        && max_id < n
         && n <= u64::from(u32::MAX)
     {
-        let edges = raw.par_iter().map(|&(u, v)| (u as VertexId, v as VertexId)).collect();
+        let edges = map_chunks(&edge_chunks, |id| id as VertexId);
         return Ok(DenseEdges { edges, weights, num_vertices: n, original_ids: None });
     }
-    if max_id.is_none() {
-        return Ok(DenseEdges {
-            edges: Vec::new(),
-            weights,
-            num_vertices: nodes.unwrap_or(0),
-            original_ids: None,
-        });
-    }
-    let map = IdMap::from_ids(raw.iter().flat_map(|&(u, v)| [u, v]), raw.len() * 2);
+    let total: usize = edge_chunks.iter().map(Vec::len).sum();
+    let ids = edge_chunks.iter().flat_map(|c| c.iter().flat_map(|&(u, v)| [u, v]));
+    let map = IdMap::from_ids(ids, total * 2);
     if map.len() > u32::MAX as usize {
         return Err(GraphError::Format {
             file: file.to_string(),
@@ -193,14 +216,34 @@ fn densify(
     }
     let num_vertices = map.len() as u64;
     if map.is_identity() {
-        let edges = raw.par_iter().map(|&(u, v)| (u as VertexId, v as VertexId)).collect();
+        let edges = map_chunks(&edge_chunks, |id| id as VertexId);
         return Ok(DenseEdges { edges, weights, num_vertices, original_ids: None });
     }
-    let edges = raw
-        .par_iter()
-        .map(|&(u, v)| (map.lookup(u).unwrap_or(0), map.lookup(v).unwrap_or(0)))
-        .collect();
+    let edges = map_chunks(&edge_chunks, |id| map.lookup(id).unwrap_or(0));
     Ok(DenseEdges { edges, weights, num_vertices, original_ids: Some(map.into_original_ids()) })
+}
+
+/// Concatenates the chunks' edges with `f` applied to every id, writing each chunk's part of
+/// the output in parallel (one pass, no intermediate copy).
+fn map_chunks(
+    chunks: &[Vec<(u64, u64)>],
+    f: impl Fn(u64) -> VertexId + Sync,
+) -> Vec<(VertexId, VertexId)> {
+    let total: usize = chunks.iter().map(Vec::len).sum();
+    let mut out = vec![(0, 0); total];
+    let mut parts = Vec::with_capacity(chunks.len());
+    let mut rest = out.as_mut_slice();
+    for c in chunks {
+        let (part, tail) = rest.split_at_mut(c.len());
+        parts.push(part);
+        rest = tail;
+    }
+    parts.into_par_iter().zip(chunks.par_iter()).for_each(|(part, chunk)| {
+        for (slot, &(u, v)) in part.iter_mut().zip(chunk) {
+            *slot = (f(u), f(v));
+        }
+    });
+    out
 }
 
 /// Parses a SNAP edge list; returns the dense edges and whether the header called the graph

@@ -81,6 +81,53 @@ impl<'a> Iterator for Tokens<'a> {
     }
 }
 
+/// Fast path for the commonest line, `digits<space>digits` with optional trailing blanks,
+/// starting at `at`: returns both numbers and the start of the next line. `None` sends the
+/// line to the general (error-reporting) parser; so do numbers of 20 or more digits.
+#[inline]
+pub(crate) fn fast_pair(buf: &[u8], at: usize) -> Option<(u64, u64, usize)> {
+    let blank = |b: u8| b == b' ' || b == b'\t';
+    let mut i = at;
+    while buf.get(i).is_some_and(|&b| blank(b)) {
+        i += 1;
+    }
+    let (u, j) = fast_digits(buf, i)?;
+    let mut k = j;
+    while buf.get(k).is_some_and(|&b| blank(b)) {
+        k += 1;
+    }
+    if k == j {
+        return None;
+    }
+    let (v, mut l) = fast_digits(buf, k)?;
+    while buf.get(l).is_some_and(|&b| blank(b) || b == b'\r') {
+        l += 1;
+    }
+    match buf.get(l) {
+        None => Some((u, v, l)),
+        Some(b'\n') => Some((u, v, l + 1)),
+        Some(_) => None,
+    }
+}
+
+#[inline]
+fn fast_digits(buf: &[u8], at: usize) -> Option<(u64, usize)> {
+    let mut value = 0u64;
+    let mut j = at;
+    while let Some(&b) = buf.get(j) {
+        let d = b.wrapping_sub(b'0');
+        if d > 9 {
+            break;
+        }
+        if j - at >= 19 {
+            return None;
+        }
+        value = value * 10 + u64::from(d);
+        j += 1;
+    }
+    (j > at).then_some((value, j))
+}
+
 /// Whether a line holds only whitespace.
 pub(crate) fn is_blank(line: &[u8]) -> bool {
     line.iter().all(|&b| is_space(b))
@@ -251,6 +298,22 @@ mod tests {
         assert_eq!(parse_i64(b"-9223372036854775808"), Some(i64::MIN));
         assert_eq!(parse_i64(b"-5"), Some(-5));
         assert_eq!(parse_i64(b"9223372036854775808"), None);
+    }
+
+    #[test]
+    fn fast_pair_takes_only_plain_pairs() {
+        assert_eq!(fast_pair(b"12 34\n5 6", 0), Some((12, 34, 6)));
+        assert_eq!(fast_pair(b"12 34\n5 6", 6), Some((5, 6, 9)));
+        assert_eq!(fast_pair(b" 1\t2 \r\n", 0), Some((1, 2, 7)));
+        assert_eq!(fast_pair(b"1 2 3\n", 0), None);
+        assert_eq!(fast_pair(b"12\n", 0), None);
+        assert_eq!(fast_pair(b"1 x\n", 0), None);
+        assert_eq!(fast_pair(b"# 1 2\n", 0), None);
+        assert_eq!(fast_pair(b"1 99999999999999999999\n", 0), None);
+        assert_eq!(
+            fast_pair(b"1 9999999999999999999\n", 0),
+            Some((1, 9_999_999_999_999_999_999, 22))
+        );
     }
 
     #[test]
