@@ -50,7 +50,8 @@ pub fn generate(spec: &GeneratorSpec) -> Result<Csr, GraphError> {
                 spec: spec.to_string(),
                 reason: "scale 32 exceeds u32 vertex ids: use scale <= 31".into(),
             })?;
-            (n, rmat_edges(p, seed)?, spec.directed, BuildOptions::default())
+            let options = BuildOptions { drop_self_loops: p.dedup, drop_duplicates: p.dedup };
+            (n, rmat_edges(p, seed)?, spec.directed, options)
         }
         GeneratorKind::ErdosRenyi { n, m } => {
             let dedup = BuildOptions { drop_self_loops: true, drop_duplicates: true };

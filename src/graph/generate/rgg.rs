@@ -8,10 +8,10 @@
 //!    `max(2 * degree, 10)`;
 //! 3. keep its Euclidean minimum spanning forest (Kruskal: degree 1-4, mostly 2, long
 //!    paths: a road skeleton);
-//! 4. add back the shortest non-forest candidates until the mean degree is `degree` (local
-//!    loops, as road grids have).
+//! 4. add back a seeded random sample of the other candidates until the mean degree is
+//!    `degree` (local loops of all sizes, as road grids have).
 
-use super::rng::{Purpose, chunk_rng, unit_f64};
+use super::rng::{Purpose, below_u64, chunk_rng, unit_f64};
 use super::{GENERATOR_CHUNK, allocate};
 use crate::graph::GraphError;
 use rayon::prelude::*;
@@ -100,6 +100,14 @@ pub fn rgg_edges(n: u32, degree: f64, seed: u64) -> Result<Vec<(u32, u32)>, Grap
     drop(candidates);
     let wanted = (degree * n as f64 / 2.0).round() as usize;
     let extra = wanted.saturating_sub(edges.len()).min(leftovers.len());
+    // A seeded random sample of the leftovers (partial Fisher-Yates on one stream): local
+    // edges that close loops of every size, as road grids have. The shortest leftovers
+    // would only close triangles and leave the diameter tree-like.
+    let mut rng = chunk_rng(seed, Purpose::Edges, 0);
+    for i in 0..extra {
+        let j = i + below_u64(&mut rng, (leftovers.len() - i) as u64) as usize;
+        leftovers.swap(i, j);
+    }
     edges.extend_from_slice(&leftovers[..extra]);
     Ok(edges)
 }

@@ -26,6 +26,9 @@ pub struct RmatParams {
     pub noise: f64,
     /// Relabel vertices by a random permutation (Graph500 does).
     pub permute: bool,
+    /// Drop self-loops and repeated edges when building the CSR (Graph500 keeps them in the
+    /// edge list; its kernels ignore them).
+    pub dedup: bool,
 }
 
 impl Default for RmatParams {
@@ -39,6 +42,7 @@ impl Default for RmatParams {
             c: 0.19,
             noise: 0.0,
             permute: true,
+            dedup: false,
         }
     }
 }
@@ -130,17 +134,15 @@ pub fn rmat_edges(p: &RmatParams, seed: u64) -> Result<Vec<(u32, u32)>, GraphErr
         let mut rng = chunk_rng(seed, Purpose::Edges, chunk as u64);
         for e in out.iter_mut() {
             let (mut u, mut v) = (0u32, 0u32);
-            for t in &thresholds {
-                let r = u64::from(rng.next_u32());
-                let quadrant = if r < t[0] {
-                    0
-                } else if r < t[1] {
-                    1
-                } else if r < t[2] {
-                    2
-                } else {
-                    3
-                };
+            // One 64-bit draw feeds two levels (32 bits each).
+            let mut bits = 0u64;
+            for (level, t) in thresholds.iter().enumerate() {
+                if level % 2 == 0 {
+                    bits = rng.next_u64();
+                }
+                let r = bits & 0xffff_ffff;
+                bits >>= 32;
+                let quadrant = u32::from(r >= t[0]) + u32::from(r >= t[1]) + u32::from(r >= t[2]);
                 u = (u << 1) | (quadrant >> 1);
                 v = (v << 1) | (quadrant & 1);
             }

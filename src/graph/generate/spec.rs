@@ -9,7 +9,7 @@ use std::str::FromStr;
 /// Which generator, with its own parameters.
 #[derive(Clone, Debug, PartialEq)]
 pub enum GeneratorKind {
-    /// Graph500 Kronecker / R-MAT (`rmat:scale=..,ef=..,a=..,b=..,c=..,noise=..,permute=..`).
+    /// Graph500 Kronecker / R-MAT (`rmat:scale=..,ef=..,a=..,b=..,c=..,noise=..,permute=..,dedup=..`).
     Rmat(RmatParams),
     /// Erdos-Renyi G(n, m) (`er:n=..,m=..`).
     ErdosRenyi {
@@ -62,7 +62,7 @@ pub struct GeneratorSpec {
 
 const COMMON_KEYS: &[&str] = &["seed", "weights"];
 const GENERATORS: &[(&str, &[&str])] = &[
-    ("rmat", &["scale", "ef", "a", "b", "c", "noise", "permute", "directed"]),
+    ("rmat", &["scale", "ef", "a", "b", "c", "noise", "permute", "dedup", "directed"]),
     ("er", &["n", "m", "directed"]),
     ("grid2d", &["w", "h", "drop"]),
     ("grid3d", &["w", "h", "d", "drop"]),
@@ -169,6 +169,7 @@ impl GeneratorSpec {
                     c: keys.fraction("c", d.c)?,
                     noise: keys.get("noise", Some(d.noise), "a number (0 or e.g. 0.1)")?,
                     permute: keys.get("permute", Some(d.permute), "true or false")?,
+                    dedup: keys.get("dedup", Some(d.dedup), "true or false")?,
                 };
                 params.validate().map_err(err)?;
                 GeneratorKind::Rmat(params)
@@ -239,8 +240,8 @@ impl fmt::Display for GeneratorSpec {
         match &self.kind {
             GeneratorKind::Rmat(p) => write!(
                 f,
-                "rmat:scale={},ef={},a={},b={},c={},noise={},permute={},directed={}",
-                p.scale, p.edge_factor, p.a, p.b, p.c, p.noise, p.permute, self.directed
+                "rmat:scale={},ef={},a={},b={},c={},noise={},permute={},dedup={},directed={}",
+                p.scale, p.edge_factor, p.a, p.b, p.c, p.noise, p.permute, p.dedup, self.directed
             )?,
             GeneratorKind::ErdosRenyi { n, m } => {
                 write!(f, "er:n={n},m={m},directed={}", self.directed)?

@@ -45,6 +45,9 @@ fn rmat_sizes_and_skew() {
     let directed = build_graph("rmat:scale=10,ef=4,directed=true");
     assert_eq!(directed.num_arcs(), 4 * 1024);
     assert!(directed.is_directed());
+    let clean = summarize(&build_graph("rmat:scale=12,ef=8,seed=3,dedup=true"));
+    assert_eq!((clean.self_loops, clean.duplicate_arcs), (0, 0));
+    assert!(clean.arcs < s.arcs - s.duplicate_arcs);
 }
 
 #[test]
