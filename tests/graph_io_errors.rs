@@ -230,3 +230,21 @@ fn missing_file_names_the_path() {
         .to_string();
     assert_has(&e, &["/nonexistent/graph.mtx", "reading"]);
 }
+
+#[test]
+fn absurd_vertex_counts_are_refused_before_allocating() {
+    let m = error(
+        "big.mtx",
+        b"%%MatrixMarket matrix coordinate pattern general\n4000000000 4000000000 0\n",
+        None,
+    );
+    assert_has(&m, &["big.mtx:2", "vertices for a file of 73 bytes", "found 4000000000 vertices"]);
+    let m = error("big.gr", b"p sp 99999999999 0\n", None);
+    assert_has(&m, &["big.gr:1", "at most 4294967295 vertices", "found 99999999999"]);
+    let m = error("big.graph", b"3000000000 0\n", Some(GraphFormat::Metis));
+    assert_has(&m, &["big.graph:1", "vertices for a file of 13 bytes"]);
+    // A SNAP `Nodes:` comment that large is ignored: ids are remapped instead.
+    let g = load_graph_from_bytes("n.txt", b"# Nodes: 3000000000\n0 1\n", &LoadOptions::default())
+        .unwrap();
+    assert_eq!(g.csr.num_vertices(), 2);
+}

@@ -457,3 +457,13 @@ fn read_up_to(f: &mut std::fs::File, buf: &mut [u8]) -> std::io::Result<usize> {
     }
     Ok(got)
 }
+
+/// Recomputes the header checksum of a buffer that starts with a binary CSR header, so that
+/// fuzzers and tests can reach the payload checks with arbitrary header fields. Returns
+/// false (and changes nothing) for a buffer shorter than the header.
+pub fn repair_header_checksum(bytes: &mut [u8]) -> bool {
+    let Some(header) = bytes.get_mut(..HEADER_BYTES) else { return false };
+    let hash = hash_block(&header[..48]);
+    header[48..56].copy_from_slice(&hash.to_le_bytes());
+    true
+}

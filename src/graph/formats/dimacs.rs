@@ -4,7 +4,8 @@
 
 use super::edges::{Weight, WeightColumn, WeightSyntax, parse_weight};
 use super::text::{
-    Lines, Tokens, find_header_end, last_line_number, parse_chunks, parse_error, parse_u64, show,
+    Lines, Tokens, check_vertex_count, find_header_end, last_line_number, parse_chunks,
+    parse_error, parse_u64, show,
 };
 use super::write_error;
 use crate::graph::{Csr, EdgeWeights, GraphError, VertexId};
@@ -69,15 +70,7 @@ pub(crate) fn parse(file: &str, buf: &[u8]) -> Result<Parsed, GraphError> {
         };
         let n = count("vertex")?;
         let m = count("arc")?;
-        if n > u64::from(u32::MAX) {
-            return Err(parse_error(
-                file,
-                number,
-                "at most 4294967295 vertices",
-                n.to_string(),
-                "split the graph",
-            ));
-        }
+        check_vertex_count(file, number, n, buf.len())?;
         problem = Some((number, n, m));
         Ok(true)
     })?;

@@ -7,7 +7,8 @@
 
 use super::edges::{WeightColumn, WeightSyntax, parse_weight};
 use super::text::{
-    Lines, Tokens, find_header_end, last_line_number, parse_chunks, parse_error, parse_u64, show,
+    Lines, Tokens, check_vertex_count, find_header_end, last_line_number, parse_chunks,
+    parse_error, parse_u64, show,
 };
 use super::{half_arcs, write_error};
 use crate::graph::{Csr, EdgeWeights, GraphError, VertexId};
@@ -166,15 +167,7 @@ pub(crate) fn parse(file: &str, buf: &[u8]) -> Result<Parsed, GraphError> {
                 "a graph's adjacency matrix is square; fix the size line",
             ));
         }
-        if numbers[0] > u64::from(u32::MAX) {
-            return Err(parse_error(
-                file,
-                number,
-                "at most 4294967295 vertices",
-                numbers[0].to_string(),
-                "split the graph",
-            ));
-        }
+        check_vertex_count(file, number, numbers[0], buf.len())?;
         size = Some((number, numbers[0], numbers[2]));
         Ok(true)
     })?;

@@ -8,7 +8,7 @@
 //! Parsed sequentially: vertex lines must be numbered in order, and METIS files are small
 //! next to edge lists of the same graph.
 
-use super::text::{Lines, Tokens, parse_error, parse_u64, show};
+use super::text::{Lines, Tokens, check_vertex_count, parse_error, parse_u64, show};
 use super::write_error;
 use crate::graph::{Csr, EdgeWeights, GraphError};
 use std::io::Write;
@@ -109,15 +109,7 @@ pub(crate) fn parse(file: &str, buf: &[u8]) -> Result<Parsed, GraphError> {
     };
     let n = number(0, "the vertex count")?;
     let m = number(1, "the edge count")?;
-    if n > u64::from(u32::MAX) {
-        return Err(parse_error(
-            file,
-            header_line,
-            "at most 4294967295 vertices",
-            n.to_string(),
-            "split the graph",
-        ));
-    }
+    check_vertex_count(file, header_line, n, buf.len())?;
     let fmt = tokens.get(2).copied().unwrap_or(b"0");
     let fmt_ok = fmt.len() <= 3 && fmt.iter().all(|&b| b == b'0' || b == b'1');
     if !fmt_ok {
@@ -154,7 +146,7 @@ pub(crate) fn parse(file: &str, buf: &[u8]) -> Result<Parsed, GraphError> {
         ));
     }
     let capacity = usize::try_from(m.saturating_mul(2)).unwrap_or(0).min(buf.len() / 2 + 1);
-    let mut offsets = Vec::with_capacity(n as usize + 1);
+    let mut offsets = Vec::with_capacity((n as usize).min(buf.len()) + 1);
     offsets.push(0u64);
     let mut targets: Vec<u32> = Vec::with_capacity(capacity);
     let mut edge_weights: Vec<u32> = Vec::new();

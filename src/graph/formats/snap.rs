@@ -15,7 +15,9 @@
 use super::edges::{
     IdMap, RawEdgeChunk, WeightColumn, WeightSyntax, agree_on_weights, parse_weight,
 };
-use super::text::{Lines, Tokens, fast_pair, parse_chunks, parse_error, parse_u64, show};
+use super::text::{
+    Lines, Tokens, fast_pair, max_declared_vertices, parse_chunks, parse_error, parse_u64, show,
+};
 use super::{half_arcs, write_error};
 use crate::graph::{Csr, EdgeWeights, GraphError, VertexId};
 use rayon::prelude::*;
@@ -187,6 +189,7 @@ fn densify(
     file: &str,
     chunks: Vec<RawEdgeChunk>,
     nodes: Option<u64>,
+    file_bytes: usize,
 ) -> Result<DenseEdges, GraphError> {
     let weighted = agree_on_weights(file, &chunks)?;
     let (edge_chunks, columns): (Vec<Vec<(u64, u64)>>, Vec<WeightColumn>) =
@@ -194,12 +197,12 @@ fn densify(
     let weights = weighted.then(|| WeightColumn::concat(columns));
     let max_id = edge_chunks.par_iter().flat_map_iter(|c| c.iter().map(|&(u, v)| u.max(v))).max();
     let Some(max_id) = max_id else {
-        let num_vertices = nodes.unwrap_or(0);
+        let num_vertices = nodes.filter(|&n| n <= max_declared_vertices(file_bytes)).unwrap_or(0);
         return Ok(DenseEdges { edges: Vec::new(), weights, num_vertices, original_ids: None });
     };
     if let Some(n) = nodes
         && max_id < n
-        && n <= u64::from(u32::MAX)
+        && n <= max_declared_vertices(file_bytes)
     {
         let edges = map_chunks(&edge_chunks, |id| id as VertexId);
         return Ok(DenseEdges { edges, weights, num_vertices: n, original_ids: None });
@@ -263,7 +266,7 @@ pub(crate) fn parse(file: &str, buf: &[u8]) -> Result<(DenseEdges, Option<bool>)
             "correct or delete the `Edges:` comment (the file may be truncated)",
         ));
     }
-    Ok((densify(file, chunks, header.nodes)?, header.directed))
+    Ok((densify(file, chunks, header.nodes, buf.len())?, header.directed))
 }
 
 /// Writes a SNAP edge list: a comment header (`Directed`/`Undirected`, `Nodes`, `Edges`),

@@ -81,6 +81,48 @@ impl<'a> Iterator for Tokens<'a> {
     }
 }
 
+/// Vertices a header may declare whatever the file size.
+pub(crate) const FREE_VERTICES: u64 = 1 << 24;
+/// Beyond [`FREE_VERTICES`], vertices a header may declare per byte of file.
+pub(crate) const VERTICES_PER_FILE_BYTE: u64 = 64;
+
+/// Largest vertex count a header of a `file_bytes`-byte file may declare: a guard against a
+/// corrupt count allocating gigabytes for vertices the file cannot describe.
+pub(crate) fn max_declared_vertices(file_bytes: usize) -> u64 {
+    FREE_VERTICES
+        .max((file_bytes as u64).saturating_mul(VERTICES_PER_FILE_BYTE))
+        .min(u64::from(u32::MAX))
+}
+
+/// Checks a vertex count declared on `line` of a `file_bytes`-byte file.
+pub(crate) fn check_vertex_count(
+    file: &str,
+    line: u64,
+    n: u64,
+    file_bytes: usize,
+) -> Result<(), GraphError> {
+    if n > u64::from(u32::MAX) {
+        return Err(parse_error(
+            file,
+            line,
+            "at most 4294967295 vertices (u32 ids)",
+            n.to_string(),
+            "split the graph",
+        ));
+    }
+    let cap = max_declared_vertices(file_bytes);
+    if n > cap {
+        return Err(parse_error(
+            file,
+            line,
+            format!("at most {cap} vertices for a file of {file_bytes} bytes"),
+            format!("{n} vertices"),
+            "the count is probably corrupt; fix it (a file this small cannot describe that many vertices)",
+        ));
+    }
+    Ok(())
+}
+
 /// Fast path for the commonest line, `digits<space>digits` with optional trailing blanks,
 /// starting at `at`: returns both numbers and the start of the next line. `None` sends the
 /// line to the general (error-reporting) parser; so do numbers of 20 or more digits.
