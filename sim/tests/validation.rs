@@ -91,3 +91,11 @@ fn k40_peer_copy_latency_matches_gunrock() {
     let t = Topology::bundled("k40x6-pcie").unwrap();
     check(&bench::run(&t, Fidelity::Flow).unwrap(), 2);
 }
+
+#[test]
+fn infiniband_bandwidth_rises_with_message_size_packet() {
+    let t = Topology::bundled("summit-ib-x8").unwrap();
+    let make =
+        || switchyard_sim::interconnect::InterconnectModel::new(t.fabric(), Fidelity::Packet);
+    check(&bench::ib_message_sizes(&t, make).unwrap(), 3);
+}
