@@ -25,25 +25,51 @@ fn main() {
     // Warm-up: one pass over the queue so the heap reaches its steady-state shape.
     hold(&mut engine, pending, mean_delay_ps);
 
-    let start = Instant::now();
-    let cpu_start = cpu_ns();
-    let checksum = hold(&mut engine, events, mean_delay_ps);
-    let seconds = start.elapsed().as_secs_f64();
-    let cpu_seconds = cpu_ns().zip(cpu_start).map(|(b, a)| (b - a) as f64 / 1e9);
-    let per_s = events as f64 / seconds;
-    let per_cpu_s = cpu_seconds.map(|c| events as f64 / c);
-
-    println!(
-        "engine hold model: {pending} pending, {events} events in {seconds:.3} s wall = {:.2} M events/s (checksum {checksum})",
-        per_s / 1e6
-    );
-    if let (Some(c), Some(r)) = (cpu_seconds, per_cpu_s) {
-        println!("  on-CPU time {c:.3} s = {:.2} M events/s per CPU second", r / 1e6);
+    // Three timed repetitions: on a shared machine the best shows the engine's speed, the
+    // median what a user sees under load. All are reported.
+    let mut runs = Vec::new();
+    let mut checksum = 0u64;
+    for _ in 0..3 {
+        let start = Instant::now();
+        let cpu_start = cpu_ns();
+        checksum = checksum.wrapping_add(hold(&mut engine, events, mean_delay_ps));
+        let seconds = start.elapsed().as_secs_f64();
+        let cpu_seconds = cpu_ns().zip(cpu_start).map(|(b, a)| (b - a) as f64 / 1e9);
+        println!(
+            "engine hold model: {pending} pending, {events} events in {seconds:.3} s wall = {:.2} M events/s; on-CPU {} s = {} M events/s",
+            events as f64 / seconds / 1e6,
+            cpu_seconds.map_or("?".to_string(), |c| format!("{c:.3}")),
+            cpu_seconds.map_or("?".to_string(), |c| format!("{:.2}", events as f64 / c / 1e6)),
+        );
+        runs.push((seconds, cpu_seconds));
     }
+    let mut walls: Vec<f64> = runs.iter().map(|r| events as f64 / r.0).collect();
+    walls.sort_by(f64::total_cmp);
+    let (best, median) = (walls[2], walls[1]);
+    println!(
+        "best {:.2} M events/s, median {:.2} M events/s (wall, checksum {checksum})",
+        best / 1e6,
+        median / 1e6
+    );
+    let run_json: Vec<String> = runs
+        .iter()
+        .map(|(w, c)| {
+            format!(
+                "{{ \"seconds\": {w:.6}, \"events_per_s\": {:.0}, \"cpu_seconds\": {}, \"events_per_cpu_s\": {} }}",
+                events as f64 / w,
+                c.map_or("null".to_string(), |c| format!("{c:.6}")),
+                c.map_or("null".to_string(), |c| format!("{:.0}", events as f64 / c)),
+            )
+        })
+        .collect();
+    let load = std::fs::read_to_string("/proc/loadavg")
+        .ok()
+        .and_then(|l| l.split_whitespace().next().map(str::to_string))
+        .unwrap_or_else(|| "null".to_string());
     let json = format!(
-        "{{\n  \"benchmark\": \"engine_hold_model\",\n  \"pending_events\": {pending},\n  \"events\": {events},\n  \"mean_delay_ps\": {mean_delay_ps},\n  \"seconds\": {seconds:.6},\n  \"events_per_s\": {per_s:.0},\n  \"cpu_seconds\": {},\n  \"events_per_cpu_s\": {},\n  \"final_virtual_time_ps\": {},\n  \"checksum\": {checksum}\n}}\n",
-        cpu_seconds.map_or("null".to_string(), |c| format!("{c:.6}")),
-        per_cpu_s.map_or("null".to_string(), |r| format!("{r:.0}")),
+        "{{\n  \"benchmark\": \"engine_hold_model\",\n  \"pending_events\": {pending},\n  \"events_per_run\": {events},\n  \"mean_delay_ps\": {mean_delay_ps},\n  \"runs\": [\n    {}\n  ],\n  \"best_events_per_s\": {best:.0},\n  \"median_events_per_s\": {median:.0},\n  \"load_average_1min\": {load},\n  \"cpus\": {},\n  \"final_virtual_time_ps\": {},\n  \"checksum\": {checksum}\n}}\n",
+        run_json.join(",\n    "),
+        std::thread::available_parallelism().map_or(0, |n| n.get()),
         engine.now()
     );
     let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../reports/bench/engine.json");
