@@ -232,3 +232,19 @@ fn missing_file_and_unknown_bundled_name() {
     let err = Topology::bundled("dgx2").unwrap_err().to_string();
     assert!(err.contains("dgx1-v100") && err.contains("fix:"), "{err}");
 }
+
+#[test]
+fn route_override_to_itself() {
+    let text = BASE.to_string() + "\n[[route]]\nfrom = \"gpu0\"\nto = \"gpu0\"\nvia = [\"cpu0\"]\n";
+    let (line, text) = error_of(&text);
+    assert_eq!(line, 35);
+    assert!(text.contains("route from `gpu0` to itself"), "{text}");
+}
+
+#[test]
+fn route_override_naming_an_unknown_device() {
+    let text = BASE.to_string() + "\n[[route]]\nfrom = \"gpu0\"\nto = \"gpu1\"\nvia = [\"sw9\"]\n";
+    let (line, text) = error_of(&text);
+    assert_eq!(line, 36);
+    assert!(text.contains("`sw9`, which is not declared"), "{text}");
+}

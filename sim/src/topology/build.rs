@@ -434,6 +434,13 @@ fn override_path(
     by_name: &BTreeMap<&str, usize>,
     graph: &routing::Graph,
 ) -> Result<Vec<usize>, SimError> {
+    if r.from.get_ref() == r.to.get_ref() {
+        return Err(src.error(
+            r.to.span(),
+            format!("route from `{}` to itself", r.from.get_ref()),
+            "a [[route]] joins two different GPUs or sockets",
+        ));
+    }
     let mut names: Vec<&str> = vec![r.from.get_ref().as_str()];
     names.extend(r.via.get_ref().iter().map(String::as_str));
     names.push(r.to.get_ref().as_str());
