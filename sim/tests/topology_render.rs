@@ -35,8 +35,11 @@ fn svg_draws_every_device_and_link_deterministically() {
         let svg = t.svg();
         assert!(svg.starts_with("<svg xmlns=\"http://www.w3.org/2000/svg\""), "{name}");
         assert!(svg.trim_end().ends_with("</svg>"), "{name}");
-        // One box per device plus the background.
-        assert_eq!(svg.matches("<rect ").count(), t.devices.len() + 1, "{name}");
+        // One box per device, one frame per named node, plus the background.
+        let nodes: std::collections::BTreeSet<&str> =
+            t.devices.iter().map(|d| d.node.as_str()).filter(|n| !n.is_empty()).collect();
+        assert_eq!(svg.matches("<rect class=\"node\"").count(), nodes.len(), "{name}");
+        assert_eq!(svg.matches("<rect ").count(), t.devices.len() + nodes.len() + 1, "{name}");
         // One line or arc per link, plus the four legend lines.
         let strokes = svg.matches("<line ").count() + svg.matches("<path ").count();
         assert_eq!(strokes, t.links.len() + 4, "{name}");
@@ -44,6 +47,14 @@ fn svg_draws_every_device_and_link_deterministically() {
             assert!(svg.contains(&format!(">{}</text>", d.name)), "{name}: {}", d.name);
         }
         assert_eq!(svg, Topology::bundled(name).unwrap().svg(), "{name}: deterministic");
+    }
+}
+
+#[test]
+fn cluster_svg_frames_each_node() {
+    let svg = Topology::bundled("summit-ib-x8").unwrap().svg();
+    for n in 0..8 {
+        assert!(svg.contains(&format!(">node{n}</text>")), "node{n}");
     }
 }
 

@@ -228,6 +228,29 @@ pub(crate) fn svg(t: &Topology) -> String {
         MARGIN - 10,
         escape(&t.name)
     );
+    // A dashed frame around the devices of each named node (machine of a cluster).
+    let mut nodes: BTreeMap<&str, (i64, i64, i64, i64)> = BTreeMap::new();
+    for (i, d) in t.devices.iter().enumerate() {
+        if d.node.is_empty() {
+            continue;
+        }
+        let (x, y) = pos[i];
+        let e = nodes.entry(d.node.as_str()).or_insert((x, y, x, y));
+        *e = (e.0.min(x), e.1.min(y), e.2.max(x), e.3.max(y));
+    }
+    for (name, (x0, y0, x1, y1)) in &nodes {
+        let (x, y) = (x0 - BOX_W / 2 - 6, y0 - BOX_H / 2 - 18);
+        let (w, h) = (x1 - x0 + BOX_W + 12, y1 - y0 + BOX_H + 24);
+        let _ = writeln!(
+            s,
+            "<rect class=\"node\" x=\"{x}\" y=\"{y}\" width=\"{w}\" height=\"{h}\" rx=\"8\" \
+             fill=\"none\" stroke=\"#999\" stroke-dasharray=\"4 3\"/><text x=\"{}\" y=\"{}\" \
+             font-size=\"9\" fill=\"#666\">{}</text>",
+            x + 4,
+            y + 11,
+            escape(name)
+        );
+    }
     for l in &t.links {
         let lt = &t.link_types[l.link_type];
         let (ax, ay) = pos[l.a];
