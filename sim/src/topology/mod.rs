@@ -232,6 +232,11 @@ impl Topology {
         build::build(&format!("bundled:{name}"), text)
     }
 
+    /// Names of the bundled topologies, sorted (same as [`bundled_names`]).
+    pub fn bundled_names() -> Vec<&'static str> {
+        bundled_names()
+    }
+
     /// A bundled name, or else a path to a file.
     pub fn open(name_or_path: &str) -> Result<Topology, SimError> {
         if bundled::text(name_or_path).is_some() {
