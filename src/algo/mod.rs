@@ -5,6 +5,7 @@
 pub mod bfs;
 pub mod cc;
 pub mod pagerank;
+pub mod sequential;
 pub mod sssp;
 
 use crate::backend::{ElemType, KernelRegistry, Scalar};

@@ -53,10 +53,17 @@ pub fn register(registry: &mut KernelRegistry) {
 
 fn advance(ctx: &mut KernelContext<'_>) -> Result<(), BackendError> {
     let mut a = AdvanceArgs::from_context(ctx)?;
-    let weights = a.weights.ok_or_else(|| BackendError::Kernel {
-        kernel: "sssp_advance".into(),
-        message: "the graph has no integer weights".into(),
-    })?;
+    let weights = a.weights.unwrap_or(&[]);
+    if weights.len() != a.targets.len() {
+        return Err(BackendError::Kernel {
+            kernel: "sssp_advance".into(),
+            message: format!(
+                "{} weights for {} arcs: the graph needs integer weights",
+                weights.len(),
+                a.targets.len()
+            ),
+        });
+    }
     let dist = a.values.as_u32_mut()?;
     for i in 0..a.frontier_len {
         let v = a.frontier_in[i] as usize;

@@ -21,6 +21,7 @@
 //! - time: [`Backend::now_ps`] (virtual or wall);
 //! - statistics: [`Backend::stats`].
 
+pub mod cuda;
 pub mod kernel;
 pub mod sim;
 

@@ -62,6 +62,15 @@ pub enum CommunicationArg {
     Broadcast,
 }
 
+/// Backend as the CLI spells it.
+#[derive(Clone, Copy, Debug, clap::ValueEnum)]
+pub enum BackendArg {
+    /// The deterministic simulator.
+    Sim,
+    /// Real GPUs through CUDA.
+    Cuda,
+}
+
 /// Interconnect fidelity as the CLI spells it.
 #[derive(Clone, Copy, Debug, clap::ValueEnum)]
 pub enum FidelityArg {
@@ -82,6 +91,9 @@ pub struct RunArgs {
     /// Runtime.
     #[arg(long, value_enum, default_value = "bsp")]
     runtime: RuntimeKind,
+    /// Backend: the simulator, or real GPUs through CUDA.
+    #[arg(long, value_enum, default_value = "sim")]
+    backend: BackendArg,
     #[command(flatten)]
     options: RunOptions,
     /// Topology: a bundled name (see `switchyard topo list`) or a TOML file.
@@ -157,6 +169,9 @@ impl RunOptions {
 
 /// Runs `switchyard run`.
 pub fn run_command(args: RunArgs) -> anyhow::Result<()> {
+    if let BackendArg::Cuda = args.backend {
+        switchyard::backend::cuda::CudaBackend::open(args.gpus)?;
+    }
     let topology = Topology::open(&args.topology)
         .with_context(|| format!("opening topology `{}`", args.topology))?;
     let (graph, name) = resolve(&args.graph, args.options.seed)?;

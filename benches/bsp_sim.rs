@@ -1,0 +1,88 @@
+//! Cost of simulating: an 8-GPU bulk-synchronous BFS and PageRank on R-MAT scale 20 (edge
+//! factor 16) on the simulated DGX-1, against the project's own sequential CSR BFS and
+//! PageRank on the same graph, timed side by side in one process. Target (issue 4): each
+//! ratio at most 4. Prints a table and writes `reports/bench/bsp_sim.json`.
+//!
+//!     cargo bench --bench bsp_sim            (SCALE=16 for a quick run)
+
+use std::time::Instant;
+use switchyard::algo::sequential;
+use switchyard::driver::algorithm::{Algorithm, AlgorithmParams};
+use switchyard::driver::{RunConfig, RuntimeKind, run};
+use switchyard::graph::generate::{GeneratorSpec, generate};
+use switchyard::runtime::bsp::BspOptions;
+use switchyard_sim::interconnect::Fidelity;
+use switchyard_sim::topology::Topology;
+
+fn best_of<T>(repeats: usize, mut f: impl FnMut() -> T) -> (f64, T) {
+    let mut best = f64::INFINITY;
+    let mut last = None;
+    for _ in 0..repeats {
+        let start = Instant::now();
+        let out = f();
+        best = best.min(start.elapsed().as_secs_f64());
+        last = Some(out);
+    }
+    (best, last.expect("at least one repeat"))
+}
+
+fn main() {
+    let scale: u32 = std::env::var("SCALE").ok().and_then(|s| s.parse().ok()).unwrap_or(20);
+    let spec = GeneratorSpec::parse(&format!("rmat:scale={scale},ef=16,seed=1")).expect("spec");
+    let graph = generate(&spec).expect("generate");
+    println!("graph {spec}: {} vertices, {} arcs", graph.num_vertices(), graph.num_arcs());
+    let topology = Topology::bundled("dgx1-v100").expect("dgx1");
+    let mut rows = Vec::new();
+    for algorithm in [Algorithm::Bfs, Algorithm::Pr] {
+        let params = AlgorithmParams { iterations: 10, ..AlgorithmParams::default() };
+        let (baseline_s, _) = best_of(3, || match algorithm {
+            Algorithm::Bfs => sequential::bfs_levels(&graph, 0).len(),
+            _ => sequential::pagerank_ldbc(&graph, 0.85, params.iterations).len(),
+        });
+        let config = RunConfig {
+            topology: topology.clone(),
+            gpus: 8,
+            runtime: RuntimeKind::Bsp,
+            algorithm,
+            params,
+            partitioner: "random".into(),
+            seed: 1,
+            bsp: BspOptions::default(),
+            fidelity: Fidelity::Flow,
+            trace: false,
+            validate: false,
+            command_line: vec!["bench".into()],
+        };
+        let (simulated_s, output) =
+            best_of(3, || run(&graph, &spec.to_string(), &config).expect("simulated run"));
+        let events = output.report.backend.events;
+        let ratio = simulated_s / baseline_s;
+        println!(
+            "{:<4} sequential {:>8.3} s   simulated 8 GPUs {:>8.3} s   ratio {:>6.2}   {:>10.0} events/s   simulated time {:.3} ms",
+            algorithm.name(),
+            baseline_s,
+            simulated_s,
+            ratio,
+            events as f64 / simulated_s,
+            output.report.time_ps as f64 / 1e9
+        );
+        rows.push(serde_json::json!({
+            "algorithm": algorithm.name(),
+            "graph": spec.to_string(),
+            "arcs": graph.num_arcs(),
+            "sequential_s": baseline_s,
+            "simulated_8gpu_s": simulated_s,
+            "ratio": ratio,
+            "target_ratio_max": 4.0,
+            "events": events,
+            "events_per_s": events as f64 / simulated_s,
+            "simulated_time_ps": output.report.time_ps,
+        }));
+    }
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("reports/bench");
+    std::fs::create_dir_all(&dir).expect("reports/bench");
+    let json =
+        serde_json::to_string_pretty(&serde_json::json!({ "benchmark": "bsp_sim", "rows": rows }))
+            .expect("json");
+    std::fs::write(dir.join("bsp_sim.json"), json + "\n").expect("write json");
+}
