@@ -93,16 +93,20 @@ fn check(inputs: &[String]) -> anyhow::Result<()> {
     let mut failed = 0;
     for input in inputs {
         match Topology::open(input) {
-            Ok(t) => writeln!(
-                o,
-                "ok    {input}: `{}`, {} GPUs, {} sockets, {} links, {} routes, fnv1a {:016x}",
-                t.name,
-                t.gpus.len(),
-                t.sockets.len(),
-                t.links.len(),
-                t.fabric().routes.len(),
-                t.source_hash
-            )?,
+            Ok(t) => {
+                let plural =
+                    |n: usize, what: &str| format!("{n} {what}{}", if n == 1 { "" } else { "s" });
+                writeln!(
+                    o,
+                    "ok    {input}: `{}`, {}, {}, {}, {}, fnv1a {:016x}",
+                    t.name,
+                    plural(t.gpus.len(), "GPU"),
+                    plural(t.sockets.len(), "socket"),
+                    plural(t.links.len(), "link"),
+                    plural(t.fabric().routes.len(), "route"),
+                    t.source_hash
+                )?
+            }
             Err(e) => {
                 failed += 1;
                 // The error already names file, line and fix; keep the verdict on one line.
