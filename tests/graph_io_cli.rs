@@ -16,7 +16,7 @@ fn arcs_in_file_ids(path: &std::path::Path, format: Option<GraphFormat>) -> Vec<
     let g = load_graph(path, &LoadOptions { format, ..Default::default() }).unwrap();
     let mut arcs: Vec<(u64, u64)> = (0..g.csr.num_vertices())
         .flat_map(|u| g.csr.neighbors(u).iter().map(move |&v| (u, v)).collect::<Vec<_>>())
-        .map(|(u, v)| (g.original_id(u), g.original_id(v)))
+        .map(|(u, v)| (g.file_id(u), g.file_id(v)))
         .collect();
     arcs.sort_unstable();
     arcs

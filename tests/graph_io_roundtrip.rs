@@ -246,3 +246,18 @@ fn file_level_binary_and_ldbc_paths_load() {
         switchyard::graph::load_graph(&base.with_extension("e"), &LoadOptions::default()).unwrap();
     assert_eq!(g.format, GraphFormat::Snap);
 }
+
+#[test]
+fn results_come_out_in_the_file_ids() {
+    use switchyard::graph::{ResultValue, write_vertex_values};
+    let snap = load(b"100 7\n7 300\n", None);
+    let dimacs = load(b"p sp 3 1\na 1 3 5\n", None);
+    let mut out = Vec::new();
+    let levels = [Some(0), None, Some(1)].map(ResultValue::level);
+    write_vertex_values(&mut out, "bfs", Some(&snap.file_ids()), levels).unwrap();
+    assert_eq!(String::from_utf8(out).unwrap(), "7 0\n100 9223372036854775807\n300 1\n");
+    let mut out = Vec::new();
+    let distances = [Some(0.0), None, Some(5.0)].map(ResultValue::distance);
+    write_vertex_values(&mut out, "sssp", Some(&dimacs.file_ids()), distances).unwrap();
+    assert_eq!(String::from_utf8(out).unwrap(), "1 0.0\n2 infinity\n3 5.0\n");
+}

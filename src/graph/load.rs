@@ -43,12 +43,24 @@ impl LoadedGraph {
         LoadedGraph { csr, format, original_ids: None, ldbc: None, metis: None }
     }
 
-    /// The file's id of dense vertex `v`.
-    pub fn original_id(&self, v: u32) -> u64 {
-        self.original_ids
-            .as_ref()
-            .and_then(|ids| ids.get(v as usize).copied())
-            .unwrap_or(u64::from(v))
+    /// Whether the format numbers vertices from 1 (Matrix Market, DIMACS, METIS).
+    pub fn one_based(&self) -> bool {
+        matches!(self.format, GraphFormat::MatrixMarket | GraphFormat::Dimacs | GraphFormat::Metis)
+    }
+
+    /// The id dense vertex `v` has in the file: its sparse id for SNAP and LDBC, `v + 1` for
+    /// the 1-based formats, `v` otherwise.
+    pub fn file_id(&self, v: u32) -> u64 {
+        match &self.original_ids {
+            Some(ids) => ids.get(v as usize).copied().unwrap_or(u64::from(v)),
+            None => u64::from(v) + u64::from(self.one_based()),
+        }
+    }
+
+    /// Every vertex's id in the file (see [`LoadedGraph::file_id`]), to pass to
+    /// [`crate::graph::results::write_vertex_values`] so results come out in the file's ids.
+    pub fn file_ids(&self) -> Vec<u64> {
+        (0..self.csr.num_vertices()).map(|v| self.file_id(v)).collect()
     }
 }
 
