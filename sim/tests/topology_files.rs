@@ -193,3 +193,41 @@ type = "fast"
     let t = Topology::from_str("two.toml", &one_way).unwrap();
     assert_eq!(names(&t, 1, 0), ["gpu1", "sw0", "gpu0"]);
 }
+
+#[test]
+fn copy_engines_default_to_two_and_host_memory_is_unlimited() {
+    let t = Topology::bundled("m60x8-pcie").unwrap();
+    for g in &t.gpus {
+        assert_eq!(g.copy_engines, 2);
+        assert_eq!(t.fabric().endpoints[g.endpoint.0 as usize].copy_engines, 2);
+    }
+    for s in &t.sockets {
+        assert_eq!(t.fabric().endpoints[s.endpoint.0 as usize].copy_engines, u32::MAX);
+    }
+    let text = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../topologies/hetero-k40c-m4000.toml"
+    ))
+    .unwrap()
+    .replacen("model = \"K40c\"\n", "model = \"K40c\"\ncopy_engines = 1\n", 1);
+    let t = Topology::from_str("one-engine.toml", &text).unwrap();
+    assert_eq!(t.gpus[0].copy_engines, 1);
+    assert_eq!(t.gpus[1].copy_engines, 2);
+}
+
+#[test]
+fn transfer_setup_is_the_gpu_copy_setup_or_the_network_setup() {
+    let t = Topology::bundled("hgx-h200x4").unwrap();
+    let (g0, g1) = (t.gpu_endpoint(0).unwrap(), t.gpu_endpoint(1).unwrap());
+    let host = t.staging_host(0).unwrap();
+    let copy = t.gpus[0].model.copy_setup_ps;
+    assert_eq!(copy, 7_100_000, "H200 copy setup, gpu_models.toml");
+    assert_eq!(t.transfer_setup_ps(g0, g1), copy);
+    assert_eq!(t.transfer_setup_ps(host, g0), copy, "host-to-GPU copies use the GPU's engine");
+    // Across InfiniBand the NIC drives the transfer: the link's setup_ns, not the GPU's.
+    let t = Topology::bundled("summit-ib-x8").unwrap();
+    let (a, b) = (t.gpu_endpoint(0).unwrap(), t.gpu_endpoint(7).unwrap());
+    assert_eq!(t.transfer_setup_ps(a, b), 5_000_000);
+    let local_host = t.staging_host(0).unwrap();
+    assert_eq!(t.transfer_setup_ps(a, local_host), t.gpus[0].model.copy_setup_ps);
+}
