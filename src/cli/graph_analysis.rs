@@ -18,6 +18,10 @@ pub struct GraphSource {
     /// Format of `--graph`; detected from the content when omitted.
     #[arg(long, requires = "graph")]
     pub format: Option<GraphFormat>,
+    /// Read `--graph` as directed (`true`) or undirected (`false`), overriding the file
+    /// (a SNAP edge list cannot say which it is).
+    #[arg(long, requires = "graph")]
+    pub directed: Option<bool>,
     /// Generate the graph instead, e.g. `rmat:scale=16,ef=16,seed=1` (see `graph generate`).
     #[arg(long, value_name = "SPEC")]
     pub generate: Option<String>,
@@ -29,7 +33,7 @@ impl GraphSource {
             (Some(path), _) => {
                 let options = LoadOptions {
                     format: self.format,
-                    directed: None,
+                    directed: self.directed,
                     build: BuildOptions::default(),
                 };
                 let loaded = load_graph(path, &options)?;
@@ -57,7 +61,7 @@ pub struct InfoArgs {
 /// Arguments of `graph generate`.
 #[derive(clap::Args, Debug)]
 pub struct GenerateArgs {
-    /// Generator spec: `rmat:scale=..,ef=..,a=..,b=..,c=..,noise=..,permute=..,directed=..`,
+    /// Generator spec: `rmat:scale=..,ef=..,a=..,b=..,c=..,noise=..,permute=..,dedup=..,directed=..`,
     /// `er:n=..,m=..`, `grid2d:w=..,h=..,drop=..`, `grid3d:w=..,h=..,d=..,drop=..`,
     /// `rgg:n=..,degree=..`; all take `seed=..` and `weights=LO..HI` (e.g. 1..64).
     spec: String,
