@@ -11,7 +11,8 @@
 //! Architecture invariant: output depends only on the spec. Work is split into chunks of
 //! [`GENERATOR_CHUNK`] items, each drawing from its own ChaCha8 stream keyed by (seed,
 //! purpose, chunk index), never by thread; the CSR is built with
-//! [`csr_from_edges_parallel`], whose per-vertex arc order is sorted. A seed gives the same
+//! [`csr_from_edges_parallel`], a chunked radix sort whose result equals `Csr::from_edges`
+//! (arcs of a vertex in input order). A seed gives the same
 //! CSR on any number of threads.
 //!
 //! How close the generated graphs come to the real ones in `shared/graphs/` is measured and
