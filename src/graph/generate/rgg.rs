@@ -8,8 +8,8 @@
 //!    `max(2 * degree, 10)`;
 //! 3. keep its Euclidean minimum spanning forest (Kruskal: degree 1-4, mostly 2, long
 //!    paths: a road skeleton);
-//! 4. add back a seeded random sample of the other candidates until the mean degree is
-//!    `degree` (local loops of all sizes, as road grids have).
+//! 4. add back a seeded random sample of the other candidates, preferring those at dead
+//!    ends, until the mean degree is `degree` (local loops of all sizes, as road grids have).
 
 use super::rng::{Purpose, below_u64, chunk_rng, unit_f64};
 use super::{GENERATOR_CHUNK, allocate};
@@ -28,7 +28,7 @@ pub fn rgg_edges(n: u32, degree: f64, seed: u64) -> Result<Vec<(u32, u32)>, Grap
             *p = (unit_f64(&mut rng), unit_f64(&mut rng));
         }
     });
-    let connect_degree = (2.0 * degree).max(10.0);
+    let connect_degree = (2.0 * degree).max((n.max(2) as f64).ln() + 5.0);
     let radius = (connect_degree / (std::f64::consts::PI * n.max(1) as f64)).sqrt();
     let cells_per_side = ((1.0 / radius).floor() as usize).clamp(1, 1 << 15);
     let cell_of = |&(x, y): &(f64, f64)| {
@@ -86,7 +86,7 @@ pub fn rgg_edges(n: u32, degree: f64, seed: u64) -> Result<Vec<(u32, u32)>, Grap
         .collect();
     candidates
         .par_sort_unstable_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)).then(a.2.cmp(&b.2)));
-    // Kruskal, then the shortest leftovers.
+    // Kruskal, then a random sample of the leftovers.
     let mut sets = DisjointSets::new(n as usize);
     let mut edges = Vec::new();
     let mut leftovers = Vec::new();
@@ -100,15 +100,36 @@ pub fn rgg_edges(n: u32, degree: f64, seed: u64) -> Result<Vec<(u32, u32)>, Grap
     drop(candidates);
     let wanted = (degree * n as f64 / 2.0).round() as usize;
     let extra = wanted.saturating_sub(edges.len()).min(leftovers.len());
-    // A seeded random sample of the leftovers (partial Fisher-Yates on one stream): local
-    // edges that close loops of every size, as road grids have. The shortest leftovers
-    // would only close triangles and leave the diameter tree-like.
+    // A seeded random sample of the leftovers (lazy Fisher-Yates on one stream): local edges
+    // that close loops of every size, as road grids have (the shortest leftovers would only
+    // close triangles and leave the diameter tree-like). Among the first `8 * extra` drawn,
+    // edges at a dead end (a forest leaf) are preferred: real road networks have few.
     let mut rng = chunk_rng(seed, Purpose::Edges, 0);
-    for i in 0..extra {
+    let mut degree = vec![0u8; n as usize];
+    for &(u, v) in &edges {
+        degree[u as usize] = degree[u as usize].saturating_add(1);
+        degree[v as usize] = degree[v as usize].saturating_add(1);
+    }
+    let scan_limit = extra.saturating_mul(8);
+    let mut accepted = 0;
+    let mut skipped = Vec::new();
+    let mut i = 0;
+    while accepted < extra && i < leftovers.len() {
         let j = i + below_u64(&mut rng, (leftovers.len() - i) as u64) as usize;
         leftovers.swap(i, j);
+        let (u, v) = leftovers[i];
+        i += 1;
+        if degree[u as usize] == 1 || degree[v as usize] == 1 || i > scan_limit {
+            edges.push((u, v));
+            degree[u as usize] = degree[u as usize].saturating_add(1);
+            degree[v as usize] = degree[v as usize].saturating_add(1);
+            accepted += 1;
+        } else {
+            skipped.push((u, v));
+        }
     }
-    edges.extend_from_slice(&leftovers[..extra]);
+    let short = extra - accepted;
+    edges.extend(skipped.into_iter().take(short));
     Ok(edges)
 }
 
