@@ -62,7 +62,7 @@ pub struct InfoArgs {
 #[derive(clap::Args, Debug)]
 pub struct GenerateArgs {
     /// Generator spec: `rmat:scale=..,ef=..,a=..,b=..,c=..,noise=..,permute=..,dedup=..,directed=..`,
-    /// `er:n=..,m=..`, `grid2d:w=..,h=..,drop=..`, `grid3d:w=..,h=..,d=..,drop=..`,
+    /// `er:n=..,m=..` or `er:n=..,p=..`, `grid2d:w=..,h=..,drop=..`, `grid3d:w=..,h=..,d=..,drop=..`,
     /// `rgg:n=..,degree=..`; all take `seed=..` and `weights=LO..HI` (e.g. 1..64).
     spec: String,
     /// File to write (a name ending in `.gz` is gzip-compressed). For `--to ldbc` a base

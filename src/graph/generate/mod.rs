@@ -1,9 +1,9 @@
-//! Seeded graph generators: Graph500 Kronecker/R-MAT, Erdos-Renyi G(n, m), 2D/3D grids
+//! Seeded graph generators: Graph500 Kronecker/R-MAT, Erdos-Renyi G(n, m) and G(n, p), 2D/3D grids
 //! with random edge removal, and road-like random geometric graphs; optional uniform
 //! integer weights (the papers' SSSP setting is `weights=1..64`).
 //!
 //! A generator is named by a [`GeneratorSpec`] string such as
-//! `rmat:scale=20,ef=16,a=0.57,b=0.19,c=0.19,seed=1`, `er:n=1000,m=5000`,
+//! `rmat:scale=20,ef=16,a=0.57,b=0.19,c=0.19,seed=1`, `er:n=1000,m=5000`, `er:n=1000,p=0.01`,
 //! `grid2d:w=100,h=100,drop=0.1`, `grid3d:w=20,h=20,d=20` or `rgg:n=100000,degree=3`.
 //! Keys every generator takes: `seed` (default 1) and `weights` (`LO..HI` or `HI` for
 //! `1..HI`; default none). R-MAT and Erdos-Renyi also take `directed` (default false).
@@ -27,7 +27,7 @@ mod rng;
 mod spec;
 
 pub use build::csr_from_edges_parallel;
-pub use er::er_edges;
+pub use er::{er_edges, gnp_edges};
 pub use grid::grid_edges;
 pub use rgg::rgg_edges;
 pub use rmat::{RmatParams, rmat_edges};
@@ -57,6 +57,9 @@ pub fn generate(spec: &GeneratorSpec) -> Result<Csr, GraphError> {
         GeneratorKind::ErdosRenyi { n, m } => {
             let dedup = BuildOptions { drop_self_loops: true, drop_duplicates: true };
             (*n, er_edges(*n, *m, seed)?, spec.directed, dedup)
+        }
+        GeneratorKind::ErdosRenyiGnp { n, p } => {
+            (*n, gnp_edges(*n, *p, spec.directed, seed)?, spec.directed, BuildOptions::default())
         }
         GeneratorKind::Grid2d { w, h, drop } => {
             (w * h, grid_edges(*w, *h, 1, *drop, seed), false, BuildOptions::default())

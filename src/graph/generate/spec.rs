@@ -18,6 +18,13 @@ pub enum GeneratorKind {
         /// Edges drawn.
         m: u64,
     },
+    /// Erdos-Renyi G(n, p) (`er:n=..,p=..`).
+    ErdosRenyiGnp {
+        /// Vertices.
+        n: u32,
+        /// Probability of each pair.
+        p: f64,
+    },
     /// 2D grid (`grid2d:w=..,h=..,drop=..`).
     Grid2d {
         /// Width in vertices.
@@ -63,7 +70,7 @@ pub struct GeneratorSpec {
 const COMMON_KEYS: &[&str] = &["seed", "weights"];
 const GENERATORS: &[(&str, &[&str])] = &[
     ("rmat", &["scale", "ef", "a", "b", "c", "noise", "permute", "dedup", "directed"]),
-    ("er", &["n", "m", "directed"]),
+    ("er", &["n", "m", "p", "directed"]),
     ("grid2d", &["w", "h", "drop"]),
     ("grid3d", &["w", "h", "d", "drop"]),
     ("rgg", &["n", "degree"]),
@@ -176,13 +183,27 @@ impl GeneratorSpec {
             }
             "er" => {
                 let n = keys.positive_u32("n", None)?;
-                let m: u64 = keys.get("m", None, "the number of edges to draw")?;
-                if n < 2 && m > 0 {
-                    return Err(err(format!(
-                        "n={n} has no pairs of distinct vertices: use n >= 2"
-                    )));
+                match (keys.values.contains_key("m"), keys.values.contains_key("p")) {
+                    (true, true) | (false, false) => {
+                        return Err(err(
+                            "give exactly one of m (edge count, G(n, m)) and p (pair probability, \
+                             G(n, p))"
+                                .into(),
+                        ));
+                    }
+                    (true, false) => {
+                        let m: u64 = keys.get("m", None, "the number of edges to draw")?;
+                        if n < 2 && m > 0 {
+                            return Err(err(format!(
+                                "n={n} has no pairs of distinct vertices: use n >= 2"
+                            )));
+                        }
+                        GeneratorKind::ErdosRenyi { n, m }
+                    }
+                    (false, true) => {
+                        GeneratorKind::ErdosRenyiGnp { n, p: keys.fraction("p", 0.0)? }
+                    }
                 }
-                GeneratorKind::ErdosRenyi { n, m }
             }
             "grid2d" | "grid3d" => {
                 let w = keys.positive_u32("w", None)?;
@@ -212,7 +233,14 @@ impl GeneratorSpec {
                 GeneratorKind::Rgg { n, degree }
             }
         };
-        if directed && !matches!(kind, GeneratorKind::Rmat(_) | GeneratorKind::ErdosRenyi { .. }) {
+        if directed
+            && !matches!(
+                kind,
+                GeneratorKind::Rmat(_)
+                    | GeneratorKind::ErdosRenyi { .. }
+                    | GeneratorKind::ErdosRenyiGnp { .. }
+            )
+        {
             return Err(err(format!("`directed` applies to rmat and er only, not {name}")));
         }
         Ok(GeneratorSpec { kind, seed, weights, directed })
@@ -245,6 +273,9 @@ impl fmt::Display for GeneratorSpec {
             )?,
             GeneratorKind::ErdosRenyi { n, m } => {
                 write!(f, "er:n={n},m={m},directed={}", self.directed)?
+            }
+            GeneratorKind::ErdosRenyiGnp { n, p } => {
+                write!(f, "er:n={n},p={p},directed={}", self.directed)?
             }
             GeneratorKind::Grid2d { w, h, drop } => write!(f, "grid2d:w={w},h={h},drop={drop}")?,
             GeneratorKind::Grid3d { w, h, d, drop } => {

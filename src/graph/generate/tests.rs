@@ -16,6 +16,7 @@ const SPECS: &[&str] = &[
     "rmat:scale=12,ef=8,seed=3,weights=1..64",
     "rmat:scale=11,ef=4,noise=0.1,directed=true,seed=3",
     "er:n=3000,m=20000,seed=5,weights=64",
+    "er:n=3000,p=0.004,directed=true,seed=5",
     "grid2d:w=300,h=250,drop=0.2,seed=7",
     "grid3d:w=20,h=30,d=15,drop=0.1,seed=7,weights=1..64",
     "rgg:n=70000,degree=3,seed=9",
@@ -83,6 +84,21 @@ fn er_has_about_m_edges_without_loops() {
 }
 
 #[test]
+fn gnp_edge_counts() {
+    // p = 1 gives the complete graph; p = 0 none.
+    assert_eq!(build_graph("er:n=30,p=1").num_arcs(), 30 * 29);
+    assert_eq!(build_graph("er:n=30,p=1,directed=true").num_arcs(), 30 * 29);
+    assert_eq!(build_graph("er:n=30,p=0").num_arcs(), 0);
+    // Undirected: expected p n(n-1)/2 = 0.01 * 4000 * 3999 / 2 = 79,980 edges, standard
+    // deviation ~ 281; 5 sigma.
+    let s = summarize(&build_graph("er:n=4000,p=0.01,seed=3"));
+    assert!((s.edges as f64 - 79_980.0).abs() < 1_410.0, "{s:?}");
+    assert_eq!((s.self_loops, s.duplicate_arcs), (0, 0));
+    let msg = GeneratorSpec::parse("er:n=5,m=3,p=0.1").unwrap_err().to_string();
+    assert!(msg.contains("exactly one of m"), "{msg}");
+}
+
+#[test]
 fn rgg_is_road_like() {
     let s = summarize(&build_graph("rgg:n=20000,degree=2.5,seed=4"));
     assert!((s.degree_mean - 2.5).abs() < 0.05, "{s:?}");
@@ -135,5 +151,27 @@ fn spec_display_round_trips() {
         let parsed = GeneratorSpec::parse(spec).unwrap();
         let again = GeneratorSpec::parse(&parsed.to_string()).unwrap();
         assert_eq!(parsed, again, "{spec}");
+    }
+}
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig::with_cases(256))]
+    /// Any string gives a spec or an error, never a panic; a parsed spec prints to a string
+    /// that parses back to itself.
+    #[test]
+    fn spec_parser_never_panics(
+        name in "(rmat|er|grid2d|grid3d|rgg|x)",
+        pairs in proptest::collection::vec(
+            ("(scale|ef|a|b|c|d|noise|permute|dedup|directed|n|m|p|w|h|drop|degree|seed|weights|)",
+             "(-?[0-9]{0,3}(\\.[0-9]{0,2})?|true|false|1\\.\\.64|0\\.\\.1|x|)"),
+            0..6,
+        ),
+    ) {
+        let body: Vec<String> = pairs.iter().map(|(k, v)| format!("{k}={v}")).collect();
+        let text = format!("{name}:{}", body.join(","));
+        if let Ok(spec) = GeneratorSpec::parse(&text) {
+            let again = GeneratorSpec::parse(&spec.to_string()).unwrap();
+            proptest::prop_assert_eq!(spec, again);
+        }
     }
 }
