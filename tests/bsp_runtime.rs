@@ -202,3 +202,39 @@ proptest! {
         prop_assert!(v.is_ok(), "{} on {} x{gpus} ({partitioner}, seed {seed}): {v}", algorithm.name(), topology.name);
     }
 }
+
+#[test]
+fn direction_optimizing_bfs_skips_edges_on_a_social_graph() {
+    let graph = shared_graph("facebook_combined.txt");
+    let dgx1 = Topology::bundled("dgx1-v100").unwrap();
+    let edges = |algorithm| {
+        let output = run(&graph, "facebook", &config(&dgx1, 4, algorithm)).unwrap();
+        assert!(output.report.validation.as_ref().unwrap().is_ok());
+        (output.report.work.edges_visited, output.report.runtime.bsp)
+    };
+    let (bfs_edges, _) = edges(Algorithm::Bfs);
+    let (dobfs_edges, options) = edges(Algorithm::Dobfs);
+    assert!(dobfs_edges < bfs_edges, "dobfs visited {dobfs_edges} edges, bfs {bfs_edges}");
+    assert_eq!(options.communication, Communication::Broadcast, "dobfs must broadcast");
+}
+
+#[test]
+fn a_pulling_primitive_without_broadcast_is_refused_by_the_runtime() {
+    use switchyard::algo::dobfs::DirectionOptimizingBfs;
+    use switchyard::backend::sim::{SimBackend, SimConfig};
+    use switchyard::driver::builtin_kernels;
+    let graph = shared_graph("chesapeake.mtx");
+    let dgx1 = Topology::bundled("dgx1-v100").unwrap();
+    let mut backend = SimBackend::new(dgx1, 2, builtin_kernels(), SimConfig::default()).unwrap();
+    let owner: Vec<u32> = (0..graph.num_vertices()).map(|v| v % 2).collect();
+    let err = switchyard::runtime::bsp::run(
+        &mut backend,
+        &graph,
+        &owner,
+        2,
+        &DirectionOptimizingBfs::new(0),
+        &BspOptions::default(),
+    )
+    .unwrap_err();
+    assert!(err.to_string().contains("must broadcast (seed 002 section VI-A)"), "{err}");
+}

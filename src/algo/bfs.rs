@@ -53,9 +53,10 @@ fn advance(ctx: &mut KernelContext<'_>) -> Result<(), BackendError> {
     let labels = a.values.as_u32_mut()?;
     for i in 0..a.frontier_len {
         let v = a.frontier_in[i];
-        for arc in a.offsets[v as usize] as usize..a.offsets[v as usize + 1] as usize {
-            let t = a.targets[arc] as usize;
-            a.effects.edges += 1;
+        let arcs = &a.targets[a.offsets[v as usize] as usize..a.offsets[v as usize + 1] as usize];
+        a.effects.edges += arcs.len() as u64;
+        for &t in arcs {
+            let t = t as usize;
             if labels[t] == UNREACHED {
                 labels[t] = level;
                 a.out.push(t as u32);

@@ -51,10 +51,11 @@ fn advance(ctx: &mut KernelContext<'_>) -> Result<(), BackendError> {
     for i in 0..a.frontier_len {
         let v = a.frontier_in[i] as usize;
         let lv = labels[v];
-        for arc in a.offsets[v] as usize..a.offsets[v + 1] as usize {
-            let t = a.targets[arc] as usize;
-            a.effects.edges += 1;
-            a.effects.atomics += 1;
+        let arcs = &a.targets[a.offsets[v] as usize..a.offsets[v + 1] as usize];
+        a.effects.edges += arcs.len() as u64;
+        a.effects.atomics += arcs.len() as u64;
+        for &t in arcs {
+            let t = t as usize;
             if lv < labels[t] {
                 labels[t] = lv;
                 a.out.push(t as u32);

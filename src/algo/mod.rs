@@ -4,6 +4,7 @@
 
 pub mod bfs;
 pub mod cc;
+pub mod dobfs;
 pub mod pagerank;
 pub mod sequential;
 pub mod sssp;
@@ -42,6 +43,18 @@ pub trait BspPrimitive {
     fn param(&self) -> f64 {
         0.0
     }
+    /// Whether its advance pulls from in-neighbours (direction-optimizing BFS): the runtime
+    /// then uploads the in-arcs of owned vertices, which needs duplicate-all and broadcast.
+    fn needs_reverse(&self) -> bool {
+        false
+    }
+    /// The `param` scalar of the advance of the superstep whose total frontier size is the
+    /// last entry of `frontier_sizes` (earlier entries: earlier supersteps). Defaults to
+    /// [`BspPrimitive::param`]; direction-optimizing BFS chooses its direction here.
+    fn advance_param(&self, frontier_sizes: &[u64], num_vertices: u32) -> f64 {
+        let _ = (frontier_sizes, num_vertices);
+        self.param()
+    }
     /// The algorithm's second scalar passed to advance (`extra`; the damping factor).
     fn extra(&self) -> f64 {
         0.0
@@ -70,5 +83,6 @@ pub fn register(registry: &mut KernelRegistry) {
     bfs::register(registry);
     sssp::register(registry);
     cc::register(registry);
+    dobfs::register(registry);
     pagerank::register(registry);
 }

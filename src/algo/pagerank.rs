@@ -104,7 +104,7 @@ pub fn register(registry: &mut KernelRegistry) {
     registry.register(KernelDef {
         name: "pr_ldbc_push",
         contract: "for every owned vertex, add rank / out-degree to each out-neighbour's partial \
-                   sum (atomic add); proxies touched go to frontier_out to be forwarded",
+                   sum (atomic add); every proxy goes to frontier_out to be forwarded",
         sim: ldbc_push,
         cuda_name: Some("pr_ldbc_push"),
         remote_args: &[],
@@ -140,14 +140,19 @@ fn ldbc_push(ctx: &mut KernelContext<'_>) -> Result<(), BackendError> {
             continue;
         }
         let share = rank[v] / degree as f32;
-        for arc in a.offsets[v] as usize..a.offsets[v + 1] as usize {
-            let t = a.targets[arc] as usize;
-            a.effects.edges += 1;
-            a.effects.atomics += 1;
-            sums[t] += share;
-            if a.owner[t] != a.gpu {
-                a.out.push(t as u32);
-            }
+        let arcs = &a.targets[a.offsets[v] as usize..a.offsets[v + 1] as usize];
+        a.effects.edges += arcs.len() as u64;
+        a.effects.atomics += arcs.len() as u64;
+        for &t in arcs {
+            sums[t as usize] += share;
+        }
+    }
+    // Every proxy is the target of an owned vertex's arc, and every rank is positive, so
+    // every proxy received a partial sum: all of them are forwarded (one pass, not one
+    // check per arc).
+    for (t, &home) in a.owner.iter().enumerate() {
+        if home != a.gpu {
+            a.out.push(t as u32);
         }
     }
     a.out.finish(a.counters, a.effects);
@@ -159,7 +164,7 @@ fn ldbc_apply(ctx: &mut KernelContext<'_>) -> Result<(), BackendError> {
     let n = f64::from(ctx.scalar_u32(1)?);
     let damping = ctx.scalar_f64(2)?;
     let gpu = ctx.scalar_u32(3)?;
-    let [_, _, _, sums, rank, degree, _, next, _, counters, owner, _] =
+    let [_, _, _, sums, rank, degree, _, next, _, counters, owner, _, _, _] =
         &mut ctx.buffers[..FIXED_SLOTS]
     else {
         return Err(BackendError::Usage("pr_ldbc_apply: wrong buffer count".into()));
@@ -209,10 +214,11 @@ fn residual_push(ctx: &mut KernelContext<'_>) -> Result<(), BackendError> {
             continue;
         }
         let share = damping * r / degree as f32;
-        for arc in a.offsets[v] as usize..a.offsets[v + 1] as usize {
-            let t = a.targets[arc] as usize;
-            a.effects.edges += 1;
-            a.effects.atomics += 1;
+        let arcs = &a.targets[a.offsets[v] as usize..a.offsets[v + 1] as usize];
+        a.effects.edges += arcs.len() as u64;
+        a.effects.atomics += arcs.len() as u64;
+        for &t in arcs {
+            let t = t as usize;
             residual[t] += share;
             if a.owner[t] != a.gpu || f64::from(residual[t]) > epsilon {
                 a.out.push(t as u32);

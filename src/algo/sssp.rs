@@ -69,10 +69,10 @@ fn advance(ctx: &mut KernelContext<'_>) -> Result<(), BackendError> {
         let v = a.frontier_in[i] as usize;
         let dv = dist[v];
         let arcs = a.offsets[v] as usize..a.offsets[v + 1] as usize;
+        a.effects.edges += arcs.len() as u64;
+        a.effects.atomics += arcs.len() as u64;
         for (&t, &w) in a.targets[arcs.clone()].iter().zip(&weights[arcs]) {
             let t = t as usize;
-            a.effects.edges += 1;
-            a.effects.atomics += 1;
             let nd = dv.saturating_add(w);
             if nd < dist[t] {
                 dist[t] = nd;

@@ -79,8 +79,34 @@ struct Stream {
 
 struct Buffer {
     device: u32,
-    data: HostData,
+    elem: ElemType,
+    len: usize,
+    /// Contents; `None` while the buffer is all zeros and nothing has touched it (a fresh
+    /// allocation that an upload will overwrite costs no zero-filling).
+    data: Option<HostData>,
     label: String,
+}
+
+impl Buffer {
+    /// The contents, zero-filled on first use.
+    fn contents(&mut self) -> &mut HostData {
+        let (elem, len) = (self.elem, self.len);
+        self.data.get_or_insert_with(|| HostData::zeros(elem, len))
+    }
+
+    /// A copy of `len` elements from `offset` (zeros for an untouched buffer).
+    fn slice(&self, offset: usize, len: usize) -> Result<HostData, BackendError> {
+        match &self.data {
+            Some(data) => data.slice(offset, len),
+            None if offset + len <= self.len => Ok(HostData::zeros(self.elem, len)),
+            None => Err(BackendError::Usage(format!(
+                "elements {offset}..{} of `{}` are out of its {} elements",
+                offset + len,
+                self.label,
+                self.len
+            ))),
+        }
+    }
 }
 
 struct Device {
@@ -328,11 +354,11 @@ impl SimBackend {
                     ),
                 });
             }
-            let elem = buffer.data.elem();
             let data = if buffer.device == device {
-                std::mem::replace(&mut buffer.data, HostData::zeros(elem, 0))
+                buffer.contents();
+                buffer.data.take().unwrap_or_else(|| HostData::zeros(buffer.elem, 0))
             } else {
-                HostData::zeros(elem, 0)
+                HostData::zeros(buffer.elem, 0)
             };
             taken.push(data);
         }
@@ -348,9 +374,9 @@ impl SimBackend {
         for (&id, data) in launch.buffers.iter().zip(taken) {
             if let Some(buffer) = self.buffers[id.0 as usize].as_mut()
                 && buffer.device == device
-                && buffer.data.is_empty()
+                && buffer.data.is_none()
             {
-                buffer.data = data;
+                buffer.data = Some(data);
             }
         }
         result?;
@@ -456,7 +482,7 @@ impl SimBackend {
         self.buffers
             .get_mut(id.0 as usize)
             .and_then(Option::as_mut)
-            .map(|b| &mut b.data)
+            .map(Buffer::contents)
             .ok_or_else(|| BackendError::Usage(format!("buffer {} does not exist", id.0)))
     }
 
@@ -493,7 +519,7 @@ impl SimBackend {
             Some(Op::Copy { src, dst, .. }) => {
                 let (src, dst) = (*src, *dst);
                 let from = self.buffer(src.buffer)?;
-                let data = from.data.slice(src.offset, src.len)?;
+                let data = from.slice(src.offset, src.len)?;
                 let from_device = from.device;
                 let to_device = self.buffer(dst.buffer)?.device;
                 let bytes = data.size_bytes();
@@ -520,21 +546,28 @@ impl SimBackend {
                 );
                 (s, d, bytes, landing, None, "copy", format!("gpu{from_device}->gpu{to_device}"))
             }
-            Some(Op::Write { dst, offset, data, .. }) => {
+            Some(Op::Write { .. }) => {
+                let Some(Op::Write { dst, offset, data, .. }) =
+                    self.streams[stream as usize].queue.front_mut()
+                else {
+                    return Err(BackendError::Usage("write op vanished".into()));
+                };
+                // The data moves into the transfer; the op keeps an empty husk.
+                let data = std::mem::replace(data, HostData::zeros(data.elem(), 0));
+                let bytes = data.size_bytes();
                 let d = &self.devices[device as usize];
-                let landing = Some((*dst, *offset, data.clone()));
                 (
                     d.host,
                     d.endpoint,
-                    data.size_bytes(),
-                    landing,
+                    bytes,
+                    Some((*dst, *offset, data)),
                     None,
                     "write",
                     format!("host->gpu{device}"),
                 )
             }
             Some(Op::Read { src, .. }) => {
-                let data = self.buffer(src.buffer)?.data.slice(src.offset, src.len)?;
+                let data = self.buffer(src.buffer)?.slice(src.offset, src.len)?;
                 let d = &self.devices[device as usize];
                 (
                     d.endpoint,
@@ -548,7 +581,8 @@ impl SimBackend {
             }
             _ => return Err(BackendError::Usage("transfer op expected".into())),
         };
-        let setup = self.topology.gpus[device as usize].model.copy_setup_ps();
+        // Copy set-up (driver, DMA descriptors; an InfiniBand message's own set-up).
+        let setup = self.topology.transfer_setup_ps(src_ep, dst_ep);
         self.submit_transfer(
             now + setup,
             src_ep,
@@ -638,7 +672,15 @@ impl SimBackend {
             TransferPurpose::Remote(ops) => self.apply_remote(ops),
             TransferPurpose::StreamOp { stream, landing, read } => {
                 if let Some((buffer, offset, data)) = landing {
-                    self.data_mut(buffer)?.copy_range_from(offset, &data, 0, data.len())?;
+                    let target = self.buffers.get_mut(buffer.0 as usize).and_then(Option::as_mut);
+                    let target = target.ok_or_else(|| {
+                        BackendError::Usage(format!("copy into freed buffer {}", buffer.0))
+                    })?;
+                    if offset == 0 && data.len() == target.len && data.elem() == target.elem {
+                        target.data = Some(data);
+                    } else {
+                        target.contents().copy_range_from(offset, &data, 0, data.len())?;
+                    }
                 }
                 let kind = match read {
                     Some(data) => CompletionKind::HostRead(data),
@@ -720,7 +762,9 @@ impl Backend for SimBackend {
         d.stats.memory_peak_bytes = d.stats.memory_peak_bytes.max(d.memory_in_use_bytes);
         self.buffers.push(Some(Buffer {
             device: device.0,
-            data: HostData::zeros(elem, len),
+            elem,
+            len,
+            data: None,
             label: label.to_string(),
         }));
         Ok(BufferId(self.buffers.len() as u32 - 1))
@@ -731,7 +775,7 @@ impl Backend for SimBackend {
             self.buffers.get_mut(buffer.0 as usize).and_then(Option::take).ok_or_else(|| {
                 BackendError::Usage(format!("buffer {} freed twice or never allocated", buffer.0))
             })?;
-        self.devices[b.device as usize].memory_in_use_bytes -= b.data.size_bytes();
+        self.devices[b.device as usize].memory_in_use_bytes -= b.len as u64 * b.elem.size_bytes();
         Ok(())
     }
 
@@ -741,7 +785,7 @@ impl Backend for SimBackend {
 
     fn buffer_shape(&self, buffer: BufferId) -> Result<(ElemType, usize), BackendError> {
         let b = self.buffer(buffer)?;
-        Ok((b.data.elem(), b.data.len()))
+        Ok((b.elem, b.len))
     }
 
     fn create_stream(

@@ -4,6 +4,7 @@
 use crate::algo::BspPrimitive;
 use crate::algo::bfs::Bfs;
 use crate::algo::cc::ConnectedComponents;
+use crate::algo::dobfs::DirectionOptimizingBfs;
 use crate::algo::pagerank::{PageRankLdbc, PageRankResidual};
 use crate::algo::sssp::Sssp;
 use crate::graph::reference::{
@@ -18,6 +19,8 @@ use std::borrow::Cow;
 pub enum Algorithm {
     /// Breadth-first search levels from a source.
     Bfs,
+    /// Direction-optimizing BFS (push/pull; broadcasts, seed 002 section VI-A).
+    Dobfs,
     /// Single-source shortest paths (integer weights).
     Sssp,
     /// Weakly connected components.
@@ -30,13 +33,20 @@ pub enum Algorithm {
 
 impl Algorithm {
     /// All algorithms, in CLI order.
-    pub const ALL: [Algorithm; 5] =
-        [Algorithm::Bfs, Algorithm::Sssp, Algorithm::Cc, Algorithm::Pr, Algorithm::PrResidual];
+    pub const ALL: [Algorithm; 6] = [
+        Algorithm::Bfs,
+        Algorithm::Dobfs,
+        Algorithm::Sssp,
+        Algorithm::Cc,
+        Algorithm::Pr,
+        Algorithm::PrResidual,
+    ];
 
     /// Name as the CLI spells it.
     pub fn name(self) -> &'static str {
         match self {
             Algorithm::Bfs => "bfs",
+            Algorithm::Dobfs => "dobfs",
             Algorithm::Sssp => "sssp",
             Algorithm::Cc => "cc",
             Algorithm::Pr => "pr",
@@ -73,6 +83,7 @@ impl Default for AlgorithmParams {
 pub fn primitive(algorithm: Algorithm, params: &AlgorithmParams) -> Box<dyn BspPrimitive> {
     match algorithm {
         Algorithm::Bfs => Box::new(Bfs { source: params.source }),
+        Algorithm::Dobfs => Box::new(DirectionOptimizingBfs::new(params.source)),
         Algorithm::Sssp => Box::new(Sssp { source: params.source }),
         Algorithm::Cc => Box::new(ConnectedComponents),
         Algorithm::Pr => {
@@ -99,7 +110,7 @@ pub fn check(
     params: &AlgorithmParams,
     graph: &Csr,
 ) -> Result<(), GraphError> {
-    if matches!(algorithm, Algorithm::Bfs | Algorithm::Sssp)
+    if matches!(algorithm, Algorithm::Bfs | Algorithm::Dobfs | Algorithm::Sssp)
         && params.source >= graph.num_vertices()
     {
         return Err(GraphError::VertexOutOfRange {
@@ -153,7 +164,7 @@ pub fn validate(
 ) -> Result<ValidationReport, GraphError> {
     let n = f64::from(graph.num_vertices().max(1));
     Ok(match algorithm {
-        Algorithm::Bfs => {
+        Algorithm::Bfs | Algorithm::Dobfs => {
             let expected = reference::bfs_levels(graph, params.source)?;
             compare_exact("bfs levels", &expected, values)
         }

@@ -124,6 +124,7 @@ pub fn run(graph: &Csr, graph_name: &str, config: &RunConfig) -> Result<RunOutpu
         ..SimConfig::default()
     };
     let primitive = algorithm::primitive(config.algorithm, &config.params);
+    let bsp = bsp_options(config.algorithm, config.bsp);
     let (outcome, backend) = simulate(
         graph,
         primitive.as_ref(),
@@ -131,7 +132,7 @@ pub fn run(graph: &Csr, graph_name: &str, config: &RunConfig) -> Result<RunOutpu
         &config.topology,
         config.gpus,
         &partition.owner,
-        &config.bsp,
+        &bsp,
         sim_config,
     )?;
     let validation = if config.validate {
@@ -170,7 +171,7 @@ pub fn run(graph: &Csr, graph_name: &str, config: &RunConfig) -> Result<RunOutpu
             partitioner: config.partitioner.clone(),
             metrics: serde_json::to_value(&partition_metrics).unwrap_or_default(),
         },
-        runtime: RuntimeInfo { name: config.runtime.name().to_string(), bsp: config.bsp },
+        runtime: RuntimeInfo { name: config.runtime.name().to_string(), bsp },
         algorithm: AlgorithmInfo { name: config.algorithm, params: config.params },
         gpus: report::gpu_reports(&stats, time_ps),
         links: report::link_reports(&stats, backend.now_ps()),
@@ -188,6 +189,20 @@ pub fn run(graph: &Csr, graph_name: &str, config: &RunConfig) -> Result<RunOutpu
     };
     let trace = config.trace.then(|| backend.trace().to_vec());
     Ok(RunOutput { report, trace, values: outcome.values })
+}
+
+/// The bulk-synchronous options a run of `algorithm` uses: direction-optimizing BFS must
+/// broadcast and keep a copy of every vertex (seed 002 section VI-A), whatever was asked.
+pub fn bsp_options(algorithm: Algorithm, asked: BspOptions) -> BspOptions {
+    if algorithm == Algorithm::Dobfs {
+        BspOptions {
+            duplication: bsp::Duplication::All,
+            communication: bsp::Communication::Broadcast,
+            ..asked
+        }
+    } else {
+        asked
+    }
 }
 
 /// Runs a bulk-synchronous primitive on the simulated `topology` with the first `gpus` GPUs,

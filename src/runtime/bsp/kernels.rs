@@ -5,7 +5,9 @@
 //! Buffer layout shared by every bsp kernel (the per-GPU "slots"):
 //! `0 offsets u64 | 1 targets u32 | 2 weights u32 | 3 values (u32 or f32) | 4 aux f32 |
 //!  5 degree u32 | 6 marker u32 | 7 frontier_in u32 | 8 frontier_out u32 | 9 counters u64 |
-//!  10 owner u32 | 11 owner_local_id u32 | 12.. send or receive packages u32, one per peer`.
+//!  10 owner u32 | 11 owner_local_id u32 | 12 reverse offsets u64 | 13 reverse targets u32 |
+//!  14.. send or receive packages u32, one per peer`. The reverse CSR (in-arcs of owned
+//! vertices, global ids) exists only for primitives that pull (direction-optimizing BFS).
 //!
 //! Counters: `[0]` output frontier length, `[1]` next frontier length, `[2 + p]` items packed
 //! for peer `p`, `[2 + peers]` the bits of the local reduction value (`f64`).
@@ -15,7 +17,7 @@
 use crate::backend::{BackendError, HostData, KernelContext, KernelDef, KernelRegistry};
 
 /// Number of fixed buffer slots before the per-peer packages.
-pub const FIXED_SLOTS: usize = 12;
+pub const FIXED_SLOTS: usize = 14;
 
 /// Index into the counters of the reduction value, for `peers` GPUs.
 pub fn reduce_counter(peers: usize) -> usize {
@@ -71,7 +73,9 @@ fn split(ctx: &mut KernelContext<'_>) -> Result<(), BackendError> {
     let broadcast = ctx.scalar_u32(3)? != 0;
     let add = ctx.scalar_u32(4)? == 1;
     let (fixed, packages) = ctx.buffers.split_at_mut(FIXED_SLOTS);
-    let [_, _, _, values, _, _, marker, next, frontier_out, counters, owner, owner_id] = fixed
+    let mut packages: Vec<&mut Vec<u32>> =
+        packages.iter_mut().map(HostData::as_u32_mut).collect::<Result<_, _>>()?;
+    let [_, _, _, values, _, _, marker, next, frontier_out, counters, owner, owner_id, _, _] = fixed
     else {
         return Err(BackendError::Usage("bsp_split: wrong buffer count".into()));
     };
@@ -100,22 +104,26 @@ fn split(ctx: &mut KernelContext<'_>) -> Result<(), BackendError> {
             }
         }
         let bits = value_bits(values, vi);
-        for (p, package) in packages.iter_mut().enumerate() {
-            let to_this_peer = if broadcast { p as u32 != gpu } else { p as u32 == home };
-            if !to_this_peer {
-                continue;
-            }
-            let package = package.as_u32_mut()?;
+        let mut pack = |p: usize| -> Result<(), BackendError> {
+            let package = &mut packages[p];
             let at = 2 * sent[p];
-            if at + 2 > package.len() {
+            let Some(slot) = package.get_mut(at..at + 2) else {
                 return Err(BackendError::Kernel {
                     kernel: "bsp_split".into(),
                     message: format!("package for gpu {p} overflows its {} slots", package.len()),
                 });
-            }
-            package[at] = owner_id[vi];
-            package[at + 1] = bits;
+            };
+            slot[0] = owner_id[vi];
+            slot[1] = bits;
             sent[p] += 1;
+            Ok(())
+        };
+        if broadcast {
+            for p in (0..peers).filter(|&p| p as u32 != gpu) {
+                pack(p)?;
+            }
+        } else {
+            pack(home as usize)?;
         }
         if add
             && home != gpu
@@ -144,7 +152,7 @@ fn merge(ctx: &mut KernelContext<'_>) -> Result<(), BackendError> {
     let lengths: Vec<usize> =
         (0..peers).map(|p| ctx.scalar_u64(5 + p).map(|l| l as usize)).collect::<Result<_, _>>()?;
     let (fixed, packages) = ctx.buffers.split_at_mut(FIXED_SLOTS);
-    let [_, _, _, values, _, _, marker, next, _, counters, owner, _] = fixed else {
+    let [_, _, _, values, _, _, marker, next, _, counters, owner, _, _, _] = fixed else {
         return Err(BackendError::Usage("bsp_merge: wrong buffer count".into()));
     };
     let marker = marker.as_u32_mut()?;

@@ -93,6 +93,11 @@ pub struct AdvanceArgs<'a> {
     pub aux: &'a mut HostData,
     /// Global out-degree of every local vertex.
     pub degree: &'a [u32],
+    /// In-arcs of every vertex, as CSR offsets over global ids (empty unless the primitive
+    /// pulls; only owned vertices have in-arcs listed).
+    pub reverse_offsets: &'a [u64],
+    /// Sources of the in-arcs (global ids).
+    pub reverse_targets: &'a [u32],
     /// Owner GPU of every local vertex.
     pub owner: &'a [u32],
     /// Input frontier (only the first `frontier_len` entries are valid).
@@ -153,7 +158,22 @@ impl<'a> AdvanceArgs<'a> {
         let kernel = ctx.kernel;
         let KernelContext { buffers, effects, .. } = ctx;
         let Some(
-            [offsets, targets, weights, values, aux, degree, marker, fin, fout, counters, owner, _],
+            [
+                offsets,
+                targets,
+                weights,
+                values,
+                aux,
+                degree,
+                marker,
+                fin,
+                fout,
+                counters,
+                owner,
+                _,
+                reverse_offsets,
+                reverse_targets,
+            ],
         ) = buffers.get_mut(..FIXED_SLOTS)
         else {
             return Err(BackendError::Kernel {
@@ -178,6 +198,8 @@ impl<'a> AdvanceArgs<'a> {
             values,
             aux,
             degree: degree.as_u32()?,
+            reverse_offsets: reverse_offsets.as_u64()?,
+            reverse_targets: reverse_targets.as_u32()?,
             owner: owner.as_u32()?,
             frontier_in,
             frontier_len,
@@ -243,16 +265,41 @@ pub fn run<B: Backend + ?Sized>(
 ) -> Result<BspOutcome, RuntimeError> {
     validate(backend, graph, owner, parts, primitive, options)?;
     let n = graph.num_vertices();
-    let subgraphs = build_subgraphs(graph, owner, parts, options.duplication);
+    let mut subgraphs = build_subgraphs(graph, owner, parts, options.duplication);
+    let transpose = primitive.needs_reverse().then(|| graph.transpose());
     let broadcast = options.communication == Communication::Broadcast;
     let peers = parts as usize;
 
     // Allocation (just enough: packages sized by the borders the partition gives) and upload.
+    // Package sizes per (sender, receiver): the proxies the sender holds of the receiver's
+    // vertices, or everything it holds when broadcasting.
+    let pairs: Vec<Vec<usize>> = subgraphs
+        .iter()
+        .enumerate()
+        .map(|(g, sub)| {
+            (0..parts)
+                .map(|p| match (p as usize == g, broadcast) {
+                    (true, _) => 0,
+                    (false, true) => sub.local as usize,
+                    (false, false) => sub.proxies_owned_by(g as u32, p),
+                })
+                .collect()
+        })
+        .collect();
     let mut gpus = Vec::with_capacity(peers);
     let mut uploads = Vec::new();
-    for (g, sub) in subgraphs.iter().enumerate() {
-        let slots =
-            upload(backend, g as u32, sub, &subgraphs, primitive, broadcast, n, &mut uploads)?;
+    for (g, sub) in subgraphs.iter_mut().enumerate() {
+        let incoming: Vec<usize> = pairs.iter().map(|row| row[g]).collect();
+        let slots = upload(
+            backend,
+            g as u32,
+            sub,
+            (&pairs[g], &incoming),
+            primitive,
+            n,
+            transpose.as_ref(),
+            &mut uploads,
+        )?;
         gpus.push(slots);
     }
     wait_all(backend, &uploads)?;
@@ -279,6 +326,7 @@ pub fn run<B: Backend + ?Sized>(
             break;
         }
         outcome.frontier_sizes.push(total);
+        let param = primitive.advance_param(&outcome.frontier_sizes, n);
         // 1. advance + split, then read the counters.
         let mut reads = Vec::with_capacity(peers);
         for (g, slots) in gpus.iter().enumerate() {
@@ -294,7 +342,7 @@ pub fn run<B: Backend + ?Sized>(
                         Scalar::U64(slots.frontier_len),
                         Scalar::U32(stamp),
                         Scalar::U32(superstep),
-                        Scalar::F64(primitive.param()),
+                        Scalar::F64(param),
                         Scalar::U32(g32),
                         Scalar::F64(primitive.extra()),
                     ],
@@ -476,16 +524,17 @@ fn validate<B: Backend + ?Sized>(
 fn upload<B: Backend + ?Sized>(
     backend: &mut B,
     gpu: u32,
-    sub: &Subgraph,
-    all: &[Subgraph],
+    sub: &mut Subgraph,
+    (send_pairs, recv_pairs): (&[usize], &[usize]),
     primitive: &dyn BspPrimitive,
-    broadcast: bool,
     n: u32,
+    reverse: Option<&Csr>,
     tokens: &mut Vec<Token>,
 ) -> Result<GpuSlots, RuntimeError> {
     let device = DeviceId(gpu);
-    let peers = all.len();
+    let peers = send_pairs.len();
     let local = sub.local as usize;
+    let arcs = sub.targets.len();
     let compute = backend.create_stream(device, StreamPriority::Normal)?;
     let comm = backend.create_stream(device, StreamPriority::Normal)?;
     let mut write =
@@ -522,14 +571,19 @@ fn upload<B: Backend + ?Sized>(
         .filter(|&v| primitive.initially_active(globals[v as usize]))
         .collect();
     let frontier_len = frontier.len() as u64;
+    let reverse = match reverse {
+        Some(transpose) => sub.reverse_csr(gpu, transpose),
+        None => (Vec::new(), Vec::new()),
+    };
     let mut contents: Vec<(ElemType, usize, &str, HostData)> = vec![
-        (ElemType::U64, local + 1, "offsets", HostData::U64(sub.offsets.clone())),
-        (ElemType::U32, sub.targets.len(), "targets", HostData::U32(sub.targets.clone())),
+        // The arc arrays move to the device; the host keeps only the id maps.
+        (ElemType::U64, local + 1, "offsets", HostData::U64(std::mem::take(&mut sub.offsets))),
+        (ElemType::U32, arcs, "targets", HostData::U32(std::mem::take(&mut sub.targets))),
         (
             ElemType::U32,
             sub.weights.as_ref().map_or(0, Vec::len),
             "weights",
-            HostData::U32(sub.weights.clone().unwrap_or_default()),
+            HostData::U32(sub.weights.take().unwrap_or_default()),
         ),
         (primitive.value_elem(), local, "values", values),
         (
@@ -538,13 +592,15 @@ fn upload<B: Backend + ?Sized>(
             "aux",
             HostData::F32(aux.unwrap_or_default()),
         ),
-        (ElemType::U32, local, "degree", HostData::U32(sub.global_degree.clone())),
+        (ElemType::U32, local, "degree", HostData::U32(std::mem::take(&mut sub.global_degree))),
         (ElemType::U32, local, "marker", HostData::U32(Vec::new())),
         (ElemType::U32, local, "frontier_in", HostData::U32(frontier)),
         (ElemType::U32, local, "frontier_out", HostData::U32(Vec::new())),
         (ElemType::U64, peers + 3, "counters", HostData::U64(Vec::new())),
         (ElemType::U32, local, "owner", HostData::U32(sub.owner_of_local.clone())),
         (ElemType::U32, local, "owner_local_id", HostData::U32(sub.owner_local_id.clone())),
+        (ElemType::U64, reverse.0.len(), "reverse offsets", HostData::U64(reverse.0)),
+        (ElemType::U32, reverse.1.len(), "reverse targets", HostData::U32(reverse.1)),
     ];
     let mut fixed = Vec::with_capacity(FIXED_SLOTS);
     for (elem, len, label, data) in contents.drain(..) {
@@ -554,15 +610,7 @@ fn upload<B: Backend + ?Sized>(
     }
     let mut send = Vec::with_capacity(peers);
     let mut recv = Vec::with_capacity(peers);
-    for (p, peer) in all.iter().enumerate() {
-        let p32 = p as u32;
-        let (out_pairs, in_pairs) = if p32 == gpu {
-            (0, 0)
-        } else if broadcast {
-            (local, peer.local as usize)
-        } else {
-            (sub.proxies_owned_by(gpu, p32), peer.proxies_owned_by(p32, gpu))
-        };
+    for (&out_pairs, &in_pairs) in send_pairs.iter().zip(recv_pairs) {
         send.push(backend.alloc(device, ElemType::U32, 2 * out_pairs, "send package")?);
         recv.push(backend.alloc(device, ElemType::U32, 2 * in_pairs, "receive package")?);
     }

@@ -48,6 +48,22 @@ impl Subgraph {
         self.owner_of_local[v as usize] == gpu
     }
 
+    /// In-arcs of this GPU's owned vertices as a CSR over global ids (other vertices have
+    /// none), from the transpose of the whole graph. For duplicate-all subgraphs, whose
+    /// local ids are global ids.
+    pub fn reverse_csr(&self, gpu: u32, transpose: &Csr) -> (Vec<u64>, Vec<u32>) {
+        let mut offsets = Vec::with_capacity(transpose.num_vertices() as usize + 1);
+        offsets.push(0u64);
+        let mut sources = Vec::new();
+        for v in 0..transpose.num_vertices() {
+            if self.owner_of_local.get(v as usize) == Some(&gpu) {
+                sources.extend_from_slice(transpose.neighbors(v));
+            }
+            offsets.push(sources.len() as u64);
+        }
+        (offsets, sources)
+    }
+
     /// Vertices of this GPU proxied here but owned by `peer` (their count sizes the send
     /// buffer to `peer`).
     pub fn proxies_owned_by(&self, gpu: u32, peer: u32) -> usize {
@@ -95,30 +111,37 @@ fn one_hop(
 ) -> Subgraph {
     let owned_globals: Vec<u32> =
         (0..graph.num_vertices()).filter(|&v| owner[v as usize] == gpu).collect();
-    let mut proxies: Vec<u32> = owned_globals
-        .iter()
-        .flat_map(|&v| graph.neighbors(v).iter().copied())
-        .filter(|&t| owner[t as usize] != gpu)
-        .collect();
-    proxies.sort_unstable();
-    proxies.dedup();
+    // Local id of every vertex this GPU sees: owned ones first, then proxies in global id
+    // order (a table over all vertices: linear time, no sorting).
+    const ABSENT: u32 = u32::MAX;
+    let mut local_of = vec![ABSENT; graph.num_vertices() as usize];
+    for &v in &owned_globals {
+        for &t in graph.neighbors(v) {
+            if owner[t as usize] != gpu {
+                local_of[t as usize] = 0;
+            }
+        }
+    }
     let owned = owned_globals.len() as u32;
-    let local_of_proxy = |t: u32| owned + proxies.binary_search(&t).unwrap_or(0) as u32;
+    let mut proxies = Vec::new();
+    for (t, slot) in local_of.iter_mut().enumerate() {
+        if *slot == 0 {
+            *slot = owned + proxies.len() as u32;
+            proxies.push(t as u32);
+        }
+    }
+    for &v in &owned_globals {
+        local_of[v as usize] = owner_local[v as usize];
+    }
     let mut offsets = Vec::with_capacity(owned_globals.len() + proxies.len() + 1);
     offsets.push(0u64);
-    let mut targets = Vec::new();
-    let mut local_weights = weights.map(|_| Vec::new());
+    let owned_arcs: usize = owned_globals.iter().map(|&v| graph.degree(v) as usize).sum();
+    let mut targets = Vec::with_capacity(owned_arcs);
+    let mut local_weights = weights.map(|_| Vec::with_capacity(owned_arcs));
     for &v in &owned_globals {
-        for arc in graph.arc_range(v) {
-            let t = graph.targets()[arc];
-            targets.push(if owner[t as usize] == gpu {
-                owner_local[t as usize]
-            } else {
-                local_of_proxy(t)
-            });
-            if let (Some(out), Some(w)) = (&mut local_weights, weights) {
-                out.push(w[arc]);
-            }
+        targets.extend(graph.neighbors(v).iter().map(|&t| local_of[t as usize]));
+        if let (Some(out), Some(w)) = (&mut local_weights, weights) {
+            out.extend_from_slice(&w[graph.arc_range(v)]);
         }
         offsets.push(targets.len() as u64);
     }
