@@ -7,13 +7,13 @@
 
 use std::time::Instant;
 use switchyard::algo::sequential;
-use switchyard::driver::algorithm::{Algorithm, AlgorithmParams};
 use switchyard::backend::sim::SimConfig;
 use switchyard::driver::algorithm::primitive;
+use switchyard::driver::algorithm::{Algorithm, AlgorithmParams};
 use switchyard::driver::{RunConfig, RuntimeKind, builtin_kernels, run, simulate};
+use switchyard::graph::generate::{GeneratorSpec, generate};
 use switchyard::graph::partition::partitioner_by_name;
 use switchyard::graph::summary::summarize;
-use switchyard::graph::generate::{GeneratorSpec, generate};
 use switchyard::runtime::bsp::BspOptions;
 use switchyard_sim::interconnect::Fidelity;
 use switchyard_sim::topology::Topology;
@@ -60,7 +60,9 @@ fn main() {
             command_line: vec!["bench".into()],
         };
         let (partition_s, partition) = best_of(3, || {
-            partitioner_by_name("random", 1).and_then(|p| p.partition(&graph, 8)).expect("partition")
+            partitioner_by_name("random", 1)
+                .and_then(|p| p.partition(&graph, 8))
+                .expect("partition")
         });
         let primitive = primitive(algorithm, &params);
         let (simulate_s, _) = best_of(3, || {

@@ -60,6 +60,9 @@ struct DefaultOptions {
     options: run::RunOptions,
 }
 
+/// The generated scale-free graph of the main job.
+const MAIN_JOB_RMAT: &str = "rmat:scale=17,ef=16,seed=1";
+
 /// The main job: see [`Cli`].
 fn main_job() -> anyhow::Result<()> {
     let started = std::time::Instant::now();
@@ -68,14 +71,20 @@ fn main_job() -> anyhow::Result<()> {
         graph_source::EMBEDDED_POWER,
         &LoadOptions::default(),
     )?;
-    let rmat_spec = GeneratorSpec::parse("rmat:scale=14,ef=16,seed=1")?;
+    let rmat_spec = GeneratorSpec::parse(MAIN_JOB_RMAT)?;
     let rmat = generate(&rmat_spec)?;
+    // BFS from the highest-degree vertex, which is in the giant component.
+    let hub = |g: &switchyard::graph::Csr| (0..g.num_vertices()).max_by_key(|&v| g.degree(v));
+    let (power_source, rmat_source) = (hub(&power.csr), hub(&rmat));
     println!(
         "switchyard main job: BFS and PageRank, bulk-synchronous runtime, 1-8 GPUs of the \
          simulated DGX-1 (V100 hybrid cube mesh), every run validated"
     );
     let plan = sweep::Plan {
-        graphs: vec![(power.csr, "power-grid (embedded)".into()), (rmat, rmat_spec.to_string())],
+        graphs: vec![
+            (power.csr, "power-grid (embedded)".into(), power_source),
+            (rmat, MAIN_JOB_RMAT.into(), rmat_source),
+        ],
         algorithms: vec![Algorithm::Bfs, Algorithm::Pr],
         runtimes: vec![RuntimeKind::Bsp],
         topologies: vec![Topology::bundled("dgx1-v100")?],

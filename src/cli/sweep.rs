@@ -45,7 +45,7 @@ pub fn sweep_command(args: SweepArgs) -> anyhow::Result<()> {
         .map(|t| Topology::open(t).with_context(|| format!("opening topology `{t}`")))
         .collect::<anyhow::Result<Vec<_>>>()?;
     let plan = Plan {
-        graphs: vec![graph],
+        graphs: vec![(graph.0, graph.1, None)],
         algorithms: args.algos,
         runtimes: args.runtimes,
         topologies,
@@ -58,8 +58,9 @@ pub fn sweep_command(args: SweepArgs) -> anyhow::Result<()> {
 
 /// What a sweep runs: every combination of its lists.
 pub struct Plan {
-    /// Graphs with their names.
-    pub graphs: Vec<(Csr, String)>,
+    /// Graphs with their names and, optionally, the BFS/SSSP source to use on each
+    /// (otherwise the options' source).
+    pub graphs: Vec<(Csr, String, Option<u32>)>,
     /// Algorithms.
     pub algorithms: Vec<Algorithm>,
     /// Runtimes.
@@ -103,9 +104,9 @@ impl Plan {
         let mut rows = Vec::with_capacity(jobs.len());
         let mut failures = Vec::new();
         for (graph_index, algorithm, runtime, topology, gpus) in jobs {
-            let (graph, name) = &self.graphs[graph_index];
+            let (graph, name, source) = &self.graphs[graph_index];
             bar.set_message(format!("{} {} on {} x{gpus}", algorithm.name(), name, topology.name));
-            let config = self.options.config(
+            let mut config = self.options.config(
                 algorithm,
                 runtime,
                 topology.clone(),
@@ -113,6 +114,9 @@ impl Plan {
                 false,
                 std::env::args().collect(),
             )?;
+            if let Some(source) = source {
+                config.params.source = *source;
+            }
             let output = run(graph, name, &config).with_context(|| {
                 format!("{} on {name}, {} with {gpus} GPUs", algorithm.name(), topology.name)
             })?;
