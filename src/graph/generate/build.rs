@@ -418,6 +418,16 @@ mod tests {
     }
 
     #[test]
+    fn empty_graphs() {
+        for n in [0, 1, 5] {
+            let par =
+                csr_from_edges_parallel(n, &[], None, false, BuildOptions::default()).unwrap();
+            let seq = Csr::from_edges(n, &[], None, false, BuildOptions::default()).unwrap();
+            assert_eq!(par, seq);
+        }
+    }
+
+    #[test]
     fn out_of_range_edge_is_an_error() {
         let err = csr_from_edges_parallel(2, &[(0, 2)], None, true, BuildOptions::default());
         assert!(err.is_err());
