@@ -1,9 +1,30 @@
-# switchyard recipes
+# switchyard recipes. The README's two set-up commands are `just run` and `just test`.
 
-# Run the main job
+# Run the main job (DGX-1 sweep, validated, plot in reports/latest/)
 run:
     cargo run --release
 
-# Run the tests
+# Run the tests (CI runs fmt and clippy first: see .ci/run)
 test:
     cargo nextest run --workspace --no-fail-fast
+
+# Run the benchmarks; each writes JSON under reports/bench/
+bench:
+    cargo bench -p switchyard-sim --bench engine
+    cargo bench --bench bsp_sim
+    cargo bench --bench graph_load
+    cargo bench --bench generate
+
+# A scaling sweep on a generated graph over several machines
+sweep graph="rmat:scale=18,ef=16" algos="bfs,pr":
+    cargo run --release -- sweep --generate {{graph}} --algos {{algos}} --topologies dgx1-v100,m60x8-pcie,dgx-h100x8 --out reports/sweep
+
+# One validated run with its report and trace in reports/latest/
+report algo="bfs" gpus="4":
+    mkdir -p reports/latest
+    cargo run --release -- run --generate rmat:scale=16,ef=16 --algo {{algo}} --gpus {{gpus}} --report reports/latest/run.json --trace reports/latest/trace.json
+
+# GPU work needs the CUDA backend (not built yet): say so instead of pretending
+gpu:
+    @echo "the CUDA backend is not built yet (see the open CUDA issue); use the simulator: just run"
+    @exit 1
