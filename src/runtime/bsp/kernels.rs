@@ -75,7 +75,8 @@ fn split(ctx: &mut KernelContext<'_>) -> Result<(), BackendError> {
     let (fixed, packages) = ctx.buffers.split_at_mut(FIXED_SLOTS);
     let mut packages: Vec<&mut Vec<u32>> =
         packages.iter_mut().map(HostData::as_u32_mut).collect::<Result<_, _>>()?;
-    let [_, _, _, values, _, _, marker, next, frontier_out, counters, owner, owner_id, _, _] = fixed
+    let [_, _, _, values, _, _, marker, next, frontier_out, counters, owner, owner_id, _, _] =
+        fixed
     else {
         return Err(BackendError::Usage("bsp_split: wrong buffer count".into()));
     };
