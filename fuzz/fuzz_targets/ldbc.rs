@@ -12,5 +12,12 @@ fuzz_target!(|data: &[u8]| {
     let vertices = parts.next().unwrap_or_default();
     let edges = parts.next().unwrap_or_default();
     let props = ldbc::parse_properties("fuzz.properties", properties).ok();
-    let _ = ldbc::parse_parts(("fuzz.v", "fuzz.e"), vertices, edges, props.as_ref(), None, BuildOptions::default());
+    let _ = ldbc::parse_parts(
+        ("fuzz.v", "fuzz.e"),
+        vertices,
+        edges,
+        props.as_ref(),
+        None,
+        BuildOptions::default(),
+    );
 });

@@ -11,8 +11,17 @@ fuzz_target!(|data: &[u8]| {
     if let Ok(g) = load_graph_from_bytes("fuzz", data, &options) {
         assert!(g.csr.offsets().len() == g.csr.num_vertices() as usize + 1);
         let mut out = Vec::new();
-        if switchyard::graph::formats::write_graph(&mut out, GraphFormat::Snap, &g.csr, g.original_ids.as_deref(), "fuzz").is_ok() {
-            let again = load_graph_from_bytes("fuzz-again", &out, &options).expect("written graph loads");
+        if switchyard::graph::formats::write_graph(
+            &mut out,
+            GraphFormat::Snap,
+            &g.csr,
+            g.original_ids.as_deref(),
+            "fuzz",
+        )
+        .is_ok()
+        {
+            let again =
+                load_graph_from_bytes("fuzz-again", &out, &options).expect("written graph loads");
             assert_eq!(again.csr.num_arcs(), g.csr.num_arcs());
         }
     }
