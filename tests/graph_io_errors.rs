@@ -138,6 +138,20 @@ fn metis_errors() {
     assert_has(&m, &["m.graph:3", "edge weight after neighbour 3", "end of line"]);
     let m = error("m.graph", b"3 2\n2\n1 4\n2\n", Some(GraphFormat::Metis));
     assert_has(&m, &["m.graph:3", "neighbour in 1..=3", "found 4"]);
+    let m = error("m.graph", b"3 2\n2\n1\n2 2\n", Some(GraphFormat::Metis));
+    assert_has(
+        &m,
+        &["m.graph:3", "vertex 2 to list neighbour 3, as vertex 3 does on line 4", "no such entry"],
+    );
+    let m = error("m.graph", b"3 2 1\n2 4\n1 4 3 5\n2 6\n", Some(GraphFormat::Metis));
+    assert_has(
+        &m,
+        &[
+            "m.graph:4",
+            "vertex 3 to list neighbour 2 with edge weight 5",
+            "as vertex 2 does on line 3",
+        ],
+    );
     let m = error("m.graph", b"3 2\n2\n1 3\n2\n9 9\n", Some(GraphFormat::Metis));
     assert_has(&m, &["m.graph:5", "end of the file after 3 vertex lines", "'9 9'"]);
 }

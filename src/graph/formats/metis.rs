@@ -11,6 +11,7 @@
 use super::text::{Lines, Tokens, check_vertex_count, parse_error, parse_u64, show};
 use super::write_error;
 use crate::graph::{Csr, EdgeWeights, GraphError};
+use rayon::prelude::*;
 use std::io::Write;
 
 /// Per-vertex data of a METIS file beyond the adjacency.
@@ -153,6 +154,7 @@ pub(crate) fn parse(file: &str, buf: &[u8]) -> Result<Parsed, GraphError> {
     let mut sizes = Vec::new();
     let mut vertex_weights = Vec::new();
     let mut last_line = header_line;
+    let mut vertex_lines = Vec::with_capacity((n as usize).min(buf.len()));
     for vertex in 0..n {
         let Some((line_number, line)) = lines.next() else {
             return Err(parse_error(
@@ -164,6 +166,7 @@ pub(crate) fn parse(file: &str, buf: &[u8]) -> Result<Parsed, GraphError> {
             ));
         };
         last_line = line_number;
+        vertex_lines.push(line_number);
         let mut tokens = Tokens::new(line);
         let mut read = |what: &str| -> Result<u64, GraphError> {
             let t = tokens.next().ok_or_else(|| {
@@ -279,6 +282,8 @@ pub(crate) fn parse(file: &str, buf: &[u8]) -> Result<Parsed, GraphError> {
             "fix the header's edge count (METIS counts each undirected edge once), or the adjacency lines",
         ));
     }
+    let weight_slice = has_edge_weights.then_some(edge_weights.as_slice());
+    check_symmetric(file, &offsets, &targets, weight_slice, &vertex_lines)?;
     let vertex_data = (has_sizes || ncon > 0).then(|| MetisVertexData {
         sizes: has_sizes.then_some(sizes),
         weights: (ncon > 0).then_some(vertex_weights),
@@ -286,6 +291,46 @@ pub(crate) fn parse(file: &str, buf: &[u8]) -> Result<Parsed, GraphError> {
     });
     let weights = has_edge_weights.then_some(EdgeWeights::Int(edge_weights));
     Ok(Parsed { offsets, targets, weights, vertex_data })
+}
+
+/// Checks that every arc `u -> v` (with weight `w`) is matched by an arc `v -> u` with the
+/// same weight, as many times: METIS lists each undirected edge in both vertices' lines.
+fn check_symmetric(
+    file: &str,
+    offsets: &[u64],
+    targets: &[u32],
+    weights: Option<&[u32]>,
+    vertex_lines: &[u64],
+) -> Result<(), GraphError> {
+    let mut forward: Vec<(u32, u32, u32)> = Vec::with_capacity(targets.len());
+    for (u, range) in offsets.windows(2).enumerate() {
+        for arc in range[0] as usize..range[1] as usize {
+            let w = weights.and_then(|w| w.get(arc).copied()).unwrap_or(0);
+            forward.push((u as u32, targets.get(arc).copied().unwrap_or(0), w));
+        }
+    }
+    let mut backward: Vec<(u32, u32, u32)> = forward.iter().map(|&(u, v, w)| (v, u, w)).collect();
+    forward.par_sort_unstable();
+    backward.par_sort_unstable();
+    let Some((a, b)) = forward.iter().zip(&backward).find(|(a, b)| a != b) else { return Ok(()) };
+    // The smaller of the first differing pair occurs more often in its list: if it is a
+    // forward arc `u -> v`, `v` lacks `u`; if a backward one `(v, u)`, `u` lacks `v`.
+    let (u, v, w) = if a < b { *a } else { (b.1, b.0, b.2) };
+    let line = |x: u32| vertex_lines.get(x as usize).copied().unwrap_or(0);
+    let with = if weights.is_some() { format!(" with edge weight {w}") } else { String::new() };
+    Err(parse_error(
+        file,
+        line(v),
+        format!(
+            "vertex {} to list neighbour {}{with}, as vertex {} does on line {}",
+            v + 1,
+            u + 1,
+            u + 1,
+            line(u)
+        ),
+        "no such entry (or fewer of them)".to_string(),
+        "METIS lists every undirected edge in both endpoints' lines with the same weight; add the missing entry or remove the other",
+    ))
 }
 
 /// Writes a METIS file. The graph must be undirected, without self-loops, with integer
