@@ -3,7 +3,7 @@
 //! PageRank on the same graph, timed side by side in one process. Target (issue 4): each
 //! ratio at most 4. Prints a table and writes `reports/bench/bsp_sim.json`.
 //!
-//!     cargo bench --bench bsp_sim            (SCALE=16 for a quick run)
+//!     cargo bench --bench bsp_sim            (SCALE=16 for a quick run, ALGO=pr for one)
 
 use std::time::Instant;
 use switchyard::algo::sequential;
@@ -39,7 +39,11 @@ fn main() {
     let mut rows = Vec::new();
     // BFS from the highest-degree vertex: in the giant component (vertex 0 may be isolated).
     let source = (0..graph.num_vertices()).max_by_key(|&v| graph.degree(v)).unwrap_or(0);
+    let only = std::env::var("ALGO").ok();
     for algorithm in [Algorithm::Bfs, Algorithm::Pr] {
+        if only.as_deref().is_some_and(|a| a != algorithm.name()) {
+            continue;
+        }
         let params = AlgorithmParams { iterations: 10, source, ..AlgorithmParams::default() };
         let (baseline_s, _) = best_of(3, || match algorithm {
             Algorithm::Bfs => sequential::bfs_levels(&graph, source).len(),

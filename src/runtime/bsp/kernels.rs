@@ -58,86 +58,114 @@ pub fn register(registry: &mut KernelRegistry) {
     });
 }
 
-fn value_bits(values: &HostData, v: usize) -> u32 {
-    match values {
-        HostData::U32(x) => x[v],
-        HostData::F32(x) => x[v].to_bits(),
-        _ => 0,
-    }
+/// The split kernel's arrays, destructured once (the loop is generic over the value type so
+/// that no per-vertex match on the buffer's element type remains).
+struct SplitArrays<'a> {
+    gpu: u32,
+    stamp: u32,
+    broadcast: bool,
+    marker: &'a mut [u32],
+    next: &'a mut [u32],
+    out: &'a [u32],
+    owner: &'a [u32],
+    owner_id: &'a [u32],
+    packages: Vec<&'a mut Vec<u32>>,
 }
 
-fn split(ctx: &mut KernelContext<'_>) -> Result<(), BackendError> {
-    let gpu = ctx.scalar_u32(0)?;
-    let peers = ctx.scalar_u32(1)? as usize;
-    let stamp = ctx.scalar_u32(2)?;
-    let broadcast = ctx.scalar_u32(3)? != 0;
-    let add = ctx.scalar_u32(4)? == 1;
-    let (fixed, packages) = ctx.buffers.split_at_mut(FIXED_SLOTS);
-    let mut packages: Vec<&mut Vec<u32>> =
-        packages.iter_mut().map(HostData::as_u32_mut).collect::<Result<_, _>>()?;
-    let [_, _, _, values, _, _, marker, next, frontier_out, counters, owner, owner_id, _, _] =
-        fixed
-    else {
-        return Err(BackendError::Usage("bsp_split: wrong buffer count".into()));
-    };
-    let marker = marker.as_u32_mut()?;
-    let next = next.as_u32_mut()?;
-    let out = frontier_out.as_u32()?;
-    let counters = counters.as_u64_mut()?;
-    let owner = owner.as_u32()?;
-    let owner_id = owner_id.as_u32()?;
-    let out_len = counters[0] as usize;
+/// Splits the output frontier; `zero` is the value a proxy is reset to once sent (sums).
+fn split_values<T: Copy>(
+    arrays: &mut SplitArrays<'_>,
+    values: &mut [T],
+    bits: impl Fn(T) -> u32,
+    zero: Option<T>,
+) -> Result<(usize, Vec<usize>), BackendError> {
+    let peers = arrays.packages.len();
     let mut next_len = 0usize;
     let mut sent = vec![0usize; peers];
-    let mut items = 0u64;
-    for &v in &out[..out_len] {
+    let SplitArrays { gpu, stamp, broadcast, .. } = *arrays;
+    for &v in arrays.out {
         let vi = v as usize;
-        items += 1;
-        let home = owner[vi];
+        let home = arrays.owner[vi];
         if home == gpu {
-            if marker[vi] != stamp {
-                marker[vi] = stamp;
-                next[next_len] = v;
+            if arrays.marker[vi] != stamp {
+                arrays.marker[vi] = stamp;
+                arrays.next[next_len] = v;
                 next_len += 1;
             }
             if !broadcast {
                 continue;
             }
         }
-        let bits = value_bits(values, vi);
-        let mut pack = |p: usize| -> Result<(), BackendError> {
-            let package = &mut packages[p];
+        let pair = [arrays.owner_id[vi], bits(values[vi])];
+        let targets = if broadcast { 0..peers } else { home as usize..home as usize + 1 };
+        for p in targets.filter(|&p| p as u32 != gpu) {
             let at = 2 * sent[p];
+            let package = &mut arrays.packages[p];
             let Some(slot) = package.get_mut(at..at + 2) else {
                 return Err(BackendError::Kernel {
                     kernel: "bsp_split".into(),
                     message: format!("package for gpu {p} overflows its {} slots", package.len()),
                 });
             };
-            slot[0] = owner_id[vi];
-            slot[1] = bits;
+            slot.copy_from_slice(&pair);
             sent[p] += 1;
-            Ok(())
-        };
-        if broadcast {
-            for p in (0..peers).filter(|&p| p as u32 != gpu) {
-                pack(p)?;
-            }
-        } else {
-            pack(home as usize)?;
         }
-        if add
+        if let Some(zero) = zero
             && home != gpu
-            && let HostData::F32(x) = values
         {
-            x[vi] = 0.0;
+            values[vi] = zero;
         }
     }
+    Ok((next_len, sent))
+}
+
+fn split(ctx: &mut KernelContext<'_>) -> Result<(), BackendError> {
+    let gpu = ctx.scalar_u32(0)?;
+    let stamp = ctx.scalar_u32(2)?;
+    let broadcast = ctx.scalar_u32(3)? != 0;
+    let add = ctx.scalar_u32(4)? == 1;
+    let (fixed, packages) = ctx.buffers.split_at_mut(FIXED_SLOTS);
+    let packages: Vec<&mut Vec<u32>> =
+        packages.iter_mut().map(HostData::as_u32_mut).collect::<Result<_, _>>()?;
+    let [_, _, _, values, _, _, marker, next, frontier_out, counters, owner, owner_id, _, _] =
+        fixed
+    else {
+        return Err(BackendError::Usage("bsp_split: wrong buffer count".into()));
+    };
+    let counters = counters.as_u64_mut()?;
+    let out_len = counters[0] as usize;
+    let out = frontier_out.as_u32()?;
+    let out = out.get(..out_len).ok_or_else(|| BackendError::Kernel {
+        kernel: "bsp_split".into(),
+        message: format!("output frontier length {out_len} exceeds its buffer"),
+    })?;
+    let mut arrays = SplitArrays {
+        gpu,
+        stamp,
+        broadcast,
+        marker: marker.as_u32_mut()?,
+        next: next.as_u32_mut()?,
+        out,
+        owner: owner.as_u32()?,
+        owner_id: owner_id.as_u32()?,
+        packages,
+    };
+    let (next_len, sent) = match values {
+        HostData::U32(x) => split_values(&mut arrays, x, |v| v, None)?,
+        HostData::F32(x) => split_values(&mut arrays, x, f32::to_bits, add.then_some(0.0))?,
+        other => {
+            return Err(BackendError::Usage(format!(
+                "bsp_split: values must be u32 or f32, found {:?}",
+                other.elem()
+            )));
+        }
+    };
     counters[1] = next_len as u64;
     for (p, &s) in sent.iter().enumerate() {
         counters[2 + p] = s as u64;
     }
     let moved: u64 = sent.iter().map(|&s| s as u64).sum();
+    let items = out_len as u64;
     ctx.effects.items = items;
     ctx.effects.bytes_read = items * 12;
     ctx.effects.bytes_written = moved * 8 + next_len as u64 * 4;

@@ -509,6 +509,16 @@ fn validate<B: Backend + ?Sized>(
     if primitive.needs_undirected() && graph.is_directed() {
         return fail(format!("{} needs the symmetrised graph", primitive.name()));
     }
+    if primitive.needs_reverse()
+        && (options.duplication != Duplication::All
+            || options.communication != Communication::Broadcast)
+    {
+        return fail(format!(
+            "{} pulls from in-neighbours and must broadcast (seed 002 section VI-A): use \
+             --duplication all --communication broadcast",
+            primitive.name()
+        ));
+    }
     if options.communication == Communication::Broadcast && options.duplication != Duplication::All
     {
         return fail(
