@@ -55,34 +55,44 @@ fn check(graph: &Csr, name: &str, config: &RunConfig) {
     );
 }
 
-/// Every algorithm on every topology at 1, 2 and the maximum GPU count.
-fn every_topology(graph: &Csr, name: &str, algorithms: &[Algorithm]) {
-    let weighted = with_uniform_weights(graph, 1, 64, 3).expect("weights");
+/// Calls `f` for every bundled topology at 1, 2 and its maximum GPU count.
+fn for_every_topology_and_gpu_count(mut f: impl FnMut(&Topology, u32)) {
     for topology_name in bundled_names() {
         let topology = Topology::bundled(topology_name).expect("bundled");
         let max = topology.gpus.len() as u32;
         let mut counts = vec![1, 2.min(max), max];
         counts.dedup();
-        for &gpus in &counts {
-            for &algorithm in algorithms {
-                let g = if algorithm.needs_weights() { &weighted } else { graph };
-                check(g, name, &config(&topology, gpus, algorithm));
-            }
+        for gpus in counts {
+            f(&topology, gpus);
         }
     }
+}
+
+/// Every algorithm on every topology at 1, 2 and the maximum GPU count, BFS and SSSP from
+/// `source`.
+fn every_topology(graph: &Csr, name: &str, algorithms: &[Algorithm], source: u32) {
+    let weighted = with_uniform_weights(graph, 1, 64, 3).expect("weights");
+    for_every_topology_and_gpu_count(|topology, gpus| {
+        for &algorithm in algorithms {
+            let g = if algorithm.needs_weights() { &weighted } else { graph };
+            let mut c = config(topology, gpus, algorithm);
+            c.params.source = source;
+            check(g, name, &c);
+        }
+    });
 }
 
 #[test]
 fn every_algorithm_on_every_topology_on_small_real_graphs() {
     for name in ["chesapeake.mtx", "power.graph", "facebook_combined.txt", "wiki-Vote.txt"] {
-        every_topology(&shared_graph(name), name, &Algorithm::ALL);
+        every_topology(&shared_graph(name), name, &Algorithm::ALL, 0);
     }
 }
 
 #[test]
 fn every_algorithm_on_every_topology_on_the_road_and_mesh_graphs() {
     for name in ["luxembourg_osm.mtx", "delaunay_n16.mtx"] {
-        every_topology(&shared_graph(name), name, &Algorithm::ALL);
+        every_topology(&shared_graph(name), name, &Algorithm::ALL, 0);
     }
 }
 
@@ -91,24 +101,7 @@ fn every_algorithm_on_every_topology_on_the_road_and_mesh_graphs() {
 fn web_crawl(algorithm: Algorithm) {
     let graph = shared_graph("cnr-2000.txt.gz");
     let source = (0..graph.num_vertices()).max_by_key(|&v| graph.degree(v)).unwrap_or(0);
-    let weighted;
-    let graph = if algorithm.needs_weights() {
-        weighted = with_uniform_weights(&graph, 1, 64, 3).expect("weights");
-        &weighted
-    } else {
-        &graph
-    };
-    for topology_name in bundled_names() {
-        let topology = Topology::bundled(topology_name).expect("bundled");
-        let max = topology.gpus.len() as u32;
-        let mut counts = vec![1, 2.min(max), max];
-        counts.dedup();
-        for &gpus in &counts {
-            let mut c = config(&topology, gpus, algorithm);
-            c.params.source = source;
-            check(graph, "cnr-2000", &c);
-        }
-    }
+    every_topology(&graph, "cnr-2000", &[algorithm], source);
 }
 
 #[test]

@@ -7,6 +7,7 @@
 //! local copy and local ids equal global ids.
 
 use crate::graph::{Csr, EdgeWeights};
+use rayon::prelude::*;
 
 /// How remote vertices are duplicated locally (seed 002 section III-C).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
@@ -94,7 +95,11 @@ pub fn build_subgraphs(
         Some(EdgeWeights::Int(w)) => Some(w.as_slice()),
         _ => None,
     };
+    // Host-side preparation before the simulation starts: each GPU's subgraph depends only
+    // on the graph and the partition, so building them on several cores gives the same
+    // subgraphs in the same order.
     (0..parts)
+        .into_par_iter()
         .map(|gpu| match duplication {
             Duplication::OneHop => one_hop(graph, owner, &owner_local, gpu, int_weights),
             Duplication::All => all(graph, owner, gpu, int_weights),
