@@ -267,3 +267,18 @@ fn misuse_is_an_error_not_a_panic() {
         assert!(b.create_stream(DeviceId(3), StreamPriority::Normal).is_err());
     }
 }
+
+#[test]
+fn on_device_copies_report_their_bytes() {
+    for mut b in backends("dgx1-v100", 1) {
+        let s = b.create_stream(DeviceId(0), StreamPriority::Normal).unwrap();
+        let src = b.alloc(DeviceId(0), ElemType::U32, 64, "src").unwrap();
+        let dst = b.alloc(DeviceId(0), ElemType::U32, 64, "dst").unwrap();
+        b.write_from_host(s, src, 0, HostData::U32((0..64).collect()), None).unwrap();
+        b.copy(s, BufferSlice::new(src, 8, 16), BufferSlice::new(dst, 0, 16), Some(Token(1)))
+            .unwrap();
+        let c = b.next_completion().unwrap().unwrap();
+        assert_eq!(c.kind, CompletionKind::Copy { bytes: 64 });
+        assert_eq!(read_u32(b.as_mut(), s, dst, 2), vec![8, 9]);
+    }
+}

@@ -139,7 +139,13 @@ struct InFlight {
 
 enum Event {
     /// The head operation of a stream finished after a fixed time (kernel, local copy).
-    StreamOpDone { stream: u32, kernel: Option<(u32, KernelCountsReport)>, start_ps: TimePs },
+    /// `kernel`: the device and counts of a kernel; `None` for an on-device copy of `bytes`.
+    StreamOpDone {
+        stream: u32,
+        kernel: Option<(u32, KernelCountsReport)>,
+        bytes: u64,
+        start_ps: TimePs,
+    },
     /// A transfer prepared earlier starts now (after a copy's setup time, or when the kernel
     /// that issued remote operations ends).
     StartTransfer { id: u64 },
@@ -324,7 +330,7 @@ impl SimBackend {
         }
         self.engine.schedule_at(
             now + duration,
-            Event::StreamOpDone { stream, kernel: Some((device, report)), start_ps: now },
+            Event::StreamOpDone { stream, kernel: Some((device, report)), bytes: 0, start_ps: now },
         );
         Ok(())
     }
@@ -536,7 +542,7 @@ impl SimBackend {
                     }
                     self.engine.schedule_at(
                         now + duration,
-                        Event::StreamOpDone { stream, kernel: None, start_ps: now },
+                        Event::StreamOpDone { stream, kernel: None, bytes, start_ps: now },
                     );
                     return Ok(());
                 }
@@ -622,7 +628,7 @@ impl SimBackend {
                     .submit(now, TransferId(id), flight.request)
                     .map_err(|e| BackendError::Usage(format!("transfer {}: {e}", flight.track)))
             }
-            Event::StreamOpDone { stream, kernel, start_ps } => {
+            Event::StreamOpDone { stream, kernel, bytes, start_ps } => {
                 let now = self.engine.now();
                 let kind = match kernel {
                     Some((device, report)) => {
@@ -646,7 +652,7 @@ impl SimBackend {
                         self.start_kernels(device)?;
                         CompletionKind::Kernel(report)
                     }
-                    None => CompletionKind::Copy { bytes: 0 },
+                    None => CompletionKind::Copy { bytes },
                 };
                 self.finish_head(stream, kind)
             }
