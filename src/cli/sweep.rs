@@ -5,11 +5,14 @@ use super::graph_source::{GraphArgs, resolve};
 use super::run::RunOptions;
 use anyhow::{Context, bail};
 use indicatif::{ProgressBar, ProgressStyle};
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use switchyard::driver::algorithm::Algorithm;
+use switchyard::driver::algorithm::prepare_graph;
 use switchyard::driver::sweep::{SweepRow, fill_speedups, plot_scaling, to_csv, to_table};
-use switchyard::driver::{RuntimeKind, run};
+use switchyard::driver::{RuntimeKind, run_with_summary};
 use switchyard::graph::Csr;
+use switchyard::graph::summary::{GraphSummary, summarize};
 use switchyard_sim::topology::Topology;
 
 /// Arguments of `sweep`.
@@ -103,6 +106,8 @@ impl Plan {
         );
         let mut rows = Vec::with_capacity(jobs.len());
         let mut failures = Vec::new();
+        // Graph summaries for the reports, once per (graph, prepared form).
+        let mut summaries: BTreeMap<(usize, bool), GraphSummary> = BTreeMap::new();
         for (graph_index, algorithm, runtime, topology, gpus) in jobs {
             let (graph, name, source) = &self.graphs[graph_index];
             bar.set_message(format!("{} {} on {} x{gpus}", algorithm.name(), name, topology.name));
@@ -117,9 +122,15 @@ impl Plan {
             if let Some(source) = source {
                 config.params.source = *source;
             }
-            let output = run(graph, name, &config).with_context(|| {
-                format!("{} on {name}, {} with {gpus} GPUs", algorithm.name(), topology.name)
-            })?;
+            let prepared = prepare_graph(algorithm, graph);
+            let is_prepared_copy = matches!(prepared, std::borrow::Cow::Owned(_));
+            let summary = summaries
+                .entry((graph_index, is_prepared_copy))
+                .or_insert_with(|| summarize(&prepared));
+            let output =
+                run_with_summary(graph, name, Some(summary), &config).with_context(|| {
+                    format!("{} on {name}, {} with {gpus} GPUs", algorithm.name(), topology.name)
+                })?;
             let r = &output.report;
             let validation = match &r.validation {
                 None => "skipped",

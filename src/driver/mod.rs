@@ -11,7 +11,7 @@ pub mod trace;
 use crate::backend::sim::{SimBackend, SimConfig, TraceSpan};
 use crate::backend::{Backend, BackendError, KernelRegistry};
 use crate::graph::partition::{partition_metrics, partitioner_by_name};
-use crate::graph::summary::summarize;
+use crate::graph::summary::{GraphSummary, summarize};
 use crate::graph::{Csr, GraphError};
 use crate::runtime::RuntimeError;
 use crate::runtime::bsp::{self, BspOptions};
@@ -111,6 +111,18 @@ pub fn git_sha() -> &'static str {
 
 /// Runs `config` on `graph` (named `graph_name` in the report) on the simulator.
 pub fn run(graph: &Csr, graph_name: &str, config: &RunConfig) -> Result<RunOutput, RunError> {
+    run_with_summary(graph, graph_name, None, config)
+}
+
+/// [`run`] with the report's graph summary given (sweeps compute it once per graph rather
+/// than once per run). It must be the summary of the graph the algorithm runs on, i.e. of
+/// [`algorithm::prepare_graph`]'s result.
+pub fn run_with_summary(
+    graph: &Csr,
+    graph_name: &str,
+    summary: Option<&GraphSummary>,
+    config: &RunConfig,
+) -> Result<RunOutput, RunError> {
     algorithm::check(config.algorithm, &config.params, graph)?;
     let prepared = algorithm::prepare_graph(config.algorithm, graph);
     let graph = prepared.as_ref();
@@ -166,7 +178,10 @@ pub fn run(graph: &Csr, graph_name: &str, config: &RunConfig) -> Result<RunOutpu
             hash: format!("{:016x}", config.topology.source_hash),
             gpus: config.gpus,
         },
-        graph: GraphInfo { name: graph_name.to_string(), summary: summarize(graph) },
+        graph: GraphInfo {
+            name: graph_name.to_string(),
+            summary: summary.cloned().unwrap_or_else(|| summarize(graph)),
+        },
         partition: PartitionInfo {
             partitioner: config.partitioner.clone(),
             metrics: serde_json::to_value(&partition_metrics).unwrap_or_default(),
