@@ -64,6 +64,7 @@ fn main() {
             trace: false,
             validate: false,
             command_line: vec!["bench".into()],
+            jitter_ps: 0,
         };
         let (partition_s, partition) = best_of(3, || {
             partitioner_by_name("random", 1)

@@ -29,6 +29,7 @@ fn config(algorithm: Algorithm, seed: u64, fidelity: Fidelity) -> RunConfig {
         trace: true,
         validate: true,
         command_line: vec!["switchyard".into(), "run".into(), "(determinism test)".into()],
+        jitter_ps: 0,
     }
 }
 

@@ -16,6 +16,7 @@ use super::{
     DeviceId, DeviceInfo, DeviceStats, ElemType, EventId, HostData, KernelContext,
     KernelCountsReport, KernelRegistry, Launch, LinkStats, StreamId, StreamPriority, Token,
 };
+use rand::RngExt;
 use std::collections::{BTreeMap, VecDeque};
 use switchyard_sim::TimePs;
 use switchyard_sim::engine::Engine;
@@ -37,11 +38,21 @@ pub struct SimConfig {
     pub trace: bool,
     /// Stop with an error past this virtual time.
     pub time_limit_ps: TimePs,
+    /// Upper bound of a random delay (uniform in `0..=jitter_ps`, drawn from the run's
+    /// seeded stream) added to every transfer's start and every kernel's duration, so that
+    /// different seeds exercise different interleavings of messages and kernels. 0: none.
+    pub jitter_ps: TimePs,
 }
 
 impl Default for SimConfig {
     fn default() -> Self {
-        SimConfig { fidelity: Fidelity::Flow, seed: 0, trace: false, time_limit_ps: TimePs::MAX }
+        SimConfig {
+            fidelity: Fidelity::Flow,
+            seed: 0,
+            trace: false,
+            time_limit_ps: TimePs::MAX,
+            jitter_ps: 0,
+        }
     }
 }
 
@@ -323,7 +334,7 @@ impl SimBackend {
         let launch = launch.clone();
         let (report, counts, remote) = self.execute(device, &launch)?;
         let model = &self.topology.gpus[device as usize].model;
-        let duration = model.launch_overhead_ps() + model.kernel_time_ps(&counts);
+        let duration = model.launch_overhead_ps() + model.kernel_time_ps(&counts) + self.jitter();
         let now = self.engine.now();
         if !remote.is_empty() {
             self.submit_remote(device, remote, now + duration)?;
@@ -505,12 +516,21 @@ impl SimBackend {
     ) -> Result<(), BackendError> {
         let id = self.next_transfer;
         self.next_transfer += 1;
+        let at_ps = at_ps + self.jitter();
         let request = TransferRequest { src, dst, bytes, packet_bytes: None };
         self.in_flight
             .insert(id, InFlight { request, purpose, start_ps: at_ps, track, name, bytes });
         // The interconnect only accepts transfers that start at the current time.
         self.engine.schedule_at(at_ps, Event::StartTransfer { id });
         Ok(())
+    }
+
+    /// A random delay in `0..=jitter_ps` from the run's seeded stream (0 without jitter).
+    fn jitter(&mut self) -> TimePs {
+        match self.config.jitter_ps {
+            0 => 0,
+            max => self.engine.rng().random_range(0..=max),
+        }
     }
 
     /// Starts a copy, host write or host read at the head of `stream`.

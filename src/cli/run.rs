@@ -42,6 +42,10 @@ pub struct RunOptions {
     /// Skip validation against the references.
     #[arg(long)]
     pub no_validate: bool,
+    /// Random extra delay (0..=N ns, from the seed) on every transfer and kernel, to
+    /// exercise other interleavings.
+    #[arg(long, default_value_t = 0)]
+    pub jitter_ns: u64,
 }
 
 /// Duplication strategy as the CLI spells it.
@@ -161,6 +165,7 @@ impl RunOptions {
                 FidelityArg::Packet => Fidelity::Packet,
             },
             trace,
+            jitter_ps: self.jitter_ns.saturating_mul(1000),
             validate: !self.no_validate,
             command_line,
         })

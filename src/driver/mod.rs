@@ -79,6 +79,8 @@ pub struct RunConfig {
     pub fidelity: Fidelity,
     /// Record a trace.
     pub trace: bool,
+    /// Random extra delay bound for transfers and kernels (see [`SimConfig::jitter_ps`]).
+    pub jitter_ps: u64,
     /// Validate against the references.
     pub validate: bool,
     /// The command line, for the report.
@@ -133,6 +135,7 @@ pub fn run_with_summary(
         fidelity: config.fidelity,
         seed: config.seed,
         trace: config.trace,
+        jitter_ps: config.jitter_ps,
         ..SimConfig::default()
     };
     let primitive = algorithm::primitive(config.algorithm, &config.params);
@@ -171,6 +174,7 @@ pub fn run_with_summary(
             name: backend.name().to_string(),
             fidelity: Some(format!("{:?}", config.fidelity).to_lowercase()),
             events: backend.events_processed(),
+            jitter_ps: config.jitter_ps,
         },
         topology: TopologyInfo {
             name: config.topology.name.clone(),

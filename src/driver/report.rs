@@ -65,6 +65,8 @@ pub struct BackendInfo {
     pub fidelity: Option<String>,
     /// Events processed.
     pub events: u64,
+    /// Bound of the random delay added to transfers and kernels (0: none).
+    pub jitter_ps: u64,
 }
 
 /// Topology facts.
