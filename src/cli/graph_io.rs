@@ -1,8 +1,8 @@
 //! `switchyard graph convert`: load a graph in any supported format and write it in another.
 //! The binary CSR format is written only here.
 
-use anyhow::{Context, bail};
-use std::io::Write;
+use super::output::write_file;
+use anyhow::bail;
 use std::path::{Path, PathBuf};
 use switchyard::graph::formats::{self, GraphFormat, ldbc, metis};
 use switchyard::graph::{BuildOptions, LoadOptions, LoadedGraph, load_graph, relabel_random};
@@ -90,34 +90,6 @@ fn same_file(a: &Path, b: &Path) -> bool {
         (Ok(a), Ok(b)) => a == b,
         _ => false,
     }
-}
-
-/// Writes `path` through a temporary file renamed into place, so a failed write leaves no
-/// half-written output behind.
-fn write_file(
-    path: &Path,
-    gz: bool,
-    body: impl FnOnce(&mut dyn Write) -> anyhow::Result<()>,
-) -> anyhow::Result<()> {
-    let mut tmp = path.as_os_str().to_owned();
-    tmp.push(".partial");
-    let tmp = PathBuf::from(tmp);
-    let file = std::fs::File::create(&tmp).with_context(|| {
-        format!("cannot create {}; check that its directory exists and is writable", tmp.display())
-    })?;
-    let result = if gz {
-        let mut enc = flate2::write::GzEncoder::new(file, flate2::Compression::default());
-        body(&mut enc).and_then(|()| enc.finish().map(drop).map_err(anyhow::Error::from))
-    } else {
-        let mut file = file;
-        body(&mut file)
-    };
-    if let Err(e) = result {
-        let _ = std::fs::remove_file(&tmp);
-        return Err(e.context(format!("writing {} failed", path.display())));
-    }
-    std::fs::rename(&tmp, path)
-        .with_context(|| format!("cannot move {} to {}", tmp.display(), path.display()))
 }
 
 fn write(

@@ -5,6 +5,7 @@ mod graph;
 mod graph_analysis;
 mod graph_io;
 mod graph_source;
+mod output;
 mod run;
 mod sweep;
 mod topo;
