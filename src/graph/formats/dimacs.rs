@@ -4,8 +4,8 @@
 
 use super::edges::{Weight, WeightColumn, WeightSyntax, parse_weight};
 use super::text::{
-    Lines, Tokens, check_vertex_count, find_header_end, last_line_number, parse_chunks,
-    parse_error, parse_u64, show,
+    Lines, Tokens, check_vertex_count, find_header_end, last_line_number, one_based_id,
+    parse_chunks, parse_error, parse_u64, show,
 };
 use super::write_error;
 use crate::graph::{Csr, EdgeWeights, GraphError, VertexId};
@@ -121,23 +121,14 @@ pub(crate) fn parse(file: &str, buf: &[u8]) -> Result<Parsed, GraphError> {
                         "arc lines are `a <from> <to> <weight>`",
                     )
                 })?;
-                match parse_u64(token) {
-                    Some(i) if i >= 1 && i <= n => Ok((i - 1) as VertexId),
-                    Some(i) => Err(parse_error(
-                        file,
-                        line_number,
-                        format!("a {what} vertex in 1..={n}"),
-                        i.to_string(),
-                        format!("vertex ids are 1-based and at most {n} (problem line {p_line})"),
-                    )),
-                    None => Err(parse_error(
-                        file,
-                        line_number,
-                        format!("a {what} vertex id (positive integer)"),
-                        show(token),
-                        "arc lines hold numbers only",
-                    )),
-                }
+                one_based_id(
+                    token,
+                    n,
+                    (file, line_number),
+                    &format!("{what} vertex"),
+                    || format!("vertex ids are 1-based and at most {n} (problem line {p_line})"),
+                    "arc lines hold numbers only",
+                )
             };
             let u = vertex("source")?;
             let v = vertex("target")?;

@@ -7,8 +7,8 @@
 
 use super::edges::{WeightColumn, WeightSyntax, parse_weight};
 use super::text::{
-    Lines, Tokens, check_vertex_count, find_header_end, last_line_number, parse_chunks,
-    parse_error, parse_u64, show,
+    Lines, Tokens, check_vertex_count, find_header_end, last_line_number, one_based_id,
+    parse_chunks, parse_error, parse_u64, show,
 };
 use super::{half_arcs, write_error};
 use crate::graph::{Csr, EdgeWeights, GraphError, VertexId};
@@ -208,23 +208,14 @@ pub(crate) fn parse(file: &str, buf: &[u8]) -> Result<Parsed, GraphError> {
                         ),
                     )
                 })?;
-                match parse_u64(token) {
-                    Some(i) if i >= 1 && i <= n => Ok((i - 1) as VertexId),
-                    Some(i) => Err(parse_error(
-                        file,
-                        line_number,
-                        format!("a {what} index in 1..={n}"),
-                        i.to_string(),
-                        format!("indices are 1-based and at most {n} (size line {size_line})"),
-                    )),
-                    None => Err(parse_error(
-                        file,
-                        line_number,
-                        format!("a {what} index (positive integer)"),
-                        show(token),
-                        "entries hold numbers only",
-                    )),
-                }
+                one_based_id(
+                    token,
+                    n,
+                    (file, line_number),
+                    &format!("{what} index"),
+                    || format!("indices are 1-based and at most {n} (size line {size_line})"),
+                    "entries hold numbers only",
+                )
             };
             let u = index(Some(first), "row")?;
             let v = index(tokens.next(), "column")?;

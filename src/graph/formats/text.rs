@@ -244,6 +244,32 @@ pub(crate) fn parse_error(
     }
 }
 
+/// Parses a 1-based vertex number in `1..=n` (DIMACS, Matrix Market) into a 0-based id.
+/// `noun` names it in errors (`"from vertex"`, `"row index"`); `range_fix` and `syntax_fix`
+/// say how to repair an out-of-range or non-numeric token.
+pub(crate) fn one_based_id(
+    token: &[u8],
+    n: u64,
+    (file, line): (&str, u64),
+    noun: &str,
+    range_fix: impl FnOnce() -> String,
+    syntax_fix: &str,
+) -> Result<u32, GraphError> {
+    match parse_u64(token) {
+        Some(i) if i >= 1 && i <= n => Ok((i - 1) as u32),
+        Some(i) => {
+            Err(parse_error(file, line, format!("a {noun} in 1..={n}"), i.to_string(), range_fix()))
+        }
+        None => Err(parse_error(
+            file,
+            line,
+            format!("a {noun} (positive integer)"),
+            show(token),
+            syntax_fix,
+        )),
+    }
+}
+
 /// Splits `buf` into chunks that end just after a newline (the last one at the end of the
 /// buffer), each at least [`CHUNK_MIN_BYTES`] long unless the buffer is shorter.
 pub(crate) fn split_chunks(buf: &[u8]) -> Vec<std::ops::Range<usize>> {
