@@ -282,3 +282,16 @@ fn on_device_copies_report_their_bytes() {
         assert_eq!(read_u32(b.as_mut(), s, dst, 2), vec![8, 9]);
     }
 }
+
+#[test]
+fn path_bandwidth_follows_the_topology() {
+    // DGX-1: GPUs 0-3 share two NVLinks (50 GB/s), 0-1 one (25 GB/s), 0-5 none (staged
+    // through the host over PCIe 3.0 x16, about 16 GB/s).
+    for backend in backends("dgx1-v100", 8) {
+        let bw = |a: u32, b: u32| backend.path_bandwidth_bytes_per_s(DeviceId(a), DeviceId(b));
+        assert_eq!(bw(0, 0), 0, "{}", backend.name());
+        assert_eq!(bw(0, 3), 2 * bw(0, 1), "{}: two lanes vs one", backend.name());
+        assert!(bw(0, 5) > 0 && bw(0, 5) < bw(0, 1), "{}: staged {}", backend.name(), bw(0, 5));
+        assert_eq!(bw(0, 3), bw(3, 0), "{}: symmetric", backend.name());
+    }
+}

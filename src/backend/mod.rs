@@ -350,6 +350,10 @@ pub trait Backend {
     fn device_info(&self, device: DeviceId) -> DeviceInfo;
     /// Whether `a` can access `b`'s memory directly (else copies are staged via the host).
     fn peer_access(&self, a: DeviceId, b: DeviceId) -> bool;
+    /// Topology introspection: the bandwidth of the path from `a` to `b` in bytes per
+    /// second (the narrowest link on the route; through the host where there is no peer
+    /// path). Routers use it to pair siblings and order rings; 0 when `a == b`.
+    fn path_bandwidth_bytes_per_s(&self, a: DeviceId, b: DeviceId) -> u64;
     /// Current time in picoseconds since the run began.
     fn now_ps(&self) -> u64;
 

@@ -759,6 +759,24 @@ impl Backend for SimBackend {
         a == b || fabric.route(ea, eb).is_some_and(|r| r.peer_access)
     }
 
+    fn path_bandwidth_bytes_per_s(&self, a: DeviceId, b: DeviceId) -> u64 {
+        if a == b {
+            return 0;
+        }
+        let fabric = self.topology.fabric();
+        let (ea, eb) = (self.devices[a.0 as usize].endpoint, self.devices[b.0 as usize].endpoint);
+        let Some(route) = fabric.route(ea, eb) else {
+            return 0;
+        };
+        if route.peer_access {
+            return fabric.bottleneck_bytes_per_s(route);
+        }
+        // Staged through host memory: the slower of the two legs.
+        let host = self.devices[a.0 as usize].host;
+        let leg = |s, d| fabric.route(s, d).map_or(0, |r| fabric.bottleneck_bytes_per_s(r));
+        leg(ea, host).min(leg(host, eb))
+    }
+
     fn now_ps(&self) -> u64 {
         self.engine.now()
     }
