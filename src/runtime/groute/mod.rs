@@ -1,0 +1,20 @@
+//! The Groute runtime (seed 000): asynchronous multi-GPU programming with low-latency
+//! messages between GPUs instead of global barriers, written once against the backend
+//! trait.
+//!
+//! - [`context`]: endpoints, segments, links with pipelined receivers, routers with a
+//!   segmenter, a routing policy and a multiplexer, socket-like shutdown, and the event
+//!   loop ([`context::Context`]).
+//! - [`policy`]: routing policies (any available, ring, broadcast, scatter, gather, tree
+//!   reduction pairing siblings by the topology).
+
+pub mod context;
+pub mod policy;
+
+pub use context::{
+    Context, Endpoint, Event, LinkConfig, LinkId, LinkTraffic, Received, ReceivedData, RouterId,
+    Segment, SegmentData,
+};
+pub use policy::{
+    Policy, Route, RouteMode, RoutingPolicy, SegmentInfo, reduction_tree, widest_ring,
+};
