@@ -7,9 +7,12 @@
 //!   loop ([`context::Context`]).
 //! - [`policy`]: routing policies (any available, ring, broadcast, scatter, gather, tree
 //!   reduction pairing siblings by the topology).
+//! - [`worklist`]: the distributed worklist and its applications (BFS, SSSP, residual
+//!   PageRank), with soft-priority scheduling and the fused worker.
 
 pub mod context;
 pub mod policy;
+pub mod worklist;
 
 pub use context::{
     Context, Endpoint, Event, LinkConfig, LinkId, LinkTraffic, Received, ReceivedData, RouterId,
@@ -18,3 +21,8 @@ pub use context::{
 pub use policy::{
     Policy, Route, RouteMode, RoutingPolicy, SegmentInfo, reduction_tree, widest_ring,
 };
+
+/// Registers every Groute kernel.
+pub fn register(registry: &mut crate::backend::KernelRegistry) {
+    worklist::kernels::register(registry);
+}
