@@ -374,10 +374,12 @@ pub fn run<B: Backend + ?Sized>(
                     (Op::Final { gpu, what }, CompletionKind::HostRead(data)) => match (what, data)
                     {
                         (0, HostData::U32(v)) => finals[gpu].0 = v,
-                        (0, HostData::F32(v)) => {
-                            finals[gpu].0 = v.iter().map(|x| x.to_bits()).collect()
+                        (0, HostData::F64(v)) => {
+                            finals[gpu].0 = v.iter().map(|&x| (x as f32).to_bits()).collect()
                         }
-                        (_, HostData::F32(v)) => finals[gpu].1 = v,
+                        (_, HostData::F64(v)) => {
+                            finals[gpu].1 = v.iter().map(|&x| x as f32).collect()
+                        }
                         _ => {
                             return Err(
                                 BackendError::Usage("final read of the wrong type".into()).into()
@@ -520,10 +522,10 @@ fn upload<B: Backend + ?Sized>(
         }
         Problem::PageRank { damping, .. } => {
             let residual =
-                (0..n).map(|v| if owner[v] == g { (1.0 - damping) as f32 } else { 0.0 }).collect();
+                (0..n).map(|v| if owner[v] == g { 1.0 - damping } else { 0.0 }).collect();
             (
-                HostData::F32(residual),
-                Some(HostData::F32(vec![0.0; n])),
+                HostData::F64(residual),
+                Some(HostData::F64(vec![0.0; n])),
                 owned.clone(),
                 ctl::ORIGIN + owned.len() as u64,
             )
