@@ -7,8 +7,14 @@
 //!   loop ([`context::Context`]).
 //! - [`policy`]: routing policies (any available, ring, broadcast, scatter, gather, tree
 //!   reduction pairing siblings by the topology).
+//! - [`filter`]: predicate-based filtering (Figs. 5-6, Table 5).
+//! - [`cc`]: topology-driven connected components over an edge list (Fig. 15).
+//! - [`collectives`]: packetized ring broadcast vs direct one-to-all copies (Fig. 2d).
 
+pub mod cc;
+pub mod collectives;
 pub mod context;
+pub mod filter;
 pub mod policy;
 
 pub use context::{

@@ -1,0 +1,553 @@
+//! Groute's non-worklist applications on the simulator: predicate-based filtering (seed 000
+//! Figs. 5-6, Table 5), topology-driven connected components (Fig. 15) and the packetized
+//! ring broadcast (Fig. 2d). Every result is validated (the sequential filter, the union-find
+//! components reference, a read-back of every GPU's buffer) on every bundled topology at 1,
+//! 2 and the maximum GPU count, under many jitter seeds, and twice for determinism; the
+//! issue's claims 2 and 3 are checked; bad inputs give errors that say what to do.
+//!
+//! The `measure_*` tests are ignored: they print the tables of `reports/groute-pbf-cc.md`
+//! (run them with `--release -- --ignored --nocapture`).
+
+use std::path::PathBuf;
+use switchyard::backend::sim::{SimBackend, SimConfig};
+use switchyard::backend::{Backend, DeviceId, KernelRegistry};
+use switchyard::graph::generate::{GeneratorSpec, generate};
+use switchyard::graph::reference::{compare_components, weakly_connected_components};
+use switchyard::graph::{BuildOptions, Csr, LoadOptions, load_graph};
+use switchyard::runtime::groute::cc::{self, CcOptions, CcOutcome, connected_components};
+use switchyard::runtime::groute::collectives::{RingOptions, direct_broadcast, ring_broadcast};
+use switchyard::runtime::groute::filter::{
+    self, FilterMode, FilterOptions, FilterOutcome, Predicate, filter, filter_sequential,
+};
+use switchyard_sim::topology::{Topology, bundled_names};
+
+fn registry() -> KernelRegistry {
+    let mut r = KernelRegistry::new();
+    filter::register(&mut r);
+    cc::register(&mut r);
+    r
+}
+
+fn sim_with(topology: &str, gpus: u32, config: SimConfig) -> SimBackend {
+    let t = Topology::bundled(topology).expect("bundled topology");
+    SimBackend::new(t, gpus, registry(), config).expect("backend")
+}
+
+fn sim(topology: &str, gpus: u32) -> SimBackend {
+    sim_with(topology, gpus, SimConfig::default())
+}
+
+fn jittered(topology: &str, gpus: u32, seed: u64) -> SimBackend {
+    sim_with(topology, gpus, SimConfig { seed, jitter_ps: 20_000_000, ..SimConfig::default() })
+}
+
+/// Every bundled topology with 1, 2 and its maximum GPU count.
+fn every_topology_and_gpu_count() -> Vec<(&'static str, u32)> {
+    let mut runs = Vec::new();
+    for name in bundled_names() {
+        let max = Topology::bundled(name).expect("bundled").gpus.len() as u32;
+        let mut counts = vec![1, 2.min(max), max];
+        counts.dedup();
+        runs.extend(counts.into_iter().map(|g| (name, g)));
+    }
+    runs
+}
+
+/// Deterministic pseudo-random input (xorshift).
+fn input(len: usize, seed: u64) -> Vec<u32> {
+    let mut x = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
+    (0..len)
+        .map(|_| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            (x >> 32) as u32
+        })
+        .collect()
+}
+
+fn shared_graph(name: &str) -> Csr {
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared/graphs").join(name);
+    load_graph(&path, &LoadOptions::default()).unwrap_or_else(|e| panic!("{name}: {e}")).csr
+}
+
+fn check_filter(
+    backend: &mut SimBackend,
+    data: &[u32],
+    predicate: Predicate,
+    options: &FilterOptions,
+    what: &str,
+) -> FilterOutcome {
+    let out = filter(backend, data, predicate, options).unwrap_or_else(|e| panic!("{what}: {e}"));
+    assert_eq!(out.output, filter_sequential(data, predicate), "{what}: output differs");
+    assert_eq!(out.elements_per_gpu.iter().sum::<u64>(), data.len() as u64, "{what}");
+    let segments = data.len().div_ceil(options.segment_elems) as u64;
+    if options.mode == FilterMode::FirstAvailable {
+        assert_eq!(out.segments_per_gpu.iter().sum::<u64>(), segments, "{what}");
+    }
+    assert!(out.total_time_ps > 0, "{what}");
+    out
+}
+
+fn check_cc(backend: &mut SimBackend, graph: &Csr, options: &CcOptions, what: &str) -> CcOutcome {
+    let out =
+        connected_components(backend, graph, options).unwrap_or_else(|e| panic!("{what}: {e}"));
+    let expected = weakly_connected_components(graph);
+    let report = compare_components(&expected, &out.labels);
+    assert!(report.is_ok(), "{what}: {report}");
+    // Roots are the smallest vertex of each component, as the reference labels them.
+    assert_eq!(out.labels, expected, "{what}: labels are the components' smallest ids");
+    assert_eq!(out.edges_per_gpu.iter().sum::<u64>() as usize, cc::edge_list(graph).len() / 2);
+    out
+}
+
+// ---------------------------------------------------------------------------------------
+// Predicate-based filtering
+
+#[test]
+fn filtering_equals_the_sequential_filter_on_every_topology_and_gpu_count() {
+    let cases = [
+        (1usize, Predicate::LessThan { threshold: u32::MAX }, 4usize),
+        (3_001, Predicate::Modulo { modulus: 3, remainder: 1 }, 256),
+        (10_000, Predicate::LessThan { threshold: 1 << 30 }, 1_000),
+        (4_096, Predicate::Modulo { modulus: 7, remainder: 0 }, 4_096),
+        (777, Predicate::LessThan { threshold: 0 }, 100),
+    ];
+    for (topology, gpus) in every_topology_and_gpu_count() {
+        for (i, &(len, predicate, segment_elems)) in cases.iter().enumerate() {
+            let data = input(len, i as u64 + 1);
+            for mode in [FilterMode::FirstAvailable, FilterMode::Static] {
+                let options = FilterOptions { segment_elems, buffers: 2, mode };
+                let what = format!("{topology} x{gpus}, {len} elements, {predicate:?}, {mode:?}");
+                let out = check_filter(&mut sim(topology, gpus), &data, predicate, &options, &what);
+                assert_eq!(out.segments_per_gpu.len(), gpus as usize);
+            }
+        }
+    }
+}
+
+#[test]
+fn filtering_with_one_or_three_buffers_and_segments_larger_than_the_input() {
+    let data = input(5_000, 9);
+    let p = Predicate::Modulo { modulus: 2, remainder: 0 };
+    for buffers in [1, 3] {
+        for segment_elems in [64, 1 << 20] {
+            let options =
+                FilterOptions { segment_elems, buffers, mode: FilterMode::FirstAvailable };
+            check_filter(&mut sim("m60x8-pcie", 8), &data, p, &options, "buffers");
+        }
+    }
+}
+
+#[test]
+fn filtering_is_deterministic_and_correct_under_20_jitter_seeds() {
+    let data = input(20_000, 3);
+    let p = Predicate::Modulo { modulus: 5, remainder: 2 };
+    let options =
+        FilterOptions { segment_elems: 500, buffers: 2, mode: FilterMode::FirstAvailable };
+    let mut schedules = std::collections::BTreeSet::new();
+    for seed in 0..20 {
+        for (topology, gpus) in [("hetero-k40c-m4000", 2), ("dgx1-v100", 5), ("m60x8-pcie", 8)] {
+            let what = format!(
+                "{topology} x{gpus} seed {seed} (reproduce: cargo test --test groute_filter_cc \
+                 filtering_is_deterministic)"
+            );
+            let a = check_filter(&mut jittered(topology, gpus, seed), &data, p, &options, &what);
+            let b = check_filter(&mut jittered(topology, gpus, seed), &data, p, &options, &what);
+            assert_eq!(a, b, "{what}: the same seed gave different outcomes");
+            schedules.insert((topology, a.segments_per_gpu.clone(), a.total_time_ps));
+        }
+    }
+    assert!(schedules.len() > 3, "jitter changes the schedule: {schedules:?}");
+}
+
+#[test]
+fn bad_filter_inputs_are_errors_that_say_what_to_do() {
+    let t = Topology::bundled("dgx1-v100").expect("bundled");
+    let err = SimBackend::new(t, 0, registry(), SimConfig::default()).err().expect("0 GPUs");
+    assert!(err.to_string().contains("0 asked for; choose 1..=8"), "{err}");
+    let p = Predicate::LessThan { threshold: 5 };
+    let err = filter(&mut sim("dgx1-v100", 2), &[], p, &FilterOptions::default())
+        .expect_err("empty input")
+        .to_string();
+    assert!(err.contains("input is empty") && err.contains("at least one element"), "{err}");
+    let zero = FilterOptions { segment_elems: 0, ..FilterOptions::default() };
+    let err = filter(&mut sim("dgx1-v100", 2), &[1, 2], p, &zero).expect_err("0").to_string();
+    assert!(err.contains("segment size (0 elements)") && err.contains("at least 1"), "{err}");
+    let no_buffers = FilterOptions { buffers: 0, ..FilterOptions::default() };
+    let err = filter(&mut sim("dgx1-v100", 2), &[1], p, &no_buffers).expect_err("0").to_string();
+    assert!(err.contains("receive buffers per GPU (0)"), "{err}");
+    let modulo = Predicate::Modulo { modulus: 0, remainder: 0 };
+    let err = filter(&mut sim("dgx1-v100", 1), &[1], modulo, &FilterOptions::default())
+        .expect_err("modulus 0")
+        .to_string();
+    assert!(err.contains("modulus must be at least 1"), "{err}");
+}
+
+/// Claim 3: on the heterogeneous node, first available gives the K40c at least 3x the
+/// segments of the M4000 and beats the static split.
+#[test]
+fn claim3_first_available_feeds_the_faster_gpu_and_beats_the_static_split() {
+    // 8M elements (32 MB) in 64K-element (256 KB) segments: 128 segments.
+    let data = input(8 << 20, 5);
+    let p = Predicate::Modulo { modulus: 2, remainder: 1 };
+    let segment_elems = 1 << 16;
+    let dynamic = FilterOptions { segment_elems, buffers: 2, mode: FilterMode::FirstAvailable };
+    let fixed = FilterOptions { mode: FilterMode::Static, ..dynamic.clone() };
+    let g = check_filter(&mut sim("hetero-k40c-m4000", 2), &data, p, &dynamic, "groute");
+    let s = check_filter(&mut sim("hetero-k40c-m4000", 2), &data, p, &fixed, "static");
+    let ratio = g.segments_per_gpu[0] as f64 / g.segments_per_gpu[1].max(1) as f64;
+    let speedup = s.total_time_ps as f64 / g.total_time_ps as f64;
+    println!(
+        "claim 3: K40c {} segments, M4000 {} ({ratio:.2}x); static {:.3} ms, groute {:.3} ms \
+         ({speedup:.2}x)",
+        g.segments_per_gpu[0],
+        g.segments_per_gpu[1],
+        s.total_time_ps as f64 / 1e9,
+        g.total_time_ps as f64 / 1e9
+    );
+    assert!(ratio >= 3.0, "K40c/M4000 segments {ratio:.2} < 3");
+    assert!(ratio <= 5.5, "K40c/M4000 segments {ratio:.2}: the per-element costs are 4.4x apart");
+    assert!(speedup > 1.5, "first available {speedup:.2}x over static");
+    // The static split is even; its time is the M4000's.
+    assert_eq!(s.elements_per_gpu[0], s.elements_per_gpu[1]);
+    assert!(s.finish_ps_per_gpu[1] > 3 * s.finish_ps_per_gpu[0]);
+}
+
+// ---------------------------------------------------------------------------------------
+// Connected components
+
+fn small_cc_options() -> CcOptions {
+    CcOptions { segment_edges: 4_096, buffers: 2, merge_packet_elems: 16_384 }
+}
+
+#[test]
+fn cc_equals_the_reference_on_the_small_real_graphs_on_every_topology() {
+    let graphs: Vec<(&str, Csr)> =
+        ["chesapeake.mtx", "power.graph", "facebook_combined.txt", "wiki-Vote.txt"]
+            .into_iter()
+            .map(|n| (n, shared_graph(n)))
+            .collect();
+    for (topology, gpus) in every_topology_and_gpu_count() {
+        for (name, graph) in &graphs {
+            let what = format!("{name} on {topology} x{gpus}");
+            let out = check_cc(&mut sim(topology, gpus), graph, &small_cc_options(), &what);
+            assert_eq!(out.merge_rounds, (gpus as f64).log2().ceil() as u32, "{what}");
+        }
+    }
+}
+
+#[test]
+fn cc_equals_the_reference_on_the_road_and_mesh_graphs_on_every_topology() {
+    for name in ["luxembourg_osm.mtx", "delaunay_n16.mtx"] {
+        let graph = shared_graph(name);
+        for (topology, gpus) in every_topology_and_gpu_count() {
+            let options = CcOptions { segment_edges: 16_384, ..small_cc_options() };
+            check_cc(
+                &mut sim(topology, gpus),
+                &graph,
+                &options,
+                &format!("{name} on {topology} x{gpus}"),
+            );
+        }
+    }
+}
+
+#[test]
+fn cc_equals_the_reference_on_the_web_crawl() {
+    let graph = shared_graph("cnr-2000.txt.gz");
+    let options = CcOptions { segment_edges: 1 << 18, ..CcOptions::default() };
+    for (topology, gpus) in [("dgx1-v100", 1), ("dgx1-v100", 8), ("m60x8-pcie", 3)] {
+        let out = check_cc(
+            &mut sim(topology, gpus),
+            &graph,
+            &options,
+            &format!("cnr-2000 {topology} x{gpus}"),
+        );
+        assert_eq!(
+            out.segments_per_gpu.iter().sum::<u64>(),
+            (out.edges_per_gpu.iter().sum::<u64>()).div_ceil(1 << 18)
+        );
+    }
+}
+
+#[test]
+fn cc_equals_the_reference_on_generated_graphs() {
+    let specs = [
+        "rmat:scale=12,ef=8,seed=3",
+        "rmat:scale=11,ef=4,directed=true,seed=4",
+        "er:n=3000,m=2000,seed=5",
+        "grid2d:w=60,h=50,drop=0.4,seed=6",
+        "rgg:n=5000,degree=2.5,seed=7",
+    ];
+    for spec in specs {
+        let graph = generate(&GeneratorSpec::parse(spec).expect("spec")).expect("graph");
+        for (topology, gpus) in
+            [("dgx1-v100", 8), ("m60x8-pcie", 5), ("hetero-k40c-m4000", 2), ("summit-ib-x8", 8)]
+        {
+            check_cc(
+                &mut sim(topology, gpus),
+                &graph,
+                &small_cc_options(),
+                &format!("{spec} {topology} x{gpus}"),
+            );
+        }
+    }
+    // No edges at all: every vertex is its own component.
+    let lonely = Csr::from_edges(5, &[], None, false, BuildOptions::default()).expect("csr");
+    let out = check_cc(&mut sim("dgx1-v100", 3), &lonely, &small_cc_options(), "no edges");
+    assert_eq!(out.labels, vec![0, 1, 2, 3, 4]);
+}
+
+#[test]
+fn cc_merges_siblings_by_the_topology_on_the_dgx1() {
+    let graph =
+        generate(&GeneratorSpec::parse("rmat:scale=10,ef=8,seed=1").expect("spec")).expect("graph");
+    let mut backend = sim("dgx1-v100", 8);
+    let out = check_cc(&mut backend, &graph, &small_cc_options(), "dgx1 tree");
+    assert_eq!(out.merge_rounds, 3);
+    // Round one pairs GPUs over two NVLink lanes (the widest paths).
+    let widest = (0..8u32)
+        .flat_map(|a| (0..8u32).map(move |b| (a, b)))
+        .filter(|(a, b)| a != b)
+        .map(|(a, b)| backend.path_bandwidth_bytes_per_s(DeviceId(a), DeviceId(b)))
+        .max()
+        .unwrap_or(0);
+    for &(c, p) in &out.merge_tree[0] {
+        assert_eq!(
+            backend.path_bandwidth_bytes_per_s(DeviceId(c), DeviceId(p)),
+            widest,
+            "{c}->{p}"
+        );
+    }
+    // Traffic: every GPU but 0 sends its whole parent array once up the tree.
+    let n = graph.num_vertices() as u64;
+    let merged: u64 =
+        out.traffic.iter().filter(|t| t.src.starts_with("router1")).map(|t| t.elements).sum();
+    assert_eq!(merged, 7 * n);
+}
+
+#[test]
+fn cc_is_deterministic_and_correct_under_20_jitter_seeds() {
+    let graph = shared_graph("power.graph");
+    let road = generate(&GeneratorSpec::parse("rgg:n=4000,degree=3,seed=2").expect("spec"))
+        .expect("graph");
+    let options = CcOptions { segment_edges: 512, buffers: 2, merge_packet_elems: 1_000 };
+    for seed in 0..20 {
+        for (topology, gpus) in [("dgx1-v100", 8), ("m60x8-pcie", 3), ("hetero-k40c-m4000", 2)] {
+            for (name, g) in [("power", &graph), ("rgg", &road)] {
+                let what = format!(
+                    "{name} {topology} x{gpus} seed {seed} (reproduce: cargo test --test \
+                     groute_filter_cc cc_is_deterministic)"
+                );
+                let a = check_cc(&mut jittered(topology, gpus, seed), g, &options, &what);
+                let b = check_cc(&mut jittered(topology, gpus, seed), g, &options, &what);
+                assert_eq!(a, b, "{what}: the same seed gave different outcomes");
+            }
+        }
+    }
+}
+
+#[test]
+fn bad_cc_inputs_are_errors_that_say_what_to_do() {
+    let empty = Csr::from_edges(0, &[], None, false, BuildOptions::default()).expect("csr");
+    let err = connected_components(&mut sim("dgx1-v100", 2), &empty, &CcOptions::default())
+        .expect_err("no vertices")
+        .to_string();
+    assert!(err.contains("no vertices") && err.contains("at least one vertex"), "{err}");
+    let graph = shared_graph("chesapeake.mtx");
+    let zero = CcOptions { segment_edges: 0, ..CcOptions::default() };
+    let err =
+        connected_components(&mut sim("dgx1-v100", 2), &graph, &zero).expect_err("0").to_string();
+    assert!(err.contains("segment size (0 edges)") && err.contains("at least 1"), "{err}");
+    let zero = CcOptions { merge_packet_elems: 0, ..CcOptions::default() };
+    let err =
+        connected_components(&mut sim("dgx1-v100", 2), &graph, &zero).expect_err("0").to_string();
+    assert!(err.contains("merge packet size (0 vertices)"), "{err}");
+}
+
+// ---------------------------------------------------------------------------------------
+// Broadcast (claim 2)
+
+#[test]
+fn broadcasts_deliver_gpu0s_data_everywhere_on_every_topology() {
+    for (topology, gpus) in every_topology_and_gpu_count() {
+        let bytes = 3 * 4096 + 8;
+        let ring = ring_broadcast(
+            &mut sim(topology, gpus),
+            bytes,
+            &RingOptions { packet_bytes: 4096, ..RingOptions::default() },
+        )
+        .unwrap_or_else(|e| panic!("ring {topology} x{gpus}: {e}"));
+        let direct = direct_broadcast(&mut sim(topology, gpus), bytes, None)
+            .unwrap_or_else(|e| panic!("direct {topology} x{gpus}: {e}"));
+        let packets = direct_broadcast(&mut sim(topology, gpus), bytes, Some(4096))
+            .unwrap_or_else(|e| panic!("packetized direct {topology} x{gpus}: {e}"));
+        for out in [&ring, &direct, &packets] {
+            assert_eq!(out.done_ps_per_gpu.len(), gpus as usize);
+            assert_eq!(out.time_ps > 0, gpus > 1, "{topology} x{gpus}");
+        }
+        let mut order = ring.order.clone();
+        order.sort();
+        assert_eq!(order, (0..gpus).collect::<Vec<_>>());
+        // Each GPU but the last of the ring forwards once: gpus - 1 hops of the data.
+        let carried: u64 = ring.traffic.iter().map(|t| t.bytes).sum();
+        assert_eq!(carried, (gpus as u64 - 1) * bytes, "{topology} x{gpus}");
+    }
+}
+
+#[test]
+fn broadcast_is_deterministic_under_jitter() {
+    for seed in 0..20 {
+        let opts = RingOptions { packet_bytes: 64 << 10, ..RingOptions::default() };
+        let a = ring_broadcast(&mut jittered("m60x8-pcie", 8, seed), 1 << 20, &opts).expect("ring");
+        let b = ring_broadcast(&mut jittered("m60x8-pcie", 8, seed), 1 << 20, &opts).expect("ring");
+        assert_eq!(a, b, "seed {seed}");
+        let c = direct_broadcast(&mut jittered("dgx1-v100", 8, seed), 1 << 20, Some(1 << 18))
+            .expect("direct");
+        assert!(c.time_ps > 0);
+    }
+}
+
+#[test]
+fn bad_broadcast_inputs_are_errors_that_say_what_to_do() {
+    let err = ring_broadcast(&mut sim("m60x8-pcie", 2), 0, &RingOptions::default())
+        .expect_err("0")
+        .to_string();
+    assert!(err.contains("positive multiple of 4"), "{err}");
+    let err = direct_broadcast(&mut sim("m60x8-pcie", 2), 6, None).expect_err("6").to_string();
+    assert!(err.contains("6 bytes") && err.contains("multiple of 4"), "{err}");
+    let zero = RingOptions { packet_bytes: 0, ..RingOptions::default() };
+    let err = ring_broadcast(&mut sim("m60x8-pcie", 2), 64, &zero).expect_err("0").to_string();
+    assert!(err.contains("packet size of 0 bytes"), "{err}");
+    let bad = RingOptions { order: Some(vec![1, 0, 2]), ..RingOptions::default() };
+    let err = ring_broadcast(&mut sim("m60x8-pcie", 3), 64, &bad).expect_err("order").to_string();
+    assert!(err.contains("must start at GPU 0"), "{err}");
+}
+
+/// Claim 2: on the M60 tree (8 GPUs), the packetized ring beats direct one-to-all copies.
+#[test]
+fn claim2_the_packetized_ring_beats_direct_copies_on_the_m60_tree() {
+    for bytes in [16u64 << 20, 64 << 20] {
+        let ring = ring_broadcast(&mut sim("m60x8-pcie", 8), bytes, &RingOptions::default())
+            .expect("ring");
+        let direct = direct_broadcast(&mut sim("m60x8-pcie", 8), bytes, None).expect("direct");
+        let ratio = direct.time_ps as f64 / ring.time_ps as f64;
+        println!(
+            "claim 2, {} MiB: ring {:.3} ms (order {:?}), direct {:.3} ms: {ratio:.2}x",
+            bytes >> 20,
+            ring.time_ps as f64 / 1e9,
+            ring.order,
+            direct.time_ps as f64 / 1e9
+        );
+        assert!(ratio > 2.0, "{} MiB: ring only {ratio:.2}x faster than direct", bytes >> 20);
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// Measurements for reports/groute-pbf-cc.md (ignored; run in release with --nocapture)
+
+fn ms(ps: u64) -> f64 {
+    ps as f64 / 1e9
+}
+
+/// Table 5 of seed 000 in the simulator: static vs first available on the heterogeneous
+/// node, 250 MB of u32 (62.5M elements) and the paper's 26.2M processed elements.
+#[test]
+#[ignore = "measurement: cargo test --release --test groute_filter_cc -- --ignored --nocapture measure_pbf"]
+fn measure_pbf_table5() {
+    let p = Predicate::Modulo { modulus: 2, remainder: 1 };
+    println!(
+        "| elements | segment | scheduler | GPU | segments | processed elements | busy (ms) | done (ms) |"
+    );
+    println!("|---|---|---|---|---|---|---|---|");
+    for (len, segment_elems) in [
+        (62_500_000usize, 1usize << 20),
+        (26_200_000, 1 << 20),
+        (62_500_000, 1 << 16),
+        (62_500_000, 1 << 18),
+        (62_500_000, 1 << 22),
+    ] {
+        let data = input(len, 11);
+        for mode in [FilterMode::Static, FilterMode::FirstAvailable] {
+            let options = FilterOptions { segment_elems, buffers: 2, mode };
+            let out = check_filter(&mut sim("hetero-k40c-m4000", 2), &data, p, &options, "pbf");
+            for (g, name) in ["Tesla K40c", "Quadro M4000"].iter().enumerate() {
+                println!(
+                    "| {len} | {segment_elems} | {mode:?} | {name} | {} | {:.2}M | {:.2} | {:.2} |",
+                    out.segments_per_gpu[g],
+                    out.elements_per_gpu[g] as f64 / 1e6,
+                    ms(out.busy_ps_per_gpu[g]),
+                    ms(out.finish_ps_per_gpu[g])
+                );
+            }
+            println!(
+                "| {len} | {segment_elems} | {mode:?} | total | | | | {:.2} |",
+                ms(out.total_time_ps)
+            );
+        }
+    }
+}
+
+/// Fig. 2d in the simulator: one-to-all broadcast from GPU 0 on the M60 tree.
+#[test]
+#[ignore = "measurement: cargo test --release --test groute_filter_cc -- --ignored --nocapture measure_broadcast"]
+fn measure_broadcast_m60() {
+    println!(
+        "| size (MiB) | ring, 1 MiB packets (ms) | ring, 4 MiB packets (ms) | direct, unsegmented (ms) | direct, 1 MiB packets (ms) | direct / ring (1 MiB) |"
+    );
+    println!("|---|---|---|---|---|---|");
+    for mib in [1u64, 4, 16, 64, 256] {
+        let bytes = mib << 20;
+        let ring = |packet: u64| {
+            let o = RingOptions { packet_bytes: packet, ..RingOptions::default() };
+            ring_broadcast(&mut sim("m60x8-pcie", 8), bytes, &o).expect("ring").time_ps
+        };
+        let r1 = ring(1 << 20);
+        let r4 = ring((4 << 20).min(bytes));
+        let d = direct_broadcast(&mut sim("m60x8-pcie", 8), bytes, None).expect("direct").time_ps;
+        let dp = direct_broadcast(&mut sim("m60x8-pcie", 8), bytes, Some(1 << 20))
+            .expect("direct")
+            .time_ps;
+        println!(
+            "| {mib} | {:.3} | {:.3} | {:.3} | {:.3} | {:.2}x |",
+            ms(r1),
+            ms(r4),
+            ms(d),
+            ms(dp),
+            d as f64 / r1 as f64
+        );
+    }
+}
+
+/// Groute CC on 1..8 GPUs of the DGX-1.
+#[test]
+#[ignore = "measurement: cargo test --release --test groute_filter_cc -- --ignored --nocapture measure_cc"]
+fn measure_cc_dgx1() {
+    let graphs: Vec<(String, Csr)> = vec![
+        ("luxembourg_osm.mtx".into(), shared_graph("luxembourg_osm.mtx")),
+        ("cnr-2000.txt.gz".into(), shared_graph("cnr-2000.txt.gz")),
+        (
+            "rmat:scale=20,ef=16".into(),
+            generate(&GeneratorSpec::parse("rmat:scale=20,ef=16").expect("spec")).expect("graph"),
+        ),
+        (
+            "rgg:n=1000000,degree=3".into(),
+            generate(&GeneratorSpec::parse("rgg:n=1000000,degree=3").expect("spec"))
+                .expect("graph"),
+        ),
+    ];
+    println!("| graph | GPUs | Groute CC (ms) | segments per GPU | merge rounds |");
+    println!("|---|---|---|---|---|");
+    for (name, graph) in &graphs {
+        for gpus in 1..=8 {
+            let out = check_cc(&mut sim("dgx1-v100", gpus), graph, &CcOptions::default(), name);
+            println!(
+                "| {name} | {gpus} | {:.3} | {:?} | {} |",
+                ms(out.compute_time_ps),
+                out.segments_per_gpu,
+                out.merge_rounds
+            );
+        }
+    }
+}
