@@ -9,16 +9,18 @@
 //!   Hook and Compress (Soman et al.'s pointer jumping, in its adaptive atomic form) to each
 //!   segment as it arrives: `groute_cc_hook` joins the trees of every edge's endpoints by
 //!   hooking the higher root under the lower one with a compare-and-swap (retrying when
-//!   another thread got there first), so one pass converges the segment locally, and
-//!   `groute_cc_compress` then points every vertex at its root. Parents only ever point to
-//!   lower ids, so every tree's root is the smallest vertex id in it.
-//! - When the edge router shuts down and a GPU has converged, it merges through router
-//!   `reduce`, whose [`Policy::Tree`] comes from [`reduction_tree`] over the path
-//!   bandwidths: siblings are paired widest-link first. A child sends its parent array to
-//!   its parent GPU, which hooks `(v, parent_child[v])` as edges packet by packet
-//!   (`groute_cc_merge`) and compresses once the whole array is in; a GPU sends upward once
-//!   its own edges and all of its children are merged. GPU 0, the root, sends the labels to
-//!   the host over a link.
+//!   another thread got there first; finds halve paths as they go), so one pass converges
+//!   the segment locally, and `groute_cc_compress_segment` points the segment's endpoints
+//!   at their roots (pointer jumping over the vertices the segment touched: its cost
+//!   follows the segment, not the vertex count). Parents only ever point to lower ids, so
+//!   every tree's root is the smallest vertex id in it.
+//! - When the edge router has shut down and a GPU's segments are done, `groute_cc_compress`
+//!   points every vertex at its root, and the GPU merges through router `reduce`, whose
+//!   [`Policy::Tree`] comes from [`reduction_tree`] over the path bandwidths: siblings are
+//!   paired widest-link first. A child sends its (compressed) parent array to its parent
+//!   GPU, which hooks `(v, parent_child[v])` as edges packet by packet (`groute_cc_merge`);
+//!   a GPU compresses and sends upward once its own edges and all of its children are
+//!   merged. GPU 0, the root, sends the labels to the host over a link.
 
 use super::context::{Context, Endpoint, Event, LinkConfig, LinkTraffic, Received, ReceivedData};
 use super::context::{RouterId, Segment, SegmentData};
@@ -39,6 +41,8 @@ pub const HOOK_KERNEL: &str = "groute_cc_hook";
 pub const MERGE_KERNEL: &str = "groute_cc_merge";
 /// Kernel: point every vertex at its root.
 pub const COMPRESS_KERNEL: &str = "groute_cc_compress";
+/// Kernel: point the endpoints of a segment's edges at their roots.
+pub const COMPRESS_SEGMENT_KERNEL: &str = "groute_cc_compress_segment";
 
 /// Options of a CC run.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -77,7 +81,7 @@ pub struct CcOutcome {
     pub merge_tree: Vec<Vec<(u32, u32)>>,
 }
 
-/// Registers the four CC kernels.
+/// Registers the five CC kernels.
 pub fn register(registry: &mut KernelRegistry) {
     registry.register(KernelDef {
         name: INIT_KERNEL,
@@ -111,6 +115,15 @@ pub fn register(registry: &mut KernelRegistry) {
         contract: "buffers [parent u32[n]]: pointer jumping until every vertex points at its \
                    root (parent[v] = parent[parent[v]] until stable)",
         sim: compress_kernel,
+        cuda_name: None,
+        remote_args: &[],
+    });
+    registry.register(KernelDef {
+        name: COMPRESS_SEGMENT_KERNEL,
+        contract: "buffers [parent u32[n], edges u32[2m]], scalars [len u64]: for every \
+                   endpoint x in edges[0..len], pointer jumping until parent[x] is a root \
+                   (every vertex on the way is pointed at the root too)",
+        sim: compress_segment_kernel,
         cuda_name: None,
         remote_args: &[],
     });
@@ -220,6 +233,40 @@ fn merge_kernel(ctx: &mut KernelContext<'_>) -> Result<(), BackendError> {
     Ok(())
 }
 
+fn compress_segment_kernel(ctx: &mut KernelContext<'_>) -> Result<(), BackendError> {
+    let len = ctx.scalar_u64(0)? as usize;
+    let kernel = ctx.kernel;
+    let [parent, edges] = ctx.buffers::<2>()?;
+    let parent = parent.as_u32_mut()?;
+    let n = parent.len();
+    let edges = edges
+        .as_u32()?
+        .get(..len)
+        .ok_or_else(|| kernel_error(kernel, format!("len {len} exceeds the edge buffer")))?;
+    let (mut hops, mut written) = (0u64, 0u64);
+    for &x in edges {
+        if x as usize >= n {
+            return Err(kernel_error(kernel, format!("vertex {x} is outside {n} vertices")));
+        }
+        let mut root = x;
+        while parent[root as usize] != root {
+            root = parent[root as usize];
+            hops += 1;
+        }
+        let mut y = x;
+        while parent[y as usize] != root && y != root {
+            let next = parent[y as usize];
+            parent[y as usize] = root;
+            written += 1;
+            y = next;
+        }
+    }
+    ctx.effects.items = len as u64;
+    ctx.effects.bytes_read = 4 * (len as u64 + hops);
+    ctx.effects.bytes_written = 4 * written;
+    Ok(())
+}
+
 fn compress_kernel(ctx: &mut KernelContext<'_>) -> Result<(), BackendError> {
     let kernel = ctx.kernel;
     let [parent] = ctx.buffers::<1>()?;
@@ -268,6 +315,8 @@ struct Gpu {
     input_closed: bool,
     /// Children whose arrays are not yet fully merged.
     children_left: u32,
+    /// Hooked or merged since the last full compress.
+    dirty: bool,
     /// Elements merged so far, per child.
     merged: BTreeMap<u32, usize>,
     sent: bool,
@@ -277,7 +326,8 @@ struct Gpu {
 
 enum Pending {
     Init { gpu: usize },
-    Hook { gpu: usize, received: Received },
+    Hook { gpu: usize },
+    CompressSegment { gpu: usize, received: Received },
     Merge { gpu: usize, child: u32, received: Received },
     Compress { gpu: usize },
 }
@@ -316,6 +366,7 @@ pub fn connected_components<B: Backend + ?Sized>(
             in_flight: 1,
             input_closed: false,
             children_left: children,
+            dirty: false,
             merged: BTreeMap::new(),
             sent: false,
             segments: 0,
@@ -386,19 +437,17 @@ pub fn connected_components<B: Backend + ?Sized>(
                 if edge_links[g] == Some(r.link) {
                     s.segments += 1;
                     s.edges += r.len as u64 / 2;
-                    let l = launch(
-                        HOOK_KERNEL,
-                        vec![s.parent, data.buffer],
-                        vec![Scalar::U64(r.len as u64)],
-                        r.len / 2,
-                    );
+                    let buffers = vec![s.parent, data.buffer];
+                    let len = vec![Scalar::U64(r.len as u64)];
+                    let l = launch(HOOK_KERNEL, buffers.clone(), len.clone(), r.len / 2);
                     ctx.backend.launch(s.stream, l, Some(t))?;
-                    pending.insert(t, Pending::Hook { gpu: g, received: r });
+                    pending.insert(t, Pending::Hook { gpu: g });
                     let c = ctx.token();
-                    let l = launch(COMPRESS_KERNEL, vec![s.parent], vec![], n);
+                    let l = launch(COMPRESS_SEGMENT_KERNEL, buffers, len, r.len);
                     ctx.backend.launch(s.stream, l, Some(c))?;
-                    pending.insert(c, Pending::Compress { gpu: g });
+                    pending.insert(c, Pending::CompressSegment { gpu: g, received: r });
                     s.in_flight += 2;
+                    s.dirty = true;
                 } else {
                     let child = r.source.device().map_or(0, |d| d.0);
                     let l = launch(
@@ -410,12 +459,15 @@ pub fn connected_components<B: Backend + ?Sized>(
                     ctx.backend.launch(s.stream, l, Some(t))?;
                     pending.insert(t, Pending::Merge { gpu: g, child, received: r });
                     s.in_flight += 1;
+                    s.dirty = true;
                 }
             }
             Event::Completion(c) => {
                 let gpu = match pending.remove(&c.token) {
-                    Some(Pending::Init { gpu }) | Some(Pending::Compress { gpu }) => gpu,
-                    Some(Pending::Hook { gpu, received }) => {
+                    Some(Pending::Init { gpu })
+                    | Some(Pending::Compress { gpu })
+                    | Some(Pending::Hook { gpu }) => gpu,
+                    Some(Pending::CompressSegment { gpu, received }) => {
                         ctx.release(&received)?;
                         gpu
                     }
@@ -426,18 +478,13 @@ pub fn connected_components<B: Backend + ?Sized>(
                         *merged += received.len;
                         if *merged == n {
                             s.children_left -= 1;
-                            let t = ctx.token();
-                            let l = launch(COMPRESS_KERNEL, vec![s.parent], vec![], n);
-                            ctx.backend.launch(s.stream, l, Some(t))?;
-                            pending.insert(t, Pending::Compress { gpu });
-                            s.in_flight += 1;
                         }
                         gpu
                     }
                     None => return Err(unexpected("a completion CC never asked for")),
                 };
                 state[gpu].in_flight -= 1;
-                send_up(&mut ctx, &mut state[gpu], gpu, n, reduce, host_link)?;
+                send_up(&mut ctx, &mut state[gpu], gpu, n, reduce, host_link, &mut pending)?;
             }
             Event::Shutdown { link } if link == host_link => {
                 done = true;
@@ -446,7 +493,7 @@ pub fn connected_components<B: Backend + ?Sized>(
             Event::Shutdown { link } => {
                 if let Some(g) = edge_links.iter().position(|&l| l == Some(link)) {
                     state[g].input_closed = true;
-                    send_up(&mut ctx, &mut state[g], g, n, reduce, host_link)?;
+                    send_up(&mut ctx, &mut state[g], g, n, reduce, host_link, &mut pending)?;
                 }
             }
             Event::Sent { .. } => {}
@@ -507,8 +554,9 @@ fn launch(
     Launch { kernel, buffers, scalars, work_items: items as u64 }
 }
 
-/// Sends a GPU's converged parent array up the reduction tree (GPU 0: to the host) once its
-/// edges are done and every child is merged.
+/// Compresses, then sends a GPU's converged parent array up the reduction tree (GPU 0: to
+/// the host) once its edges are done and every child is merged.
+#[allow(clippy::too_many_arguments)]
 fn send_up<B: Backend + ?Sized>(
     ctx: &mut Context<'_, B>,
     s: &mut Gpu,
@@ -516,8 +564,21 @@ fn send_up<B: Backend + ?Sized>(
     n: usize,
     reduce: Option<RouterId>,
     host_link: super::context::LinkId,
+    pending: &mut BTreeMap<Token, Pending>,
 ) -> Result<(), RuntimeError> {
     if s.sent || !s.input_closed || s.in_flight > 0 || s.children_left > 0 {
+        return Ok(());
+    }
+    if s.dirty {
+        s.dirty = false;
+        let t = ctx.token();
+        ctx.backend.launch(
+            s.stream,
+            launch(COMPRESS_KERNEL, vec![s.parent], vec![], n),
+            Some(t),
+        )?;
+        pending.insert(t, Pending::Compress { gpu });
+        s.in_flight += 1;
         return Ok(());
     }
     s.sent = true;
