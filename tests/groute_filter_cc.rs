@@ -521,6 +521,13 @@ fn measure_broadcast_m60() {
             d as f64 / best as f64
         );
     }
+    // Where the ring's time goes: the same 64 MiB over one quadruplet (no QPI hop) and
+    // over two GPUs (one hop).
+    for gpus in [2, 4, 8] {
+        let o = RingOptions::default();
+        let t = ring_broadcast(&mut sim("m60x8-pcie", gpus), 64 << 20, &o).expect("ring").time_ps;
+        println!("ring, 1 MiB packets, 64 MiB over {gpus} GPUs: {:.3} ms", ms(t));
+    }
 }
 
 /// Groute CC on 1..8 GPUs of the DGX-1, at two segment sizes.
