@@ -552,33 +552,87 @@ fn measure_broadcast_m60() {
     }
 }
 
-/// Groute CC on 1..8 GPUs of the DGX-1, at two segment sizes.
+/// Groute CC on 1..8 GPUs of the DGX-1, at two segment sizes, against the BSP `cc` (the
+/// same run as `switchyard run --runtime bsp --algo cc --topology dgx1-v100 --gpus N` with
+/// its defaults: seed 1, random partitioner); writes `reports/groute/cc-dgx1-speedup.svg`.
 #[test]
 #[ignore = "measurement: cargo test --release --test groute_filter_cc -- --ignored --nocapture measure_cc"]
 fn measure_cc_dgx1() {
+    use switchyard::driver::algorithm::{Algorithm, AlgorithmParams};
+    use switchyard::driver::sweep::{SweepRow, fill_speedups, plot_scaling};
+    use switchyard::driver::{RunConfig, RuntimeKind, run};
     let rmat = GeneratorSpec::parse("rmat:scale=20,ef=16").expect("spec");
     let graphs: Vec<(String, Csr)> = vec![
         ("luxembourg_osm.mtx".into(), shared_graph("luxembourg_osm.mtx")),
         ("cnr-2000.txt.gz".into(), shared_graph("cnr-2000.txt.gz")),
         ("rmat:scale=20,ef=16".into(), generate(&rmat).expect("graph")),
     ];
+    let topology = Topology::bundled("dgx1-v100").expect("bundled");
+    let mut rows = Vec::new();
+    let row = |graph: &str, runtime: &str, gpus: u32, time_ps: u64, supersteps: u32| SweepRow {
+        graph: graph.into(),
+        algorithm: "cc".into(),
+        runtime: runtime.into(),
+        topology: "dgx1-v100".into(),
+        gpus,
+        time_ms: ms(time_ps),
+        speedup: 1.0,
+        gteps: 0.0,
+        supersteps,
+        messages: 0,
+        bytes_sent: 0,
+        validation: "passed".into(),
+    };
     println!(
-        "| graph | edges | GPUs | segment (edges) | Groute CC (ms) | segments per GPU | merge rounds |"
+        "| graph | edges | GPUs | Groute CC, 16 Ki-edge segments (ms) | Groute CC, 256 Ki-edge \
+         segments (ms) | segments per GPU (256 Ki) | merge rounds | BSP cc (ms) | BSP supersteps \
+         | BSP / best Groute |"
     );
-    println!("|---|---|---|---|---|---|---|");
+    println!("|---|---|---|---|---|---|---|---|---|---|");
     for (name, graph) in &graphs {
         let m = cc::edge_list(graph).len() / 2;
-        for segment_edges in [1usize << 14, 1 << 18] {
-            for gpus in 1..=8 {
-                let options = CcOptions { segment_edges, ..CcOptions::default() };
-                let out = check_cc(&mut sim("dgx1-v100", gpus), graph, &options, name);
-                println!(
-                    "| {name} | {m} | {gpus} | {segment_edges} | {:.3} | {:?} | {} |",
-                    ms(out.compute_time_ps),
-                    out.segments_per_gpu,
-                    out.merge_rounds
-                );
-            }
+        for gpus in 1..=8 {
+            let small = CcOptions { segment_edges: 1 << 14, ..CcOptions::default() };
+            let a = check_cc(&mut sim("dgx1-v100", gpus), graph, &small, name);
+            let large = CcOptions { segment_edges: 1 << 18, ..CcOptions::default() };
+            let b = check_cc(&mut sim("dgx1-v100", gpus), graph, &large, name);
+            let config = RunConfig {
+                topology: topology.clone(),
+                gpus,
+                runtime: RuntimeKind::Bsp,
+                algorithm: Algorithm::Cc,
+                params: AlgorithmParams::default(),
+                partitioner: "random".into(),
+                seed: 1,
+                bsp: Default::default(),
+                fidelity: switchyard_sim::interconnect::Fidelity::Flow,
+                trace: false,
+                validate: true,
+                command_line: vec!["measure_cc_dgx1".into()],
+                jitter_ps: 0,
+            };
+            let bsp = run(graph, name, &config).expect("bsp cc").report;
+            assert!(bsp.validation.as_ref().is_some_and(|v| v.is_ok()), "bsp cc on {name}");
+            let best = a.compute_time_ps.min(b.compute_time_ps);
+            println!(
+                "| {name} | {m} | {gpus} | {:.3} | {:.3} | {:?} | {} | {:.3} | {} | {:.1}x |",
+                ms(a.compute_time_ps),
+                ms(b.compute_time_ps),
+                b.segments_per_gpu,
+                b.merge_rounds,
+                ms(bsp.time_ps),
+                bsp.supersteps,
+                bsp.time_ps as f64 / best as f64
+            );
+            rows.push(row(name, "groute", gpus, b.compute_time_ps, 0));
+            rows.push(row(name, "bsp", gpus, bsp.time_ps, bsp.supersteps));
         }
     }
+    fill_speedups(&mut rows);
+    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("reports/groute");
+    std::fs::create_dir_all(&dir).expect("reports/groute");
+    let path = dir.join("cc-dgx1-speedup.svg");
+    plot_scaling(&rows, "CC on the DGX-1: Groute (256 Ki-edge segments) vs BSP", &path)
+        .expect("plot");
+    println!("wrote {}", path.display());
 }
