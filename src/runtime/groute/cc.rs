@@ -505,6 +505,9 @@ pub fn connected_components<B: Backend + ?Sized>(
         ))
         .into());
     }
+    for s in &state {
+        ctx.backend.free(s.parent)?;
+    }
     Ok(CcOutcome {
         labels,
         compute_time_ps: end_ps - start_ps,

@@ -381,6 +381,10 @@ pub fn filter<B: Backend + ?Sized>(
         .into());
     }
     let traffic = ctx.traffic();
+    for &(out, count) in workers.iter().flat_map(|w| &w.outputs) {
+        ctx.backend.free(out)?;
+        ctx.backend.free(count)?;
+    }
     let busy_after: Vec<u64> =
         ctx.backend.stats().devices.iter().map(|d| d.kernel_busy_ps).collect();
     let output: Vec<u32> = pieces.into_values().flatten().collect();
