@@ -605,6 +605,7 @@ fn measure_cc_dgx1() {
                 partitioner: "random".into(),
                 seed: 1,
                 bsp: Default::default(),
+                groute: Default::default(),
                 fidelity: switchyard_sim::interconnect::Fidelity::Flow,
                 trace: false,
                 validate: true,

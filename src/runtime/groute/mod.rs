@@ -7,6 +7,8 @@
 //!   loop ([`context::Context`]).
 //! - [`policy`]: routing policies (any available, ring, broadcast, scatter, gather, tree
 //!   reduction pairing siblings by the topology).
+//! - [`worklist`]: the distributed worklist and its applications (BFS, SSSP, residual
+//!   PageRank), with soft-priority scheduling and the fused worker.
 //! - [`filter`]: predicate-based filtering (Figs. 5-6, Table 5).
 //! - [`cc`]: topology-driven connected components over an edge list (Fig. 15).
 //! - [`collectives`]: packetized ring broadcast vs direct one-to-all copies (Fig. 2d).
@@ -16,6 +18,7 @@ pub mod collectives;
 pub mod context;
 pub mod filter;
 pub mod policy;
+pub mod worklist;
 
 pub use context::{
     Context, Endpoint, Event, LinkConfig, LinkId, LinkTraffic, Received, ReceivedData, RouterId,
@@ -24,3 +27,10 @@ pub use context::{
 pub use policy::{
     Policy, Route, RouteMode, RoutingPolicy, SegmentInfo, reduction_tree, widest_ring,
 };
+
+/// Registers every Groute kernel.
+pub fn register(registry: &mut crate::backend::KernelRegistry) {
+    worklist::kernels::register(registry);
+    filter::register(registry);
+    cc::register(registry);
+}
