@@ -15,7 +15,9 @@ use switchyard::graph::generate::{GeneratorSpec, generate};
 use switchyard::graph::reference::{compare_components, weakly_connected_components};
 use switchyard::graph::{BuildOptions, Csr, LoadOptions, load_graph};
 use switchyard::runtime::groute::cc::{self, CcOptions, CcOutcome, connected_components};
-use switchyard::runtime::groute::collectives::{RingOptions, direct_broadcast, ring_broadcast};
+use switchyard::runtime::groute::collectives::{
+    RingOptions, direct_broadcast, ring_broadcast, widest_chain,
+};
 use switchyard::runtime::groute::filter::{
     self, FilterMode, FilterOptions, FilterOutcome, Predicate, filter, filter_sequential,
 };
@@ -432,6 +434,31 @@ fn broadcast_is_deterministic_and_correct_under_jitter() {
 }
 
 #[test]
+fn the_widest_chain_keeps_the_dgx1_broadcast_on_two_lane_nvlinks() {
+    let backend = sim("dgx1-v100", 8);
+    let bw = |a: u32, b: u32| backend.path_bandwidth_bytes_per_s(DeviceId(a), DeviceId(b));
+    let two_lanes = bw(0, 3);
+    assert!(two_lanes > bw(0, 1), "0-3 has two lanes, 0-1 one");
+    for gpus in [4u32, 6, 7, 8] {
+        let chain = widest_chain(gpus, bw);
+        assert_eq!(chain[0], 0);
+        let mut sorted = chain.clone();
+        sorted.sort();
+        assert_eq!(sorted, (0..gpus).collect::<Vec<_>>());
+        let narrowest = chain.windows(2).map(|w| bw(w[0], w[1])).min().unwrap_or(0);
+        // 4 and 8 GPUs have a chain of two-lane hops from 0 (0-3-2-1, 0-3-2-1-5-6-7-4); with
+        // 6 or 7, GPU 0 sits inside every two-lane path, so one hop has one lane.
+        let expected = if gpus % 4 == 0 { two_lanes } else { bw(0, 1) };
+        assert_eq!(narrowest, expected, "{gpus} GPUs: {chain:?}");
+    }
+    // GPU 4's only NVLink among GPUs 0-4 goes to 0: no chain from 0 avoids a host hop.
+    let chain = widest_chain(5, bw);
+    assert!(chain.windows(2).any(|w| bw(w[0], w[1]) < bw(0, 1)), "{chain:?}");
+    assert_eq!(widest_chain(2, bw), vec![0, 1]);
+    assert_eq!(widest_chain(1, bw), vec![0]);
+}
+
+#[test]
 fn bad_broadcast_inputs_are_errors_that_say_what_to_do() {
     let err = ring_broadcast(&mut sim("m60x8-pcie", 2), 0, &RingOptions::default())
         .expect_err("0")
@@ -549,6 +576,27 @@ fn measure_broadcast_m60() {
         let o = RingOptions::default();
         let t = ring_broadcast(&mut sim("m60x8-pcie", gpus), 64 << 20, &o).expect("ring").time_ps;
         println!("ring, 1 MiB packets, 64 MiB over {gpus} GPUs: {:.3} ms", ms(t));
+    }
+    // Claim 5's question on the DGX-1: ring order and odd GPU counts (64 MiB, 1 MiB packets).
+    println!();
+    println!(
+        "| GPUs | widest chain | widest chain (ms) | index-order ring (ms) | direct, unsegmented (ms) |"
+    );
+    println!("|---|---|---|---|---|");
+    for gpus in 2..=8u32 {
+        let bytes = 64 << 20;
+        let widest = ring_broadcast(&mut sim("dgx1-v100", gpus), bytes, &RingOptions::default())
+            .expect("ring");
+        let index = RingOptions { order: Some((0..gpus).collect()), ..RingOptions::default() };
+        let index = ring_broadcast(&mut sim("dgx1-v100", gpus), bytes, &index).expect("ring");
+        let direct = direct_broadcast(&mut sim("dgx1-v100", gpus), bytes, None).expect("direct");
+        println!(
+            "| {gpus} | {:?} | {:.3} | {:.3} | {:.3} |",
+            widest.order,
+            ms(widest.time_ps),
+            ms(index.time_ps),
+            ms(direct.time_ps)
+        );
     }
 }
 

@@ -4,7 +4,10 @@
 //! - [`ring_broadcast`]: a router with [`Policy::Ring`]; GPU 0 sends the buffer cut into
 //!   packets to the next GPU of the ring, and every GPU, as each packet lands, copies it
 //!   into its own destination buffer and forwards it (from there) to the next GPU, so the
-//!   hops pipeline. The ring order is [`widest_ring`] over the path bandwidths unless given.
+//!   hops pipeline. The last GPU does not forward, so the data travels a chain from GPU 0:
+//!   the order is [`widest_chain`] over the path bandwidths unless given (the widest ring
+//!   is not enough: on the DGX-1's GPUs 0-3 the ring 0-1-2-3 is as wide as any, but as a
+//!   chain it starts on a one-lane hop where 0-3-2-1 has two lanes on every hop).
 //! - [`direct_broadcast`]: a router with [`Policy::Broadcast`] from GPU 0 to every other
 //!   GPU; by default the buffer goes unsegmented (one copy per destination, each landing
 //!   straight in that GPU's destination buffer); with a packet size, packetized.
@@ -14,7 +17,7 @@
 
 use super::context::{Context, Endpoint, Event, LinkConfig, LinkTraffic, ReceivedData};
 use super::context::{Segment, SegmentData};
-use super::policy::{Policy, widest_ring};
+use super::policy::Policy;
 use crate::backend::{
     Backend, BackendError, BufferId, BufferSlice, CompletionKind, DeviceId, ElemType, HostData,
     StreamId, StreamPriority, Token,
@@ -29,7 +32,7 @@ pub struct RingOptions {
     pub packet_bytes: u64,
     /// Receive buffers per link.
     pub buffers: u32,
-    /// Ring order (a permutation of the devices starting with 0); `None`: [`widest_ring`].
+    /// Ring order (a permutation of the devices starting with 0); `None`: [`widest_chain`].
     pub order: Option<Vec<u32>>,
 }
 
@@ -79,7 +82,7 @@ pub fn ring_broadcast<B: Backend + ?Sized>(
             order.clone()
         }
         None => {
-            widest_ring(gpus, |a, b| backend.path_bandwidth_bytes_per_s(DeviceId(a), DeviceId(b)))
+            widest_chain(gpus, |a, b| backend.path_bandwidth_bytes_per_s(DeviceId(a), DeviceId(b)))
         }
     };
     let (buffers, streams) = setup(backend, elems)?;
@@ -236,6 +239,48 @@ pub fn direct_broadcast<B: Backend + ?Sized>(
     let traffic = ctx.traffic();
     let order = (0..gpus).collect();
     finish(backend, &buffers, &streams, elems, done_ps, order, traffic)
+}
+
+/// The order of `devices` GPUs, starting at device 0, whose narrowest hop from one to the
+/// next (not back to 0) is widest; ties: larger total bandwidth, then lexicographically
+/// smallest. Exhaustive for up to 9 devices; index order beyond.
+pub fn widest_chain(devices: u32, bandwidth: impl Fn(u32, u32) -> u64) -> Vec<u32> {
+    let index_order: Vec<u32> = (0..devices).collect();
+    if devices <= 2 || devices > 9 {
+        return index_order;
+    }
+    let score = |order: &[u32]| {
+        let hops = order.windows(2).map(|w| bandwidth(w[0], w[1]));
+        (hops.clone().min().unwrap_or(0), hops.sum::<u64>())
+    };
+    let mut best = index_order.clone();
+    let mut best_score = score(&best);
+    // Heap's algorithm over the devices after 0.
+    let mut rest: Vec<u32> = (1..devices).collect();
+    let mut counters = vec![0usize; rest.len()];
+    let mut visit = |rest: &[u32]| {
+        let order: Vec<u32> = std::iter::once(0).chain(rest.iter().copied()).collect();
+        let s = score(&order);
+        if s > best_score || (s == best_score && order < best) {
+            best_score = s;
+            best = order;
+        }
+    };
+    visit(&rest);
+    let mut i = 0;
+    while i < rest.len() {
+        if counters[i] < i {
+            let j = if i % 2 == 0 { 0 } else { counters[i] };
+            rest.swap(j, i);
+            visit(&rest);
+            counters[i] += 1;
+            i = 0;
+        } else {
+            counters[i] = 0;
+            i += 1;
+        }
+    }
+    best
 }
 
 fn check<B: Backend + ?Sized>(
