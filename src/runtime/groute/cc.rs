@@ -602,3 +602,89 @@ fn send_up<B: Backend + ?Sized>(
 fn unexpected(what: &str) -> RuntimeError {
     BackendError::Usage(format!("connected components received {what} (a runtime bug)")).into()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::backend::{BufferId, KernelEffects};
+
+    fn call(
+        f: crate::backend::kernel::SimKernelFn,
+        buffers: &mut [HostData],
+        scalars: &[Scalar],
+    ) -> KernelEffects {
+        let ids: Vec<BufferId> = (0..buffers.len() as u32).map(BufferId).collect();
+        let mut ctx = KernelContext {
+            kernel: "test",
+            buffers,
+            buffer_ids: &ids,
+            scalars,
+            effects: KernelEffects::default(),
+        };
+        f(&mut ctx).expect("kernel");
+        std::mem::take(&mut ctx.effects)
+    }
+
+    #[test]
+    fn hook_compress_and_merge_give_every_vertex_its_components_smallest_id() {
+        let n = 8;
+        let mut gpu_a = vec![HostData::zeros(ElemType::U32, n)];
+        call(init_kernel, &mut gpu_a, &[]);
+        // Edges 7-5, 5-6, 2-3 on one GPU; 6-2 and 0-1 on another.
+        let edges = HostData::U32(vec![7, 5, 5, 6, 2, 3]);
+        gpu_a.push(edges);
+        let e = call(hook_kernel, &mut gpu_a, &[Scalar::U64(6)]);
+        assert_eq!((e.edges, e.atomics), (3, 3));
+        call(compress_segment_kernel, &mut gpu_a, &[Scalar::U64(6)]);
+        gpu_a.truncate(1);
+        call(compress_kernel, &mut gpu_a, &[]);
+        assert_eq!(gpu_a[0].as_u32().expect("u32"), &[0, 1, 2, 2, 4, 5, 5, 5]);
+        let mut gpu_b = vec![HostData::zeros(ElemType::U32, n)];
+        call(init_kernel, &mut gpu_b, &[]);
+        gpu_b.push(HostData::U32(vec![6, 2, 0, 1]));
+        call(hook_kernel, &mut gpu_b, &[Scalar::U64(4)]);
+        gpu_b.truncate(1);
+        // Merge A's array into B in two packets.
+        let a = gpu_a[0].as_u32().expect("u32").to_vec();
+        for (offset, chunk) in [(0usize, &a[..5]), (5, &a[5..])] {
+            gpu_b.push(HostData::U32(chunk.to_vec()));
+            let scalars = [Scalar::U64(offset as u64), Scalar::U64(chunk.len() as u64)];
+            call(merge_kernel, &mut gpu_b, &scalars);
+            gpu_b.truncate(1);
+        }
+        call(compress_kernel, &mut gpu_b, &[]);
+        assert_eq!(gpu_b[0].as_u32().expect("u32"), &[0, 0, 2, 2, 4, 2, 2, 2]);
+    }
+
+    #[test]
+    fn kernels_reject_out_of_range_input() {
+        let mut buffers = vec![HostData::zeros(ElemType::U32, 3), HostData::U32(vec![0, 9])];
+        let ids = [BufferId(0), BufferId(1)];
+        let scalars = [Scalar::U64(2)];
+        let mut ctx = KernelContext {
+            kernel: HOOK_KERNEL,
+            buffers: &mut buffers,
+            buffer_ids: &ids,
+            scalars: &scalars,
+            effects: KernelEffects::default(),
+        };
+        let err = hook_kernel(&mut ctx).expect_err("vertex 9 of 3").to_string();
+        assert!(err.contains("edge (0, 9) is outside 3 vertices"), "{err}");
+        let scalars = [Scalar::U64(1)];
+        ctx.scalars = &scalars;
+        let err = hook_kernel(&mut ctx).expect_err("odd").to_string();
+        assert!(err.contains("odd"), "{err}");
+    }
+
+    #[test]
+    fn the_edge_list_holds_each_undirected_edge_once_and_every_directed_arc() {
+        let undirected =
+            Csr::from_edges(4, &[(0, 1), (1, 2), (3, 3)], None, false, Default::default())
+                .expect("csr");
+        assert_eq!(edge_list(&undirected), vec![0, 1, 1, 2]);
+        let directed =
+            Csr::from_edges(3, &[(2, 0), (0, 1), (1, 0)], None, true, Default::default())
+                .expect("csr");
+        assert_eq!(edge_list(&directed), vec![0, 1, 1, 0, 2, 0]);
+    }
+}

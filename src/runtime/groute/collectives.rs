@@ -373,3 +373,21 @@ fn finish<B: Backend + ?Sized>(
 fn unexpected(what: &str) -> RuntimeError {
     BackendError::Usage(format!("broadcast received {what} (a runtime bug)")).into()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_widest_chain_drops_the_narrow_hop_a_ring_must_keep() {
+        // A 4-cycle 0-3-2-1-0 where 0-1 is narrow: any ring uses it, the chain need not.
+        let bw = |a: u32, b: u32| match (a.min(b), a.max(b)) {
+            (0, 1) => 1,
+            (0, 3) | (2, 3) | (1, 2) => 10,
+            _ => 0,
+        };
+        assert_eq!(widest_chain(4, bw), vec![0, 3, 2, 1]);
+        assert_eq!(widest_chain(3, |_, _| 5), vec![0, 1, 2]);
+        assert_eq!(widest_chain(12, |_, _| 5), (0..12).collect::<Vec<_>>());
+    }
+}

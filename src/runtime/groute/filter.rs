@@ -502,3 +502,57 @@ fn close_if_done<B: Backend + ?Sized>(
 fn unexpected(what: &str) -> RuntimeError {
     BackendError::Usage(format!("predicate-based filtering received {what} (a runtime bug)")).into()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::backend::KernelEffects;
+
+    fn run(input: Vec<u32>, len: usize, p: Predicate) -> (Vec<u32>, u32, KernelEffects) {
+        let n = input.len();
+        let mut buffers = vec![
+            HostData::U32(input),
+            HostData::zeros(ElemType::U32, n),
+            HostData::zeros(ElemType::U32, 1),
+        ];
+        let [kind, a, b] = p.scalars();
+        let scalars = [Scalar::U64(len as u64), Scalar::U32(kind), Scalar::U32(a), Scalar::U32(b)];
+        let ids = [BufferId(0), BufferId(1), BufferId(2)];
+        let mut ctx = KernelContext {
+            kernel: FILTER_KERNEL,
+            buffers: &mut buffers,
+            buffer_ids: &ids,
+            scalars: &scalars,
+            effects: KernelEffects::default(),
+        };
+        filter_kernel(&mut ctx).expect("kernel");
+        let effects = std::mem::take(&mut ctx.effects);
+        let count = buffers[2].as_u32().expect("u32")[0];
+        let out = buffers[1].as_u32().expect("u32")[..count as usize].to_vec();
+        (out, count, effects)
+    }
+
+    #[test]
+    fn the_filter_kernel_keeps_matches_in_order_and_counts_one_atomic_per_warp_with_a_match() {
+        let input: Vec<u32> = (0..100).collect();
+        let (out, count, effects) =
+            run(input.clone(), 100, Predicate::Modulo { modulus: 40, remainder: 3 });
+        assert_eq!(out, vec![3, 43, 83]);
+        assert_eq!(count, 3);
+        // Elements 3 (warp 0), 43 (warp 1), 83 (warp 2); warp 3 (96..100) has none.
+        assert_eq!(effects.atomics, 3);
+        assert_eq!((effects.items, effects.bytes_read, effects.bytes_written), (100, 400, 16));
+        // Only the first `len` elements count.
+        let (out, _, _) = run(input, 50, Predicate::LessThan { threshold: 1000 });
+        assert_eq!(out, (0..50).collect::<Vec<_>>());
+    }
+
+    #[test]
+    fn predicates_check_their_arguments() {
+        assert!(Predicate::Modulo { modulus: 3, remainder: 3 }.check().is_err());
+        assert!(Predicate::Modulo { modulus: 3, remainder: 2 }.check().is_ok());
+        assert!(!Predicate::LessThan { threshold: 0 }.keeps(0));
+        assert_eq!(Predicate::from_scalars(0, 0, 0), None);
+        assert_eq!(Predicate::from_scalars(7, 1, 0), None);
+    }
+}
