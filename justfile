@@ -28,3 +28,7 @@ report algo="bfs" gpus="4":
 gpu:
     @echo "the CUDA backend is not built yet (see the open CUDA issue); use the simulator: just run"
     @exit 1
+
+# Groute's distributed worklist under 200 seeds of jittered latencies and message order
+groute-seeds seeds="200":
+    GROUTE_SEEDS={{seeds}} cargo nextest run --release --test groute_worklist every_application_validates_and_terminates_under_many_seeds_of_jitter

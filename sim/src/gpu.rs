@@ -183,4 +183,15 @@ mod tests {
         });
         assert_eq!(t, 1_000_000 + 1_000_000_000, "memory-bound: 1 GB at 1 TB/s is 1 ms");
     }
+
+    #[test]
+    fn a_persistent_kernel_pays_a_barrier_per_extra_round_but_no_launch() {
+        let m = model();
+        let one_round = KernelCounts { edges: 10, ..Default::default() };
+        let single = m.kernel_time_ps(&one_round);
+        let rounds = m.kernel_time_ps(&KernelCounts { edges: 40, rounds: 4, ..Default::default() });
+        // Three extra grid barriers (kernel_min each) and four dependent accesses.
+        assert_eq!(rounds, 4 * 1_000_000 + 4 * 500_000);
+        assert!(rounds < 4 * (single + m.launch_overhead_ps()), "cheaper than four launches");
+    }
 }

@@ -224,6 +224,24 @@ impl RunReport {
         self.validation.as_ref().is_some_and(|v| !v.is_ok())
     }
 
+    /// The runtime with the options that change its behaviour, for tables and plot
+    /// legends: `bsp`, `groute`, `groute+prio64`, `groute+fused`, `groute+widest-ring`.
+    pub fn runtime_label(&self) -> String {
+        let mut label = self.runtime.name.clone();
+        if let Some(g) = &self.runtime.groute {
+            if let Some(delta) = g.priority_delta {
+                label += &format!("+prio{delta}");
+            }
+            if g.fused {
+                label += "+fused";
+            }
+            if g.ring == crate::runtime::groute::worklist::RingOrder::Widest {
+                label += "+widest-ring";
+            }
+        }
+        label
+    }
+
     /// A short human summary.
     pub fn summary_table(&self) -> String {
         let mut out = String::new();

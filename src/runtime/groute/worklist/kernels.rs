@@ -11,7 +11,9 @@
 //!
 //! Scalars, in order: `gpu u32`, `count u64` (items to take, or pairs in the packet),
 //! `threshold u64` (soft-priority threshold; `u64::MAX` when off), `epsilon f64`,
-//! `damping f64`, `max_rounds u32` (fused worker), `flush_pairs u64` (fused worker).
+//! `damping f64`, `max_rounds u32`, `flush_pairs u64` and `push_budget u64` (the fused
+//! worker: most rounds, pairs that end the launch to be sent, and the worklist pushes the
+//! host reserved for it: a round starts only while a whole Out still fits the budget).
 //!
 //! The worklist's start and end are monotonic counters (`ctl[START]`, `ctl[END]`); the
 //! element of position `i` lives at `wl[i mod capacity]`. Consumption advances start; the
@@ -203,7 +205,8 @@ pub fn register(registry: &mut KernelRegistry) {
                 name: $fused,
                 contract: "fused worker: rounds of (take a batch, work, SplitSend) inside one \
                            persistent launch until the worklist is empty, `max_rounds` \
-                           rounds ran, or `flush_pairs` pairs wait to be sent",
+                           rounds ran, `flush_pairs` pairs wait to be sent, or another \
+                           round could push past `push_budget`",
                 sim: |ctx| fused_kernel(ctx, $app),
                 cuda_name: None,
                 remote_args: &[],
@@ -272,6 +275,7 @@ struct Scalars {
     damping: f64,
     max_rounds: u32,
     flush_pairs: u64,
+    push_budget: u64,
 }
 
 fn scalars(ctx: &KernelContext<'_>) -> Result<Scalars, BackendError> {
@@ -283,6 +287,7 @@ fn scalars(ctx: &KernelContext<'_>) -> Result<Scalars, BackendError> {
         damping: ctx.scalar_f64(4)?,
         max_rounds: ctx.scalar_u32(5)?,
         flush_pairs: ctx.scalar_u64(6)?,
+        push_budget: ctx.scalar_u64(7)?,
     })
 }
 
@@ -672,7 +677,8 @@ fn fused_kernel(ctx: &mut KernelContext<'_>, app: App) -> Result<(), BackendErro
     // Leave room in Message for one more full Out of remote items.
     let room = (a.message.len() / 2).saturating_sub(a.out.len()) as u64;
     while rounds < u64::from(s.max_rounds.max(1)) {
-        if a.ctl[ctl::END] == a.ctl[ctl::START] {
+        let pushed = split.taken + split.deferred;
+        if a.ctl[ctl::END] == a.ctl[ctl::START] || pushed + a.out.len() as u64 > s.push_budget {
             break;
         }
         let (c, out_len) = work(app, &mut a, &s, s.count, &mut counts)?;

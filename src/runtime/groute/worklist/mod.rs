@@ -79,9 +79,9 @@ impl Default for WorklistOptions {
             priority_delta: None,
             fused: false,
             batch_items: 1 << 16,
-            out_items: 1 << 16,
+            out_items: 1 << 14,
             fused_max_rounds: 64,
-            initial_worklist_items: 1 << 12,
+            initial_worklist_items: 1 << 16,
         }
     }
 }
@@ -615,7 +615,8 @@ struct State {
 }
 
 impl State {
-    fn scalars(&self, gpu: usize, count: u64, max_rounds: u32, flush_pairs: u64) -> Vec<Scalar> {
+    fn scalars(&self, gpu: usize, count: u64, fused: Option<(u32, u64)>) -> Vec<Scalar> {
+        let (max_rounds, push_budget) = fused.unwrap_or((1, self.out_items));
         let (epsilon, damping) = match self.problem {
             Problem::PageRank { damping, epsilon } => (epsilon, damping),
             _ => (0.0, 0.0),
@@ -627,7 +628,8 @@ impl State {
             Scalar::F64(epsilon),
             Scalar::F64(damping),
             Scalar::U32(max_rounds),
-            Scalar::U64(flush_pairs),
+            Scalar::U64(self.out_items),
+            Scalar::U64(push_budget),
         ]
     }
 
@@ -689,6 +691,9 @@ impl State {
         if d.growing {
             if !d.worker_busy && d.receiving == 0 && !d.promoting {
                 self.grow(ctx, d, g)?;
+                if !d.growing {
+                    return self.schedule(ctx, devices, g); // no growth was needed
+                }
             }
             return Ok(());
         }
@@ -717,7 +722,7 @@ impl State {
             let mut buffers = d.slots.to_vec();
             buffers[Slot::Message as usize] = slice.buffer;
             buffers[Slot::Pass as usize] = pass;
-            let scalars = self.scalars(g, pairs, 0, 0);
+            let scalars = self.scalars(g, pairs, None);
             let stream = d.receiver;
             self.launch(ctx, d, stream, "split_receive", buffers, scalars)?;
             d.reserved += pairs;
@@ -733,16 +738,16 @@ impl State {
         if d.worker_busy || d.promoting || d.wl_count <= 0 || d.free_sends.is_empty() {
             return Ok(());
         }
-        let (max_rounds, pushes) = if self.options.fused {
-            let free = d
-                .wl_capacity
+        // A fused launch may push up to half the free room (at least one Out; the other
+        // half stays for the receiver); it stops its rounds before it could exceed that.
+        let pushes = if self.options.fused {
+            (d.wl_capacity
                 .saturating_sub(d.wl_count.max(0) as u64 + d.reserved)
-                .min(d.deferred_capacity.saturating_sub(d.deferred_count + d.reserved));
-            let rounds =
-                (free / self.out_items).min(u64::from(self.options.fused_max_rounds)) as u32;
-            (rounds.max(1), u64::from(rounds.max(1)) * self.out_items)
+                .min(d.deferred_capacity.saturating_sub(d.deferred_count + d.reserved))
+                / 2)
+            .max(self.out_items)
         } else {
-            (1, self.out_items)
+            self.out_items
         };
         if !Self::fits(d, pushes) {
             d.growing = true;
@@ -754,10 +759,10 @@ impl State {
         let batch = (d.wl_count as u64).min(self.options.batch_items);
         let stream = d.worker;
         if self.options.fused {
-            let scalars = self.scalars(g, batch, max_rounds, self.out_items);
+            let scalars = self.scalars(g, batch, Some((self.options.fused_max_rounds, pushes)));
             self.launch(ctx, d, stream, "fused", buffers, scalars)?;
         } else {
-            let scalars = self.scalars(g, batch, 1, 0);
+            let scalars = self.scalars(g, batch, None);
             self.launch(ctx, d, stream, "work", buffers.clone(), scalars.clone())?;
             self.launch(ctx, d, stream, "split_send", buffers, scalars)?;
         }
@@ -773,10 +778,14 @@ impl State {
         d: &mut Device,
         g: usize,
     ) -> Result<(), RuntimeError> {
-        let need = (d.wl_count.max(0) as u64).max(d.deferred_count)
-            + d.held_packets.iter().map(|r| r.len as u64 / 2).sum::<u64>()
-            + self.out_items * u64::from(self.options.fused_max_rounds.max(1)).min(4);
-        let mut new_cap = d.wl_capacity.max(1);
+        let held: u64 = d.held_packets.iter().map(|r| r.len as u64 / 2).sum();
+        if Self::fits(d, held + 2 * self.out_items) {
+            // What looked full was reserved by kernels that have finished: no growth.
+            d.growing = false;
+            return Ok(());
+        }
+        let need = (d.wl_count.max(0) as u64).max(d.deferred_count) + held + 2 * self.out_items;
+        let mut new_cap = 2 * d.wl_capacity.max(1);
         while new_cap < 2 * need {
             new_cap *= 2;
         }
@@ -814,20 +823,12 @@ impl State {
                 None,
             )?;
         }
-        let growths = vec![
-            Growth {
-                gpu: g as u32,
-                buffer: "worklist",
-                from_items: d.wl_capacity,
-                to_items: new_cap,
-            },
-            Growth {
-                gpu: g as u32,
-                buffer: "deferred",
-                from_items: d.deferred_capacity,
-                to_items: new_cap,
-            },
-        ];
+        let growths = vec![Growth {
+            gpu: g as u32,
+            buffer: "worklist and deferred bag",
+            from_items: d.wl_capacity,
+            to_items: new_cap,
+        }];
         d.slots[Slot::Worklist as usize] = new_wl;
         d.slots[Slot::Deferred as usize] = new_def;
         d.wl_capacity = new_cap;
@@ -865,7 +866,7 @@ impl State {
             }
             let mut buffers = d.slots.to_vec();
             buffers[Slot::Message as usize] = d.dummy;
-            let scalars = self.scalars(g, d.deferred_count, 0, 0);
+            let scalars = self.scalars(g, d.deferred_count, None);
             let stream = d.worker;
             self.launch(ctx, d, stream, "promote", buffers, scalars)?;
             d.promoting = true;
