@@ -627,6 +627,7 @@ fn measure_cc_dgx1() {
         speedup: 1.0,
         gteps: 0.0,
         supersteps,
+        work_items: 0,
         messages: 0,
         bytes_sent: 0,
         validation: "passed".into(),
