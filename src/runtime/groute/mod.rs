@@ -9,8 +9,14 @@
 //!   reduction pairing siblings by the topology).
 //! - [`worklist`]: the distributed worklist and its applications (BFS, SSSP, residual
 //!   PageRank), with soft-priority scheduling and the fused worker.
+//! - [`filter`]: predicate-based filtering (Figs. 5-6, Table 5).
+//! - [`cc`]: topology-driven connected components over an edge list (Fig. 15).
+//! - [`collectives`]: packetized ring broadcast vs direct one-to-all copies (Fig. 2d).
 
+pub mod cc;
+pub mod collectives;
 pub mod context;
+pub mod filter;
 pub mod policy;
 pub mod worklist;
 
@@ -25,4 +31,6 @@ pub use policy::{
 /// Registers every Groute kernel.
 pub fn register(registry: &mut crate::backend::KernelRegistry) {
     worklist::kernels::register(registry);
+    filter::register(registry);
+    cc::register(registry);
 }
