@@ -29,6 +29,6 @@ gpu:
     @echo "the CUDA backend is not built yet (see the open CUDA issue); use the simulator: just run"
     @exit 1
 
-# Groute's distributed worklist under 200 seeds of jittered latencies and message order
+# Every Groute application under 200 seeds of jittered latencies and message order
 groute-seeds seeds="200":
-    GROUTE_SEEDS={{seeds}} cargo nextest run --release --test groute_worklist every_application_validates_and_terminates_under_many_seeds_of_jitter
+    GROUTE_SEEDS={{seeds}} cargo nextest run --release --test groute_worklist --test groute_filter_cc jitter

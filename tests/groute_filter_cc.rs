@@ -5,7 +5,7 @@
 //! 2 and the maximum GPU count, under many jitter seeds, and twice for determinism; the
 //! issue's claims 2 and 3 are checked; bad inputs give errors that say what to do.
 //!
-//! The `measure_*` tests are ignored: they print the tables of `reports/groute-pbf-cc.md`
+//! The `measure_*` tests are ignored: they print the tables of `reports/groute.md`
 //! (run them with `--release -- --ignored --nocapture`).
 
 use std::path::PathBuf;
@@ -494,7 +494,7 @@ fn claim2_the_packetized_ring_beats_direct_copies_on_the_m60_tree() {
 }
 
 // ---------------------------------------------------------------------------------------
-// Measurements for reports/groute-pbf-cc.md (ignored; run in release with --nocapture)
+// Measurements for reports/groute.md (ignored; run in release with --nocapture)
 
 fn ms(ps: u64) -> f64 {
     ps as f64 / 1e9

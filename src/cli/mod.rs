@@ -6,6 +6,7 @@ mod graph_analysis;
 mod graph_io;
 mod graph_source;
 mod output;
+mod plot;
 mod run;
 mod sweep;
 mod topo;
@@ -41,6 +42,8 @@ enum Command {
     /// List, show, check and benchmark machine topologies.
     #[command(subcommand)]
     Topo(topo::TopoCommand),
+    /// Plot one metric of one or more sweeps (their sweep.json) over the GPU count.
+    Plot(plot::PlotArgs),
 }
 
 /// Runs the parsed command line.
@@ -50,6 +53,7 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
         Some(Command::Sweep(args)) => sweep::sweep_command(args),
         Some(Command::Graph(command)) => graph::run(command),
         Some(Command::Topo(command)) => topo::run(command),
+        Some(Command::Plot(args)) => plot::plot_command(args),
         None => main_job(),
     }
 }

@@ -11,7 +11,7 @@ use std::path::Path;
 const PLOT_FONT: &[u8] = include_bytes!("../embedded/DejaVuSansMono.ttf");
 
 /// One run of a sweep.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, serde::Deserialize)]
 pub struct SweepRow {
     /// Graph name.
     pub graph: String,
@@ -135,8 +135,48 @@ pub struct PlotError {
     pub message: String,
 }
 
+/// What a plot shows over the GPU count.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum Metric {
+    /// Time on one GPU over the time on N.
+    Speedup,
+    /// Time of the computation, in milliseconds.
+    Time,
+    /// Work items processed.
+    WorkItems,
+}
+
+impl Metric {
+    fn value(self, r: &SweepRow) -> f64 {
+        match self {
+            Metric::Speedup => r.speedup,
+            Metric::Time => r.time_ms,
+            Metric::WorkItems => r.work_items as f64,
+        }
+    }
+
+    fn axis(self) -> &'static str {
+        match self {
+            Metric::Speedup => "speedup over 1 GPU",
+            Metric::Time => "time (ms)",
+            Metric::WorkItems => "work items",
+        }
+    }
+}
+
 /// Draws speedup over GPU count, one line per series, into `path` (SVG or PNG by extension).
 pub fn plot_scaling(rows: &[SweepRow], title: &str, path: &Path) -> Result<(), PlotError> {
+    plot_metric(rows, title, path, Metric::Speedup)
+}
+
+/// Draws `metric` over GPU count, one line per series, into `path` (SVG or PNG by
+/// extension).
+pub fn plot_metric(
+    rows: &[SweepRow],
+    title: &str,
+    path: &Path,
+    metric: Metric,
+) -> Result<(), PlotError> {
     let fail = |message: String| PlotError { path: path.display().to_string(), message };
     // Registering twice is harmless (the map entry is replaced).
     plotters::style::register_font("sans-serif", FontStyle::Normal, PLOT_FONT)
@@ -144,16 +184,17 @@ pub fn plot_scaling(rows: &[SweepRow], title: &str, path: &Path) -> Result<(), P
     let is_png = path.extension().is_some_and(|e| e.eq_ignore_ascii_case("png"));
     if is_png {
         let root = BitMapBackend::new(path, (1000, 640)).into_drawing_area();
-        draw(rows, title, root).map_err(|e| fail(e.to_string()))
+        draw(rows, title, metric, root).map_err(|e| fail(e.to_string()))
     } else {
         let root = SVGBackend::new(path, (1000, 640)).into_drawing_area();
-        draw(rows, title, root).map_err(|e| fail(e.to_string()))
+        draw(rows, title, metric, root).map_err(|e| fail(e.to_string()))
     }
 }
 
 fn draw<DB: DrawingBackend>(
     rows: &[SweepRow],
     title: &str,
+    metric: Metric,
     root: DrawingArea<DB, plotters::coord::Shift>,
 ) -> Result<(), Box<dyn std::error::Error + 'static>>
 where
@@ -162,20 +203,20 @@ where
     root.fill(&WHITE)?;
     let mut series: BTreeMap<SeriesKey, Vec<(u32, f64)>> = BTreeMap::new();
     for r in rows {
-        series.entry(series_key(r)).or_default().push((r.gpus, r.speedup));
+        series.entry(series_key(r)).or_default().push((r.gpus, metric.value(r)));
     }
     let max_gpus = rows.iter().map(|r| r.gpus).max().unwrap_or(1).max(2);
-    let max_speedup = rows.iter().map(|r| r.speedup).fold(1.0f64, f64::max) * 1.1;
+    let max_value = rows.iter().map(|r| metric.value(r)).fold(1.0f64, f64::max) * 1.1;
     let mut chart = ChartBuilder::on(&root)
         .caption(title, ("sans-serif", 22))
         .margin(16)
         .x_label_area_size(44)
         .y_label_area_size(56)
-        .build_cartesian_2d(1u32..max_gpus, 0f64..max_speedup)?;
+        .build_cartesian_2d(1u32..max_gpus, 0f64..max_value)?;
     chart
         .configure_mesh()
         .x_desc("GPUs")
-        .y_desc("speedup over 1 GPU")
+        .y_desc(metric.axis())
         .label_style(("sans-serif", 14))
         .draw()?;
     for (i, ((graph, algorithm, runtime, topology), mut points)) in series.into_iter().enumerate() {

@@ -79,9 +79,9 @@ impl Default for WorklistOptions {
             priority_delta: None,
             fused: false,
             batch_items: 1 << 16,
-            out_items: 1 << 14,
+            out_items: 1 << 18,
             fused_max_rounds: 64,
-            initial_worklist_items: 1 << 16,
+            initial_worklist_items: 1 << 18,
         }
     }
 }
