@@ -232,3 +232,42 @@ fn bad_construct_use_is_an_error_that_says_what_is_wrong() {
         ctx.route(router, Endpoint::gpu(0), host_segment(vec![1], 0)).unwrap_err().to_string();
     assert!(err.contains("gpu0 is not one of its inputs"), "{err}");
 }
+
+#[test]
+fn two_virtual_endpoints_on_one_device_talk_over_a_link() {
+    let mut backend = sim("dgx1-v100", 1);
+    let mut ctx = Context::new(&mut backend);
+    let device = switchyard::backend::DeviceId(0);
+    let (a, b) = (Endpoint::Device { device, slot: 0 }, Endpoint::Device { device, slot: 1 });
+    assert_eq!((a.to_string(), b.to_string()), ("gpu0".to_string(), "gpu0.1".to_string()));
+    let src = ctx.backend.alloc(device, ElemType::U32, 6, "src").unwrap();
+    let s = ctx.backend.create_stream(device, switchyard::backend::StreamPriority::Normal).unwrap();
+    ctx.backend.write_from_host(s, src, 0, HostData::U32(vec![5, 6, 7, 8, 9, 10]), None).unwrap();
+    let ready = Some(ctx.backend.record_event(s).unwrap());
+    let link = ctx.link(a, b, config(4, 2)).unwrap();
+    let data = SegmentData::Device(BufferSlice::new(src, 0, 6));
+    ctx.send(link, Segment { data, tag: 9, ready }).unwrap();
+    let mut later = std::collections::VecDeque::new();
+    let mut got = vec![0u32; 6];
+    let mut packets = 0;
+    loop {
+        let event = match later.pop_front() {
+            Some(e) => Some(e),
+            None => ctx.next_event().unwrap(),
+        };
+        match event {
+            Some(Event::Received(r)) => {
+                assert_eq!((r.source, ctx.link_destination(r.link)), (a, b));
+                let ReceivedData::Device(slice) = r.data.clone() else { panic!("device packet") };
+                let v = read(&mut ctx, slice, &mut later);
+                got[r.offset..r.offset + r.len].copy_from_slice(&v);
+                packets += 1;
+                ctx.release(&r).unwrap();
+            }
+            Some(Event::Sent { tag, .. }) => assert_eq!(tag, 9),
+            Some(other) => panic!("{other:?}"),
+            None => break,
+        }
+    }
+    assert_eq!((got, packets), (vec![5, 6, 7, 8, 9, 10], 2));
+}
