@@ -211,12 +211,13 @@ where
         .caption(title, ("sans-serif", 22))
         .margin(16)
         .x_label_area_size(44)
-        .y_label_area_size(56)
+        .y_label_area_size(64)
         .build_cartesian_2d(1u32..max_gpus, 0f64..max_value)?;
     chart
         .configure_mesh()
         .x_desc("GPUs")
         .y_desc(metric.axis())
+        .y_label_formatter(&|v| compact_number(*v))
         .label_style(("sans-serif", 14))
         .draw()?;
     for (i, ((graph, algorithm, runtime, topology), mut points)) in series.into_iter().enumerate() {
@@ -240,4 +241,31 @@ where
         .draw()?;
     root.present()?;
     Ok(())
+}
+
+/// A tick label short enough for the axis: `25M`, `512K`, `3.5`.
+fn compact_number(v: f64) -> String {
+    let a = v.abs();
+    if a >= 1e9 {
+        format!("{:.1}G", v / 1e9)
+    } else if a >= 1e6 {
+        format!("{:.1}M", v / 1e6)
+    } else if a >= 1e4 {
+        format!("{:.0}K", v / 1e3)
+    } else if a >= 100.0 {
+        format!("{v:.0}")
+    } else {
+        format!("{v:.2}")
+    }
+}
+
+#[cfg(test)]
+mod label_tests {
+    #[test]
+    fn tick_labels_are_compact() {
+        assert_eq!(super::compact_number(25_000_000.0), "25.0M");
+        assert_eq!(super::compact_number(512_000.0), "512K");
+        assert_eq!(super::compact_number(3.5), "3.50");
+        assert_eq!(super::compact_number(2_500_000_000.0), "2.5G");
+    }
 }
