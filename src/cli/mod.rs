@@ -82,21 +82,31 @@ fn main_job() -> anyhow::Result<()> {
     let hub = |g: &switchyard::graph::Csr| (0..g.num_vertices()).max_by_key(|&v| g.degree(v));
     let (power_source, rmat_source) = (hub(&power.csr), hub(&rmat));
     println!(
-        "switchyard main job: BFS and PageRank, bulk-synchronous runtime, 1-8 GPUs of the \
-         simulated DGX-1 (V100 hybrid cube mesh), every run validated"
+        "switchyard main job: BFS and PageRank on the bulk-synchronous runtime and BFS on \
+         Groute's asynchronous worklist, 1-8 GPUs of the simulated DGX-1 (V100 hybrid cube \
+         mesh), every run validated"
     );
-    let plan = sweep::Plan {
-        graphs: vec![
-            (power.csr, "power-grid (embedded)".into(), power_source),
-            (rmat, MAIN_JOB_RMAT.into(), rmat_source),
-        ],
+    let graphs = vec![
+        (power.csr, "power-grid (embedded)".to_string(), power_source),
+        (rmat, MAIN_JOB_RMAT.to_string(), rmat_source),
+    ];
+    let dgx1 = Topology::bundled("dgx1-v100")?;
+    let options = DefaultOptions::parse_from(["switchyard"]).options;
+    let bsp = sweep::Plan {
+        graphs,
         algorithms: vec![Algorithm::Bfs, Algorithm::Pr],
         runtimes: vec![RuntimeKind::Bsp],
-        topologies: vec![Topology::bundled("dgx1-v100")?],
+        topologies: vec![dgx1],
         gpus: None,
-        options: DefaultOptions::parse_from(["switchyard"]).options,
+        options,
     };
-    let rows = plan.execute()?;
+    let mut rows = bsp.execute()?;
+    let groute = sweep::Plan {
+        algorithms: vec![Algorithm::Bfs],
+        runtimes: vec![RuntimeKind::Groute],
+        ..bsp
+    };
+    rows.extend(groute.execute()?);
     sweep::write_outputs(
         &rows,
         std::path::Path::new("reports/latest"),
