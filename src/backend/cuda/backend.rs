@@ -1263,3 +1263,21 @@ impl Drop for CudaBackend {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn the_kernels_compile_with_nvrtc_for_hopper_and_ampere() {
+        // SAFETY: probing for the library has no preconditions.
+        if !unsafe { super::nvrtc::is_culib_present() } {
+            eprintln!("skipped: no NVRTC (libnvrtc.so.13) on this machine");
+            return;
+        }
+        for arch in [(9, 0), (8, 0)] {
+            match super::compile_for(arch) {
+                Ok(cubin) => assert!(cubin.len() > 1000, "sm_{}{}: tiny image", arch.0, arch.1),
+                Err(e) => panic!("{e}"),
+            }
+        }
+    }
+}
