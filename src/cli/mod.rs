@@ -1,6 +1,7 @@
 //! Command-line front end: argument parsing and dispatch. Each subcommand lives in its own
 //! module; errors become `anyhow` here, at the edge.
 
+mod calibrate;
 mod graph;
 mod graph_analysis;
 mod graph_io;
@@ -41,6 +42,10 @@ enum Command {
     /// List, show, check and benchmark machine topologies.
     #[command(subcommand)]
     Topo(topo::TopoCommand),
+    /// Measure this machine's GPUs into a topology file; time runs on real GPUs or the
+    /// simulator (predicted versus measured).
+    #[command(subcommand)]
+    Calibrate(calibrate::CalibrateCommand),
 }
 
 /// Runs the parsed command line.
@@ -50,6 +55,7 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
         Some(Command::Sweep(args)) => sweep::sweep_command(args),
         Some(Command::Graph(command)) => graph::run(command),
         Some(Command::Topo(command)) => topo::run(command),
+        Some(Command::Calibrate(command)) => calibrate::run(command),
         None => main_job(),
     }
 }

@@ -3,17 +3,34 @@
 
 use super::{RunConfig, RunError, RunOutput};
 use crate::graph::Csr;
-
-/// In a build without the `cuda` feature: the one-line error that says so.
-#[cfg(not(feature = "cuda"))]
-pub fn run_cuda(_: &Csr, _: &str, _: &RunConfig) -> Result<RunOutput, RunError> {
-    Err(crate::backend::BackendError::Unavailable(crate::backend::cuda::UNAVAILABLE.into()).into())
-}
+use crate::graph::summary::GraphSummary;
 
 /// Runs `config` on `graph` on the first `config.gpus` GPUs of this machine. The topology
 /// in `config` is not used (the machine is what it is); the report names the GPUs.
-#[cfg(feature = "cuda")]
 pub fn run_cuda(graph: &Csr, graph_name: &str, config: &RunConfig) -> Result<RunOutput, RunError> {
+    run_cuda_with_summary(graph, graph_name, None, config)
+}
+
+/// In a build without the `cuda` feature: the one-line error that says so.
+#[cfg(not(feature = "cuda"))]
+pub fn run_cuda_with_summary(
+    _: &Csr,
+    _: &str,
+    _: Option<&GraphSummary>,
+    _: &RunConfig,
+) -> Result<RunOutput, RunError> {
+    Err(crate::backend::BackendError::Unavailable(crate::backend::cuda::UNAVAILABLE.into()).into())
+}
+
+/// [`run_cuda`] with the report's graph summary given (it must be that of the graph the
+/// algorithm runs on, as [`super::run_with_summary`] says).
+#[cfg(feature = "cuda")]
+pub fn run_cuda_with_summary(
+    graph: &Csr,
+    graph_name: &str,
+    summary: Option<&GraphSummary>,
+    config: &RunConfig,
+) -> Result<RunOutput, RunError> {
     use super::algorithm;
     use super::report::{
         self, AlgorithmInfo, BackendInfo, GraphInfo, PartitionInfo, RunReport, RuntimeInfo,
@@ -69,7 +86,10 @@ pub fn run_cuda(graph: &Csr, graph_name: &str, config: &RunConfig) -> Result<Run
             hash: String::new(),
             gpus: config.gpus,
         },
-        graph: GraphInfo { name: graph_name.to_string(), summary: summarize(graph) },
+        graph: GraphInfo {
+            name: graph_name.to_string(),
+            summary: summary.cloned().unwrap_or_else(|| summarize(graph)),
+        },
         partition: PartitionInfo {
             partitioner: config.partitioner.clone(),
             metrics: serde_json::to_value(&partition_metrics).unwrap_or_default(),

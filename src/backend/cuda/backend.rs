@@ -82,6 +82,7 @@ struct Dev {
     arch: (i32, i32),
     module: sys::CUmodule,
     functions: HashMap<String, Option<sys::CUfunction>>,
+    l2_bytes: u64,
     in_use: u64,
     peak: u64,
     kernels: u64,
@@ -350,6 +351,7 @@ impl CudaBackend {
         }
         use sys::CUdevice_attribute as A;
         let sm_count = attr(A::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, dev)? as u32;
+        let l2_bytes = attr(A::CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE, dev)?.max(0) as u64;
         let arch = (
             attr(A::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, dev)?,
             attr(A::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, dev)?,
@@ -369,6 +371,7 @@ impl CudaBackend {
             arch,
             module,
             functions: HashMap::new(),
+            l2_bytes,
             in_use: 0,
             peak: 0,
             kernels: 0,
@@ -504,6 +507,53 @@ impl CudaBackend {
         // Timed work enqueued no tokens, but host writes may have left pending entries.
         self.reap_untokened()?;
         Ok(f64::from(ms) / 1e3)
+    }
+
+    /// Enqueues `count` launches of the empty kernel `sy_noop` (one block of one thread) on
+    /// `stream`: the probe of launch overhead and kernel floor.
+    pub fn launch_noops(&mut self, stream: StreamId, count: u32) -> Result<(), BackendError> {
+        let (device, raw) = {
+            let s = self.stream(stream)?;
+            (s.device, s.raw)
+        };
+        let f = self.function(device, "sy_noop")?.ok_or_else(|| {
+            BackendError::Device("kernels/common.cuh defines no `sy_noop`".into())
+        })?;
+        self.make_current(device)?;
+        let mut args = kernels::pack_args(
+            &Launch { kernel: "sy_noop", buffers: vec![], scalars: vec![], work_items: 0 },
+            &[],
+            0,
+            self.error_dev,
+        )?;
+        let mut params: [*mut c_void; 1] = [(&mut args as *mut SyArgs).cast()];
+        for _ in 0..count {
+            // SAFETY: a function of this context's module with a matching argument block.
+            ck(
+                unsafe {
+                    sys::cuLaunchKernel(
+                        f,
+                        1,
+                        1,
+                        1,
+                        1,
+                        1,
+                        1,
+                        0,
+                        raw,
+                        params.as_mut_ptr(),
+                        std::ptr::null_mut(),
+                    )
+                },
+                || format!("launching `sy_noop` on gpu{device}"),
+            )?;
+        }
+        Ok(())
+    }
+
+    /// L2 cache size of a device in bytes.
+    pub fn l2_bytes(&self, device: DeviceId) -> u64 {
+        self.devices.get(device.0 as usize).map_or(0, |d| d.l2_bytes)
     }
 
     /// The compute capability of a device.
