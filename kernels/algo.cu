@@ -23,6 +23,12 @@ struct BfsOp {
 
 extern "C" __global__ void bfs_advance__pre(const SyArgs a) { sy_advance_pre(a); }
 
+extern "C" __global__ void __launch_bounds__(SY_BLOCK) bfs_advance__post(const SyArgs a) {
+    Advance d = sy_advance(a);
+    BfsOp op{&a, &d, sy_buf<u32>(a, S_VALUES), d.superstep + 1, 0};
+    sy_expand_huge(a, op);
+}
+
 extern "C" __global__ void __launch_bounds__(SY_BLOCK) bfs_advance(const SyArgs a) {
     Advance d = sy_advance(a);
     BfsOp op{&a, &d, sy_buf<u32>(a, S_VALUES), d.superstep + 1, 0};
@@ -58,6 +64,13 @@ extern "C" __global__ void sssp_advance__pre(const SyArgs a) {
         sy_fail(a, SY_ERR_WEIGHTS, a.len[S_WEIGHTS], a.len[S_TARGETS]);
 }
 
+extern "C" __global__ void __launch_bounds__(SY_BLOCK) sssp_advance__post(const SyArgs a) {
+    if (a.len[S_WEIGHTS] != a.len[S_TARGETS]) return;
+    Advance d = sy_advance(a);
+    SsspOp op{&a, &d, sy_buf<u32>(a, S_VALUES), sy_buf<const u32>(a, S_WEIGHTS), 0};
+    sy_expand_huge(a, op);
+}
+
 extern "C" __global__ void __launch_bounds__(SY_BLOCK) sssp_advance(const SyArgs a) {
     if (a.len[S_WEIGHTS] != a.len[S_TARGETS]) return;  // the pre-pass reported it
     Advance d = sy_advance(a);
@@ -87,6 +100,12 @@ struct CcOp {
 
 extern "C" __global__ void cc_advance__pre(const SyArgs a) { sy_advance_pre(a); }
 
+extern "C" __global__ void __launch_bounds__(SY_BLOCK) cc_advance__post(const SyArgs a) {
+    Advance d = sy_advance(a);
+    CcOp op{&a, &d, sy_buf<u32>(a, S_VALUES), 0};
+    sy_expand_huge(a, op);
+}
+
 extern "C" __global__ void __launch_bounds__(SY_BLOCK) cc_advance(const SyArgs a) {
     Advance d = sy_advance(a);
     CcOp op{&a, &d, sy_buf<u32>(a, S_VALUES), 0};
@@ -101,6 +120,13 @@ extern "C" __global__ void dobfs_advance__pre(const SyArgs a) {
     sy_advance_pre(a);
     if (sy_f64(a, 3) != 0.0 && a.len[S_ROFFSETS] != a.len[S_VALUES] + 1)
         sy_fail(a, SY_ERR_NO_REVERSE, a.len[S_ROFFSETS], a.len[S_VALUES]);
+}
+
+extern "C" __global__ void __launch_bounds__(SY_BLOCK) dobfs_advance__post(const SyArgs a) {
+    Advance d = sy_advance(a);
+    if (d.param != 0.0) return;  // the pull step sets nothing aside
+    BfsOp op{&a, &d, sy_buf<u32>(a, S_VALUES), d.superstep + 1, 0};
+    sy_expand_huge(a, op);
 }
 
 extern "C" __global__ void __launch_bounds__(SY_BLOCK) dobfs_advance(const SyArgs a) {
@@ -160,6 +186,13 @@ struct LdbcPushOp {
 };
 
 extern "C" __global__ void pr_ldbc_push__pre(const SyArgs a) { sy_advance_pre(a); }
+
+extern "C" __global__ void __launch_bounds__(SY_BLOCK) pr_ldbc_push__post(const SyArgs a) {
+    Advance d = sy_advance(a);
+    LdbcPushOp op{&a, &d, sy_buf<float>(a, S_VALUES), sy_buf<const float>(a, S_AUX),
+                  sy_buf<const u32>(a, S_DEGREE), 0};
+    sy_expand_huge(a, op);
+}
 
 extern "C" __global__ void __launch_bounds__(SY_BLOCK) pr_ldbc_push(const SyArgs a) {
     Advance d = sy_advance(a);
@@ -241,6 +274,14 @@ struct ResidualOp {
 };
 
 extern "C" __global__ void pr_residual_push__pre(const SyArgs a) { sy_advance_pre(a); }
+
+extern "C" __global__ void __launch_bounds__(SY_BLOCK) pr_residual_push__post(const SyArgs a) {
+    Advance d = sy_advance(a);
+    ResidualOp op{&a, &d, sy_buf<float>(a, S_VALUES), sy_buf<float>(a, S_AUX),
+                  sy_buf<const u32>(a, S_DEGREE), sy_buf<const u32>(a, S_OWNER),
+                  (float)d.extra, 0};
+    sy_expand_huge(a, op);
+}
 
 extern "C" __global__ void __launch_bounds__(SY_BLOCK) pr_residual_push(const SyArgs a) {
     Advance d = sy_advance(a);

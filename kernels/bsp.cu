@@ -46,7 +46,15 @@ extern "C" __global__ void __launch_bounds__(SY_BLOCK) bsp_split(const SyArgs a)
             if (p == gpu) continue;
             u32 *package = sy_buf<u32>(a, S_FIXED + p);
             u64 cap = a.len[S_FIXED + p] / 2;
-            u64 slot = atomicAdd(&counters[2 + p], 1ull);
+            // One atomic per peer per warp: the lanes headed for the same peer reserve
+            // their slots together.
+            u32 active = __activemask();
+            u32 same = __match_any_sync(active, p);
+            u32 leader = __ffs(same) - 1;
+            u64 base = 0;
+            if (sy_lane() == leader) base = atomicAdd(&counters[2 + p], (u64)__popc(same));
+            base = __shfl_sync(same, base, leader);
+            u64 slot = base + __popc(same & ((1u << sy_lane()) - 1));
             if (slot < cap) {
                 package[2 * slot] = id;
                 package[2 * slot + 1] = bits;

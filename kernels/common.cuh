@@ -10,9 +10,13 @@
 //   launch     the backend's number for this launch (reported with an error);
 //   stats      this stream's device counters: [0] items, [1] edges, [2] atomics,
 //              [3] remote operations (cumulative; the backend snapshots them);
-//   error      host-mapped error word: [0] code (0 = none), [1], [2] details, [3] launch.
+//   error      host-mapped error word: [0] code (0 = none), [1], [2] details, [3] launch;
+//   huge       this stream's list of huge vertices: [0] count, then huge_cap entries of
+//              three u64 (v | state << 32, first arc, end arc).
 // A kernel NAME may have a pre-pass NAME__pre, launched with one thread before it on the
-// same stream (resets output counters, checks the contract's preconditions).
+// same stream (resets output counters, checks the contract's preconditions), and a
+// post-pass NAME__post, launched after it with a full grid (expands the huge vertices the
+// main pass set aside, every block taking a share of each one's arcs).
 // Launch configuration: SY_BLOCK threads per block, a grid-stride loop, as many blocks as
 // the work needs up to 8 per multiprocessor.
 
@@ -23,6 +27,8 @@ typedef unsigned long long u64;
 #define SY_MAX_SCALARS 16
 #define SY_BLOCK 256
 #define SY_UNREACHED 0xffffffffu
+// Vertices with at least this many arcs are expanded by the whole grid in NAME__post.
+#define SY_HUGE 4096
 
 struct SyArgs {
     u64 ptr[SY_MAX_BUFFERS];
@@ -34,6 +40,8 @@ struct SyArgs {
     u64 launch;
     u64 *stats;
     volatile u64 *error;
+    u64 *huge;
+    u64 huge_cap;
 };
 
 // Error codes (the backend turns them into messages naming the kernel).
@@ -169,6 +177,7 @@ __device__ __forceinline__ void sy_emit(const SyArgs &a, const Advance &d, u32 t
 __device__ void sy_advance_pre(const SyArgs &a) {
     u64 *counters = sy_buf<u64>(a, S_COUNTERS);
     counters[0] = 0;
+    a.huge[0] = 0;
     if (sy_u64(a, 0) > a.len[S_FIN]) sy_fail(a, SY_ERR_FRONTIER_LEN, sy_u64(a, 0), a.len[S_FIN]);
 }
 
@@ -196,6 +205,16 @@ template <class Op> __device__ void sy_expand(const SyArgs &a, const Advance &d,
             beg = d.offsets[v];
             end = d.offsets[v + 1];
             if (!op.prepare(v, end - beg, state)) end = beg;
+            if (end - beg >= SY_HUGE) {
+                u64 slot = atomicAdd(&a.huge[0], 1ull);
+                if (slot < a.huge_cap) {
+                    u64 *entry = a.huge + 1 + 3 * slot;
+                    entry[0] = (u64)v | ((u64)state << 32);
+                    entry[1] = beg;
+                    entry[2] = end;
+                    end = beg;  // NAME__post expands it
+                }
+            }
         }
         // Block-wide expansion of the largest vertices.
         while (true) {
@@ -268,6 +287,20 @@ template <class Op> __device__ void sy_expand(const SyArgs &a, const Advance &d,
             op.visit(s_fv[lo], s_fstate[lo], s_fbeg[lo] + (k - s_excl[lo]));
         }
         __syncthreads();
+    }
+}
+
+// The post-pass of an expansion: every thread of the grid takes a strided share of the
+// arcs of each huge vertex the main pass set aside (counts were taken there).
+template <class Op> __device__ void sy_expand_huge(const SyArgs &a, Op &op) {
+    u64 count = a.huge[0] < a.huge_cap ? a.huge[0] : a.huge_cap;
+    const u64 tid = (u64)blockIdx.x * blockDim.x + threadIdx.x;
+    const u64 stride = (u64)gridDim.x * blockDim.x;
+    for (u64 i = 0; i < count; i++) {
+        const u64 *entry = a.huge + 1 + 3 * i;
+        u32 v = (u32)entry[0];
+        u32 state = (u32)(entry[0] >> 32);
+        for (u64 e = entry[1] + tid; e < entry[2]; e += stride) op.visit(v, state, e);
     }
 }
 

@@ -13,7 +13,7 @@
 use std::collections::BTreeSet;
 use switchyard::backend::sim::{SimBackend, SimConfig};
 use switchyard::backend::{
-    Backend, BufferId, BufferSlice, CompletionKind, DeviceId, ElemType, HostData,
+    Backend, BufferId, BufferSlice, CompletionKind, DeviceId, HostData,
     KernelCountsReport, Launch, Scalar, StreamPriority, Token,
 };
 use switchyard::driver::builtin_kernels;
@@ -49,6 +49,7 @@ fn graph(rng: &mut Rng, n: usize) -> Case {
     let mut targets = Vec::new();
     for v in 0..n {
         let degree = match v % 97 {
+            0 if v % 5 == 0 => 4096 + rng.below(4000),
             0 => 300 + rng.below(400),
             1..=6 => 32 + rng.below(200),
             7..=9 => 0,
@@ -318,11 +319,11 @@ fn checks() -> Vec<Check> {
     // BFS and the push half of DOBFS: superstep 2, frontier = vertices at level 2.
     let mut labels = vec![u32::MAX; n];
     let mut frontier = Vec::new();
-    for v in 0..n {
+    for (v, label) in labels.iter_mut().enumerate() {
         match rng.below(10) {
-            0 | 1 => labels[v] = rng.below(2) as u32,
+            0 | 1 => *label = rng.below(2) as u32,
             2 | 3 => {
-                labels[v] = 2;
+                *label = 2;
                 frontier.push(v as u32);
             }
             _ => {}

@@ -23,7 +23,7 @@ pub enum CalibrateCommand {
     Machine(MachineArgs),
     /// Run algorithms over GPU counts on one graph (loaded once) and write one JSON row per
     /// run: time, GTEPS, bytes per link, bandwidth floor.
-    Runs(RunsArgs),
+    Runs(Box<RunsArgs>),
 }
 
 /// Arguments of `calibrate machine`.
@@ -108,7 +108,7 @@ pub struct RunsArgs {
 pub fn run(command: CalibrateCommand) -> anyhow::Result<()> {
     match command {
         CalibrateCommand::Machine(args) => machine(args),
-        CalibrateCommand::Runs(args) => runs(args),
+        CalibrateCommand::Runs(args) => runs(*args),
     }
 }
 
@@ -353,7 +353,7 @@ mod measure {
     use std::time::Instant;
     use switchyard::backend::cuda::CudaBackend;
     use switchyard::backend::{
-        Backend, BufferSlice, DeviceId, ElemType, HostData, StreamPriority, Token,
+        Backend, BufferSlice, DeviceId, ElemType, StreamPriority, Token,
     };
     use switchyard::driver::algorithm::{Algorithm, AlgorithmParams};
     use switchyard::driver::builtin_kernels;
@@ -422,22 +422,10 @@ mod measure {
         let gib = 1usize << 30;
         let device_copy = 2.0 * gib as f64 / b.measure_copy_seconds(0, 0, gib, 3)?;
 
-        // Host <-> device through pinned staging, 256 MiB.
-        let n = (256usize << 20) / 4;
-        let buf = b.alloc(DeviceId(0), ElemType::U32, n, "host probe")?;
-        let data = HostData::U32(vec![1; n]);
-        let mut h2d = f64::INFINITY;
-        let mut d2h = f64::INFINITY;
-        for rep in 0..3u64 {
-            let d = data.clone();
-            h2d = h2d.min(b.time_on(s0, |me| me.write_from_host(s0, buf, 0, d, None))?);
-            d2h = d2h.min(b.time_on(s0, |me| {
-                me.read_to_host(s0, BufferSlice::new(buf, 0, n), Token(rep))
-            })?);
-            while b.next_completion()?.is_some() {}
-        }
-        b.free(buf)?;
-        let (h2d, d2h) = ((n * 4) as f64 / h2d, (n * 4) as f64 / d2h);
+        // Host <-> device between pinned host memory and the GPU, 256 MiB, DMA alone.
+        let size = 256usize << 20;
+        let h2d = size as f64 / b.measure_host_copy_seconds(0, size, true, 3)?;
+        let d2h = size as f64 / b.measure_host_copy_seconds(0, size, false, 3)?;
 
         // Launches: host issue cost, back-to-back kernel floor, round trip.
         b.launch_noops(s0, 100)?;

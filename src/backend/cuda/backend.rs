@@ -24,7 +24,10 @@
 //! - **Kernel errors**: kernels write a code into a host-mapped error word, checked at every
 //!   poll, and name their launch so the message says which kernel failed.
 
-use super::kernels::{self, COUNTERS, SyArgs};
+use super::kernels::{self, COUNTERS, HUGE_CAP, SyArgs};
+
+/// Bytes of a stream's huge-vertex list.
+const HUGE_BYTES: usize = (1 + 3 * HUGE_CAP) * 8;
 use crate::backend::{
     Backend, BackendError, BackendStats, BufferId, BufferSlice, Completion, CompletionKind,
     DeviceId, DeviceInfo, DeviceStats, ElemType, EventId, HostData, KernelCountsReport,
@@ -101,6 +104,8 @@ struct Strm {
     raw: sys::CUstream,
     /// Device counters of this stream (`COUNTERS` u64).
     counters: u64,
+    /// The stream's huge-vertex list (`1 + 3 * HUGE_CAP` u64).
+    huge: u64,
     pending: VecDeque<Pending>,
 }
 
@@ -551,6 +556,40 @@ impl CudaBackend {
         Ok(())
     }
 
+    /// GPU time in seconds of one `bytes` copy between pinned host memory and GPU `device`
+    /// (`to_device`: host to device), best of `reps`, timed with events around the copy alone.
+    pub fn measure_host_copy_seconds(
+        &mut self,
+        device: u32,
+        bytes: usize,
+        to_device: bool,
+        reps: u32,
+    ) -> Result<f64, BackendError> {
+        let buf = self.alloc(DeviceId(device), ElemType::U32, bytes / 4, "host probe")?;
+        let ptr = self.buffer(buf)?.ptr;
+        let block = self.take_pinned(bytes)?;
+        let stream = self.create_stream(DeviceId(device), StreamPriority::Normal)?;
+        let raw = self.stream(stream)?.raw;
+        let mut best = f64::INFINITY;
+        for _ in 0..reps.max(1) + 1 {
+            let t = self.time_on(stream, |_| {
+                // SAFETY: the pinned block and the buffer both hold `bytes`.
+                let r = unsafe {
+                    if to_device {
+                        sys::cuMemcpyHtoDAsync_v2(ptr, block.ptr.cast(), bytes, raw)
+                    } else {
+                        sys::cuMemcpyDtoHAsync_v2(block.ptr.cast(), ptr, bytes, raw)
+                    }
+                };
+                ck(r, || format!("copying {bytes} bytes between the host and gpu{device}"))
+            })?;
+            best = best.min(t);
+        }
+        self.pinned_free.push(block);
+        self.free(buf)?;
+        Ok(best)
+    }
+
     /// L2 cache size of a device in bytes.
     pub fn l2_bytes(&self, device: DeviceId) -> u64 {
         self.devices.get(device.0 as usize).map_or(0, |d| d.l2_bytes)
@@ -895,6 +934,7 @@ impl Backend for CudaBackend {
         let (mut least, mut greatest) = (0, 0);
         let mut raw: sys::CUstream = std::ptr::null_mut();
         let mut counters: sys::CUdeviceptr = 0;
+        let mut huge: sys::CUdeviceptr = 0;
         // SAFETY: valid out pointers; the device's context is current.
         unsafe {
             ck(sys::cuCtxGetStreamPriorityRange(&mut least, &mut greatest), || {
@@ -911,8 +951,10 @@ impl Backend for CudaBackend {
             )?;
             ck(sys::cuMemAlloc_v2(&mut counters, COUNTERS * 8), || "allocating counters".into())?;
             ck(sys::cuMemsetD8_v2(counters, 0, COUNTERS * 8), || "zeroing counters".into())?;
+            ck(sys::cuMemAlloc_v2(&mut huge, HUGE_BYTES), || "allocating the huge list".into())?;
+            ck(sys::cuMemsetD8_v2(huge, 0, HUGE_BYTES), || "zeroing the huge list".into())?;
         }
-        self.streams.push(Strm { device: device.0, raw, counters, pending: VecDeque::new() });
+        self.streams.push(Strm { device: device.0, raw, counters, huge, pending: VecDeque::new() });
         Ok(StreamId(self.streams.len() as u32 - 1))
     }
 
@@ -961,9 +1003,9 @@ impl Backend for CudaBackend {
             message: "has no CUDA implementation (cuda_name is None); run it on --backend sim"
                 .into(),
         })?;
-        let (device, raw, counters) = {
+        let (device, raw, counters, huge) = {
             let s = self.stream(stream)?;
-            (s.device, s.raw, s.counters)
+            (s.device, s.raw, s.counters, s.huge)
         };
         let mut buffers = Vec::with_capacity(launch.buffers.len());
         for (i, &id) in launch.buffers.iter().enumerate() {
@@ -983,11 +1025,15 @@ impl Backend for CudaBackend {
         self.launches.push(launch.kernel);
         let mut args = kernels::pack_args(&launch, &buffers, counters, self.error_dev)?;
         args.launch = launch_id;
+        args.huge = huge;
+        args.huge_cap = HUGE_CAP as u64;
         let main = self.function(device, cuda_name)?.ok_or_else(|| BackendError::Kernel {
             kernel: launch.kernel.to_string(),
             message: format!("kernels/*.cu defines no `{cuda_name}`"),
         })?;
         let pre = self.function(device, &format!("{cuda_name}__pre"))?;
+        let post = self.function(device, &format!("{cuda_name}__post"))?;
+        let full_grid = kernels::grid_blocks(u64::MAX, self.devices[device as usize].info.sm_count);
         let mut items = launch.work_items;
         if kernels::sweeps_vertices(cuda_name) {
             items = items.max(buffers.get(3).map_or(0, |b| b.1));
@@ -1027,6 +1073,24 @@ impl Backend for CudaBackend {
                 ),
                 || format!("launching `{cuda_name}` ({blocks} blocks) on gpu{device}"),
             )?;
+            if let Some(post) = post {
+                ck(
+                    sys::cuLaunchKernel(
+                        post,
+                        full_grid,
+                        1,
+                        1,
+                        kernels::BLOCK,
+                        1,
+                        1,
+                        0,
+                        raw,
+                        params.as_mut_ptr(),
+                        std::ptr::null_mut(),
+                    ),
+                    || format!("launching `{cuda_name}__post` on gpu{device}"),
+                )?;
+            }
             if let Some(s) = &snapshots {
                 ck(
                     sys::cuMemcpyDtoHAsync_v2(
@@ -1268,6 +1332,7 @@ impl Drop for CudaBackend {
                 }
                 sys::cuStreamDestroy_v2(s.raw);
                 sys::cuMemFree_v2(s.counters);
+                sys::cuMemFree_v2(s.huge);
             }
             for &(device, e) in &self.events {
                 sys::cuCtxSetCurrent(self.devices[device as usize].ctx);

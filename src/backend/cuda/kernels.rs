@@ -5,13 +5,15 @@
 //!
 //! # ABI
 //! Every kernel `NAME` in `kernels/*.cu` is `extern "C" __global__ void NAME(const SyArgs)`:
-//! one argument, [`SyArgs`] by value (688 bytes, well under the 4 KiB parameter limit), with
+//! one argument, [`SyArgs`] by value (704 bytes, well under the 4 KiB parameter limit), with
 //! the launch's buffer pointers in contract order, their lengths, then the scalars as raw
-//! bits in contract order, then the work descriptor; then two pointers the backend owns:
-//! the stream's device counters (items, edges, atomics, remote operations; cumulative) and
-//! a host-mapped error word. A kernel may have a pre-pass `NAME__pre` (one thread, same
-//! arguments, same stream, launched first) that resets the counters it appends to and
-//! checks the contract's preconditions.
+//! bits in contract order, then the work descriptor; then what the backend owns: the
+//! stream's device counters (items, edges, atomics, remote operations; cumulative), a
+//! host-mapped error word, and the stream's huge-vertex list. A kernel may have a pre-pass
+//! `NAME__pre` (one thread, same arguments, same stream, launched first) that resets the
+//! counters it appends to and checks the contract's preconditions, and a post-pass
+//! `NAME__post` (full grid, launched after it) that expands the vertices of at least 4096
+//! arcs the main pass set aside, every block taking a share of each.
 //!
 //! # Launch configuration
 //! [`BLOCK`] threads per block; every kernel walks its items with a grid-stride loop, so the
@@ -74,7 +76,15 @@ pub struct SyArgs {
     pub stats: u64,
     /// Device-visible pointer of the host-mapped error word.
     pub error: u64,
+    /// Device pointer of the stream's huge-vertex list (`[0]` count, then entries).
+    pub huge: u64,
+    /// Entries the huge-vertex list holds.
+    pub huge_cap: u64,
 }
+
+/// Entries of each stream's huge-vertex list (vertices with at least 4096 arcs in one
+/// launch; more than this are expanded by their block instead).
+pub const HUGE_CAP: usize = 1 << 16;
 
 /// A scalar's raw bits as the ABI passes them.
 pub fn scalar_bits(s: Scalar) -> u64 {
@@ -115,6 +125,8 @@ pub fn pack_args(
         launch: 0,
         stats,
         error,
+        huge: 0,
+        huge_cap: 0,
     };
     for (i, &(p, l)) in buffers.iter().enumerate() {
         args.ptr[i] = p;
@@ -160,11 +172,12 @@ mod tests {
 
     #[test]
     fn the_abi_block_has_the_layout_of_the_cuda_struct() {
-        // 32 + 32 + 16 u64 arrays, then six u64 fields, no padding.
-        assert_eq!(std::mem::size_of::<SyArgs>(), (32 + 32 + 16 + 6) * 8);
+        // 32 + 32 + 16 u64 arrays, then eight u64 fields, no padding.
+        assert_eq!(std::mem::size_of::<SyArgs>(), (32 + 32 + 16 + 8) * 8);
         assert_eq!(std::mem::offset_of!(SyArgs, scalar), 64 * 8);
         assert_eq!(std::mem::offset_of!(SyArgs, work_items), 80 * 8);
         assert_eq!(std::mem::offset_of!(SyArgs, error), 85 * 8);
+        assert_eq!(std::mem::offset_of!(SyArgs, huge_cap), 87 * 8);
         assert!(COMMON_SOURCE.contains("#define SY_MAX_BUFFERS 32"));
         assert!(COMMON_SOURCE.contains("#define SY_MAX_SCALARS 16"));
         assert!(COMMON_SOURCE.contains(&format!("#define SY_BLOCK {BLOCK}")));
