@@ -12,11 +12,11 @@
 //              [3] remote operations (cumulative; the backend snapshots them);
 //   error      host-mapped error word: [0] code (0 = none), [1], [2] details, [3] launch;
 //   huge       this stream's list of huge vertices: [0] count, then huge_cap entries of
-//              three u64 (v | state << 32, first arc, end arc).
+//              three u64 (v | state << 32, first arc, end arc), one per chunk.
 // A kernel NAME may have a pre-pass NAME__pre, launched with one thread before it on the
 // same stream (resets output counters, checks the contract's preconditions), and a
 // post-pass NAME__post, launched after it with a full grid (expands the huge vertices the
-// main pass set aside, every block taking a share of each one's arcs).
+// main pass set aside, in chunks the blocks share out).
 // Launch configuration: SY_BLOCK threads per block, a grid-stride loop, as many blocks as
 // the work needs up to 8 per multiprocessor.
 
@@ -27,7 +27,8 @@ typedef unsigned long long u64;
 #define SY_MAX_SCALARS 16
 #define SY_BLOCK 256
 #define SY_UNREACHED 0xffffffffu
-// Vertices with at least this many arcs are expanded by the whole grid in NAME__post.
+// Vertices with at least this many arcs are set aside in chunks of this many arcs, which
+// the blocks of NAME__post share out.
 #define SY_HUGE 4096
 
 struct SyArgs {
@@ -206,12 +207,22 @@ template <class Op> __device__ void sy_expand(const SyArgs &a, const Advance &d,
             end = d.offsets[v + 1];
             if (!op.prepare(v, end - beg, state)) end = beg;
             if (end - beg >= SY_HUGE) {
-                u64 slot = atomicAdd(&a.huge[0], 1ull);
-                if (slot < a.huge_cap) {
-                    u64 *entry = a.huge + 1 + 3 * slot;
-                    entry[0] = (u64)v | ((u64)state << 32);
-                    entry[1] = beg;
-                    entry[2] = end;
+                // Set aside in chunks of SY_HUGE arcs, if the list has room for all of them.
+                u64 chunks = (end - beg + SY_HUGE - 1) / SY_HUGE;
+                u64 seen = a.huge[0], slot;
+                while (true) {
+                    slot = seen;
+                    if (slot + chunks > a.huge_cap) break;
+                    seen = atomicCAS(&a.huge[0], slot, slot + chunks);
+                    if (seen == slot) break;
+                }
+                if (slot + chunks <= a.huge_cap) {
+                    for (u64 c = 0; c < chunks; c++) {
+                        u64 *entry = a.huge + 1 + 3 * (slot + c);
+                        entry[0] = (u64)v | ((u64)state << 32);
+                        entry[1] = beg + c * SY_HUGE;
+                        entry[2] = min(end, beg + (c + 1) * SY_HUGE);
+                    }
                     end = beg;  // NAME__post expands it
                 }
             }
@@ -290,17 +301,16 @@ template <class Op> __device__ void sy_expand(const SyArgs &a, const Advance &d,
     }
 }
 
-// The post-pass of an expansion: every thread of the grid takes a strided share of the
-// arcs of each huge vertex the main pass set aside (counts were taken there).
+// The post-pass of an expansion: the blocks of the grid share out the chunks (SY_HUGE arcs
+// each) of the huge vertices the main pass set aside, one chunk per block at a time (counts
+// were taken there).
 template <class Op> __device__ void sy_expand_huge(const SyArgs &a, Op &op) {
     u64 count = a.huge[0] < a.huge_cap ? a.huge[0] : a.huge_cap;
-    const u64 tid = (u64)blockIdx.x * blockDim.x + threadIdx.x;
-    const u64 stride = (u64)gridDim.x * blockDim.x;
-    for (u64 i = 0; i < count; i++) {
+    for (u64 i = blockIdx.x; i < count; i += gridDim.x) {
         const u64 *entry = a.huge + 1 + 3 * i;
         u32 v = (u32)entry[0];
         u32 state = (u32)(entry[0] >> 32);
-        for (u64 e = entry[1] + tid; e < entry[2]; e += stride) op.visit(v, state, e);
+        for (u64 e = entry[1] + threadIdx.x; e < entry[2]; e += blockDim.x) op.visit(v, state, e);
     }
 }
 

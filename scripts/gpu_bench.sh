@@ -7,6 +7,7 @@
 #   machine  device facts, kernel conformance, `switchyard calibrate machine` (topology file)
 #   small    machine + R-MAT scale 22 (every run validated) + the road-like grid (> 20M vertices)
 #   large    R-MAT scale 24 (the 1-GPU run of each algorithm validated)
+#   rmat22   R-MAT scale 22 alone (the 1-GPU run of each algorithm validated)
 #   all      small + large
 #
 # Each graph is generated once; BFS, SSSP, CC and PageRank run on 1, 2 and 4 GPUs through the
@@ -46,6 +47,9 @@ fi
 if [ "$part" = small ] || [ "$part" = all ]; then
   runs rmat22 rmat:scale=22,ef=16 all gpu_rmat22.json
   runs road21m grid2d:w=4600,h=4600,drop=0.1 first gpu_road.json
+fi
+if [ "$part" = rmat22 ]; then
+  runs rmat22 rmat:scale=22,ef=16 first gpu_rmat22.json
 fi
 if [ "$part" = large ] || [ "$part" = all ]; then
   runs rmat24 rmat:scale=24,ef=16 first gpu_rmat24.json

@@ -13,7 +13,7 @@
 //! `NAME__pre` (one thread, same arguments, same stream, launched first) that resets the
 //! counters it appends to and checks the contract's preconditions, and a post-pass
 //! `NAME__post` (full grid, launched after it) that expands the vertices of at least 4096
-//! arcs the main pass set aside, every block taking a share of each.
+//! arcs the main pass set aside, in chunks of 4096 arcs that the blocks share out.
 //!
 //! # Launch configuration
 //! [`BLOCK`] threads per block; every kernel walks its items with a grid-stride loop, so the
@@ -82,9 +82,9 @@ pub struct SyArgs {
     pub huge_cap: u64,
 }
 
-/// Entries of each stream's huge-vertex list (vertices with at least 4096 arcs in one
-/// launch; more than this are expanded by their block instead).
-pub const HUGE_CAP: usize = 1 << 16;
+/// Entries of each stream's huge-vertex list: chunks of 4096 arcs of the vertices with at
+/// least that many (a vertex whose chunks do not fit is expanded by its block instead).
+pub const HUGE_CAP: usize = 1 << 18;
 
 /// A scalar's raw bits as the ABI passes them.
 pub fn scalar_bits(s: Scalar) -> u64 {
