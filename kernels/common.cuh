@@ -207,16 +207,18 @@ template <class Op> __device__ void sy_expand(const SyArgs &a, const Advance &d,
             end = d.offsets[v + 1];
             if (!op.prepare(v, end - beg, state)) end = beg;
             if (end - beg >= SY_HUGE) {
-                // Set aside in chunks of SY_HUGE arcs, if the list has room for all of them.
+                // Set aside in chunks of SY_HUGE arcs, if the list has room for all of them
+                // (one atomic add: a compare-and-swap loop here serialised thousands of
+                // hubs). Slots reserved past the end of a full list are left empty.
                 u64 chunks = (end - beg + SY_HUGE - 1) / SY_HUGE;
-                u64 seen = a.huge[0], slot;
-                while (true) {
-                    slot = seen;
-                    if (slot + chunks > a.huge_cap) break;
-                    seen = atomicCAS(&a.huge[0], slot, slot + chunks);
-                    if (seen == slot) break;
-                }
-                if (slot + chunks <= a.huge_cap) {
+                u64 slot = atomicAdd(&a.huge[0], chunks);
+                if (slot + chunks > a.huge_cap) {
+                    for (u64 c = slot; c < a.huge_cap; c++) {
+                        u64 *entry = a.huge + 1 + 3 * c;
+                        entry[1] = 0;
+                        entry[2] = 0;
+                    }
+                } else {
                     for (u64 c = 0; c < chunks; c++) {
                         u64 *entry = a.huge + 1 + 3 * (slot + c);
                         entry[0] = (u64)v | ((u64)state << 32);
