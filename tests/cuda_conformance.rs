@@ -13,8 +13,8 @@
 use std::collections::BTreeSet;
 use switchyard::backend::sim::{SimBackend, SimConfig};
 use switchyard::backend::{
-    Backend, BufferId, BufferSlice, CompletionKind, DeviceId, HostData,
-    KernelCountsReport, Launch, Scalar, StreamPriority, Token,
+    Backend, BufferId, BufferSlice, CompletionKind, DeviceId, HostData, KernelCountsReport, Launch,
+    Scalar, StreamPriority, Token,
 };
 use switchyard::driver::builtin_kernels;
 use switchyard_sim::topology::Topology;
@@ -172,12 +172,20 @@ fn run_one(
         ids.push(id);
     }
     backend
-        .launch(stream, Launch { kernel, buffers: ids.clone(), scalars, work_items }, Some(Token(1)))
+        .launch(
+            stream,
+            Launch { kernel, buffers: ids.clone(), scalars, work_items },
+            Some(Token(1)),
+        )
         .unwrap();
     for (i, &id) in ids.iter().enumerate() {
         if !inputs[i].is_empty() {
             backend
-                .read_to_host(stream, BufferSlice::new(id, 0, inputs[i].len()), Token(100 + i as u64))
+                .read_to_host(
+                    stream,
+                    BufferSlice::new(id, 0, inputs[i].len()),
+                    Token(100 + i as u64),
+                )
                 .unwrap();
             tokens += 1;
         }
@@ -221,9 +229,14 @@ fn gpu() -> Option<SimBackend> {
 enum Cmp {
     Exact,
     /// The first `counters[index]` entries (of the expected run) as sets.
-    SetPrefix { counter: usize, from: usize },
+    SetPrefix {
+        counter: usize,
+        from: usize,
+    },
     /// Pairs `(id, bits)` of the first `counters[index]` pairs, as sets.
-    PairSet { counter: usize },
+    PairSet {
+        counter: usize,
+    },
     /// f32 values within a relative tolerance.
     Close,
     /// Counters: exact except the listed f64 entries (compared within tolerance).
@@ -353,7 +366,8 @@ fn checks() -> Vec<Check> {
 
     // SSSP and CC: an independent frontier.
     let independent = c.independent_frontier(&mut rng, 400);
-    let dist: Vec<u32> = (0..n).map(|_| if rng.below(3) == 0 { u32::MAX } else { rng.below(500) as u32 }).collect();
+    let dist: Vec<u32> =
+        (0..n).map(|_| if rng.below(3) == 0 { u32::MAX } else { rng.below(500) as u32 }).collect();
     let cc: Vec<u32> = (0..n).map(|v| (v as u32).min(rng.below(n as u64) as u32)).collect();
     for (kernel, values) in [("sssp_advance", dist), ("cc_advance", cc)] {
         let slots = Slots::new(
@@ -495,7 +509,11 @@ fn checks() -> Vec<Check> {
             let mut p = Vec::new();
             for _ in 0..len {
                 p.push(rng.below(n as u64) as u32);
-                p.push(if add == 1 { (rng.unit() * 0.01).to_bits() } else { rng.below(1000) as u32 });
+                p.push(if add == 1 {
+                    (rng.unit() * 0.01).to_bits()
+                } else {
+                    rng.below(1000) as u32
+                });
             }
             p.extend(std::iter::repeat_n(0, 20));
             packages.push(p);
@@ -551,8 +569,13 @@ fn every_cuda_kernel_matches_its_rust_contract() {
         println!("cuda conformance: no GPU here, the GPU half is skipped (simulator half runs)");
     }
     for check in &checks {
-        let (want, want_counts) =
-            run_one(&mut sim(), &check.inputs, check.kernel, check.scalars.clone(), check.work_items);
+        let (want, want_counts) = run_one(
+            &mut sim(),
+            &check.inputs,
+            check.kernel,
+            check.scalars.clone(),
+            check.work_items,
+        );
         assert!(want_counts.items > 0, "{}: the check gives the kernel no work", check.kernel);
         if let Some(g) = gpu.as_mut() {
             let (got, got_counts) =

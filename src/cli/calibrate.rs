@@ -143,11 +143,19 @@ struct RunRow {
 /// the offset array once per sweep, each visited arc's target (and weight) once, and the
 /// per-vertex values either once each (the vector fits in L2) or one 32-byte sector per
 /// visited arc (it does not: every gather misses). PageRank adds its per-vertex arrays.
-fn floor_bytes(algo: Algorithm, n: u64, m: u64, visited: u64, iterations: u32, l2: f64) -> (f64, String) {
+fn floor_bytes(
+    algo: Algorithm,
+    n: u64,
+    m: u64,
+    visited: u64,
+    iterations: u32,
+    l2: f64,
+) -> (f64, String) {
     let (n, m, e) = (n as f64, m as f64, visited as f64);
     let fits = 4.0 * n <= l2;
     let gathers = |edges: f64| if fits { 8.0 * n } else { 32.0 * edges };
-    let rule = if fits { "values fit in L2: 8 B per vertex" } else { "values miss L2: 32 B per arc" };
+    let rule =
+        if fits { "values fit in L2: 8 B per vertex" } else { "values miss L2: 32 B per arc" };
     let bytes = match algo {
         Algorithm::Bfs | Algorithm::Dobfs | Algorithm::Cc => 8.0 * n + 4.0 * e + gathers(e),
         Algorithm::Sssp => 8.0 * n + 8.0 * e + gathers(e),
@@ -157,7 +165,13 @@ fn floor_bytes(algo: Algorithm, n: u64, m: u64, visited: u64, iterations: u32, l
             per * f64::from(iterations.max(1))
         }
     };
-    (bytes, format!("offsets 8 B/vertex, targets 4 B/arc{}, {rule}", if algo == Algorithm::Sssp { ", weights 4 B/arc" } else { "" }))
+    (
+        bytes,
+        format!(
+            "offsets 8 B/vertex, targets 4 B/arc{}, {rule}",
+            if algo == Algorithm::Sssp { ", weights 4 B/arc" } else { "" }
+        ),
+    )
 }
 
 fn runs(args: RunsArgs) -> anyhow::Result<()> {
@@ -301,10 +315,8 @@ fn machine_facts(args: &RunsArgs, topology: &Topology) -> anyhow::Result<(f64, f
     }
     match args.backend {
         RunsBackend::Sim => {
-            let bw = topology
-                .gpus
-                .first()
-                .map_or(1e12, |g| g.model.memory_bandwidth_bytes_per_s as f64);
+            let bw =
+                topology.gpus.first().map_or(1e12, |g| g.model.memory_bandwidth_bytes_per_s as f64);
             Ok((bw, l2_given.unwrap_or(50.0 * 1024.0 * 1024.0)))
         }
         RunsBackend::Cuda => cuda_facts(l2_given),
@@ -352,9 +364,7 @@ mod measure {
     use std::fmt::Write as _;
     use std::time::Instant;
     use switchyard::backend::cuda::CudaBackend;
-    use switchyard::backend::{
-        Backend, BufferSlice, DeviceId, ElemType, StreamPriority, Token,
-    };
+    use switchyard::backend::{Backend, BufferSlice, DeviceId, ElemType, StreamPriority, Token};
     use switchyard::driver::algorithm::{Algorithm, AlgorithmParams};
     use switchyard::driver::builtin_kernels;
     use switchyard::graph::generate::{GeneratorSpec, generate};
@@ -465,7 +475,12 @@ mod measure {
                 let mut trips = Vec::new();
                 for rep in 0..100u64 {
                     let t = Instant::now();
-                    b.copy(s, BufferSlice::new(src, 0, 1024), BufferSlice::new(dst, 0, 1024), Some(Token(rep)))?;
+                    b.copy(
+                        s,
+                        BufferSlice::new(src, 0, 1024),
+                        BufferSlice::new(dst, 0, 1024),
+                        Some(Token(rep)),
+                    )?;
                     while b.next_completion()?.is_some() {}
                     trips.push(t.elapsed().as_secs_f64());
                 }
@@ -512,14 +527,21 @@ mod measure {
         let arcs = graph.num_arcs();
         let nv = graph.num_vertices() as f64;
         // PageRank push: vertices (push and apply) * item_ps + arcs * (edge_ps + atomic_ps).
-        let atomic_s = ((per_iter - 2.0 * nv * item_s - arcs as f64 * edge_s) / arcs as f64).max(0.0);
+        let atomic_s =
+            ((per_iter - 2.0 * nv * item_s - arcs as f64 * edge_s) / arcs as f64).max(0.0);
 
-        let peer_bw: Vec<f64> = pairs
-            .iter()
-            .map(|p| p.bandwidth_gb_s.last().map_or(0.0, |x| x.1))
-            .collect();
+        let peer_bw: Vec<f64> =
+            pairs.iter().map(|p| p.bandwidth_gb_s.last().map_or(0.0, |x| x.1)).collect();
         let slowest_peer = peer_bw.iter().copied().fold(f64::INFINITY, f64::min);
-        let small_trip = median(pairs.iter().map(|p| p.small_copy_round_trip_us).collect::<Vec<_>>().into_iter().chain([0.0]).collect());
+        let small_trip = median(
+            pairs
+                .iter()
+                .map(|p| p.small_copy_round_trip_us)
+                .collect::<Vec<_>>()
+                .into_iter()
+                .chain([0.0])
+                .collect(),
+        );
         let sync_ns = (round_trip - issue - back_to_back).max(0.0) * 1e9;
         let copy_setup_ns = if pairs.is_empty() {
             7100.0
@@ -583,8 +605,14 @@ mod measure {
         println!(
             "fit on {}: bfs {:.3} ms ({} supersteps), pr {:.3} ms ({} iterations): edge {:.1} \
              ps, item {:.1} ps, atomic {:.1} ps",
-            m.fit_graph, m.bfs_ms, m.bfs_supersteps, m.pr_ms, m.pr_iterations, m.edge_ps,
-            m.item_ps, m.atomic_ps
+            m.fit_graph,
+            m.bfs_ms,
+            m.bfs_supersteps,
+            m.pr_ms,
+            m.pr_iterations,
+            m.edge_ps,
+            m.item_ps,
+            m.atomic_ps
         );
         println!("wrote {}", args.topology_out.display());
         Ok(())
@@ -596,31 +624,80 @@ mod measure {
     fn topology_toml(m: &Measurements, slowest_peer_gb_s: f64, sync_ns: f64) -> String {
         let mut t = String::new();
         let model = format!("calibrated-{}", m.gpu.replace(' ', "-"));
-        let _ = writeln!(t, "# Written by `switchyard calibrate machine` on {} x {}.", m.gpus, m.gpu);
-        let _ = writeln!(t, "# Every number below is measured on that machine unless marked estimate.");
-        let _ = writeln!(t, "name = \"calibrated-{}x{}\"", m.gpu.replace(' ', "-").to_lowercase(), m.gpus);
-        let _ = writeln!(t, "description = \"Measured by switchyard calibrate: {} x {}\"\n", m.gpus, m.gpu);
+        let _ =
+            writeln!(t, "# Written by `switchyard calibrate machine` on {} x {}.", m.gpus, m.gpu);
+        let _ =
+            writeln!(t, "# Every number below is measured on that machine unless marked estimate.");
+        let _ = writeln!(
+            t,
+            "name = \"calibrated-{}x{}\"",
+            m.gpu.replace(' ', "-").to_lowercase(),
+            m.gpus
+        );
+        let _ = writeln!(
+            t,
+            "description = \"Measured by switchyard calibrate: {} x {}\"\n",
+            m.gpus, m.gpu
+        );
         let _ = writeln!(t, "[gpu_model.{model}]");
         let _ = writeln!(t, "sm_count = {}", m.sm_count);
-        let _ = writeln!(t, "resident_threads_per_sm = 2048   # Hopper occupancy limit (datasheet)");
+        let _ =
+            writeln!(t, "resident_threads_per_sm = 2048   # Hopper occupancy limit (datasheet)");
         let _ = writeln!(t, "memory_mib = {}", m.memory_bytes >> 20);
-        let _ = writeln!(t, "memory_bandwidth_gb_s = {:.1}   # 1 GiB device copy, read + write", m.device_copy_gb_s);
-        let _ = writeln!(t, "launch_overhead_ns = {:.1}   # host issue of an empty kernel", m.launch_issue_us * 1e3);
-        let _ = writeln!(t, "sync_overhead_ns = {:.1}   # launch + observe round trip less issue and kernel", sync_ns);
-        let _ = writeln!(t, "kernel_min_ns = {:.1}   # empty kernels back to back", m.kernel_back_to_back_us * 1e3);
+        let _ = writeln!(
+            t,
+            "memory_bandwidth_gb_s = {:.1}   # 1 GiB device copy, read + write",
+            m.device_copy_gb_s
+        );
+        let _ = writeln!(
+            t,
+            "launch_overhead_ns = {:.1}   # host issue of an empty kernel",
+            m.launch_issue_us * 1e3
+        );
+        let _ = writeln!(
+            t,
+            "sync_overhead_ns = {:.1}   # launch + observe round trip less issue and kernel",
+            sync_ns
+        );
+        let _ = writeln!(
+            t,
+            "kernel_min_ns = {:.1}   # empty kernels back to back",
+            m.kernel_back_to_back_us * 1e3
+        );
         let _ = writeln!(t, "dependent_access_ns = 1200.0   # estimate (shared H200 model)");
-        let _ = writeln!(t, "item_ps = {:.2}   # fitted: bfs on {} (item/edge ratio of the shared model)", m.item_ps, m.fit_graph);
+        let _ = writeln!(
+            t,
+            "item_ps = {:.2}   # fitted: bfs on {} (item/edge ratio of the shared model)",
+            m.item_ps, m.fit_graph
+        );
         let _ = writeln!(t, "edge_ps = {:.2}   # fitted: bfs on {}", m.edge_ps, m.fit_graph);
-        let _ = writeln!(t, "atomic_ps = {:.2}   # fitted: pagerank on {}", m.atomic_ps, m.fit_graph);
-        let _ = writeln!(t, "copy_setup_ns = {:.1}   # 4 KiB peer copy round trip less sync, latency, bytes\n", m.copy_setup_ns);
+        let _ =
+            writeln!(t, "atomic_ps = {:.2}   # fitted: pagerank on {}", m.atomic_ps, m.fit_graph);
+        let _ = writeln!(
+            t,
+            "copy_setup_ns = {:.1}   # 4 KiB peer copy round trip less sync, latency, bytes\n",
+            m.copy_setup_ns
+        );
         let pcie_lane = m.host_to_device_gb_s.min(m.device_to_host_gb_s) / 16.0;
         let _ = writeln!(t, "[link_type.host]\nkind = \"pcie\"");
-        let _ = writeln!(t, "bandwidth_gb_s = {pcie_lane:.3}   # pinned host<->device, slower direction, / 16 lanes");
-        let _ = writeln!(t, "latency_ns = 150.0   # estimate\nmax_payload_bytes = 256\nheader_bytes = 0   # folded into the measured rate\n");
+        let _ = writeln!(
+            t,
+            "bandwidth_gb_s = {pcie_lane:.3}   # pinned host<->device, slower direction, / 16 lanes"
+        );
+        let _ = writeln!(
+            t,
+            "latency_ns = 150.0   # estimate\nmax_payload_bytes = 256\nheader_bytes = 0   # folded into the measured rate\n"
+        );
         if m.gpus > 1 {
             let _ = writeln!(t, "[link_type.peer]\nkind = \"nvlink\"");
-            let _ = writeln!(t, "bandwidth_gb_s = {slowest_peer_gb_s:.2}   # slowest measured 256 MiB peer copy");
-            let _ = writeln!(t, "latency_ns = 500.0   # estimate\nmax_payload_bytes = 128\nheader_bytes = 0   # folded into the measured rate\n");
+            let _ = writeln!(
+                t,
+                "bandwidth_gb_s = {slowest_peer_gb_s:.2}   # slowest measured 256 MiB peer copy"
+            );
+            let _ = writeln!(
+                t,
+                "latency_ns = 500.0   # estimate\nmax_payload_bytes = 128\nheader_bytes = 0   # folded into the measured rate\n"
+            );
         }
         let _ = writeln!(t, "[[socket]]\nname = \"cpu0\"\n");
         if m.gpus > 1 {
@@ -630,9 +707,15 @@ mod measure {
             let _ = writeln!(t, "[[gpu]]\nname = \"gpu{g}\"\nmodel = \"{model}\"\n");
         }
         for g in 0..m.gpus {
-            let _ = writeln!(t, "[[link]]\na = \"cpu0\"\nb = \"gpu{g}\"\ntype = \"host\"\nlanes = 16\n");
+            let _ = writeln!(
+                t,
+                "[[link]]\na = \"cpu0\"\nb = \"gpu{g}\"\ntype = \"host\"\nlanes = 16\n"
+            );
             if m.gpus > 1 {
-                let _ = writeln!(t, "[[link]]\na = \"gpu{g}\"\nb = \"nvswitch\"\ntype = \"peer\"\nlanes = 1\n");
+                let _ = writeln!(
+                    t,
+                    "[[link]]\na = \"gpu{g}\"\nb = \"nvswitch\"\ntype = \"peer\"\nlanes = 1\n"
+                );
             }
         }
         t

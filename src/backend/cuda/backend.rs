@@ -322,12 +322,19 @@ impl CudaBackend {
             )?;
             std::ptr::write_bytes(p.cast::<u8>(), 0, 32);
             let mut d: sys::CUdeviceptr = 0;
-            ck(sys::cuMemHostGetDevicePointer_v2(&mut d, p, 0), || "mapping the error word".into())?;
+            ck(sys::cuMemHostGetDevicePointer_v2(&mut d, p, 0), || {
+                "mapping the error word".into()
+            })?;
             backend.error_host = p.cast();
             backend.error_dev = d;
         }
         backend.enable_peers()?;
         backend.path_bw = backend.measure_paths()?;
+        // The probes are not the run's traffic or memory.
+        backend.links.clear();
+        for d in &mut backend.devices {
+            d.peak = d.in_use;
+        }
         backend.start = Instant::now();
         Ok(backend)
     }
@@ -640,7 +647,10 @@ impl CudaBackend {
                 // SAFETY: valid out pointer; the device's context is current.
                 ck(
                     unsafe {
-                        sys::cuEventCreate(&mut e, sys::CUevent_flags::CU_EVENT_DISABLE_TIMING as u32)
+                        sys::cuEventCreate(
+                            &mut e,
+                            sys::CUevent_flags::CU_EVENT_DISABLE_TIMING as u32,
+                        )
                     },
                     || format!("creating an event on gpu{device}"),
                 )?;
@@ -648,7 +658,9 @@ impl CudaBackend {
             }
         };
         // SAFETY: event and stream belong to the current context.
-        ck(unsafe { sys::cuEventRecord(ev, raw) }, || format!("recording an event on gpu{device}"))?;
+        ck(unsafe { sys::cuEventRecord(ev, raw) }, || {
+            format!("recording an event on gpu{device}")
+        })?;
         Ok(ev)
     }
 
@@ -680,10 +692,17 @@ impl CudaBackend {
             )
         };
         let kernel = self.launches.get(launch as usize).copied().unwrap_or("unknown");
-        Err(BackendError::Kernel { kernel: kernel.into(), message: kernels::error_message(code, d1, d2) })
+        Err(BackendError::Kernel {
+            kernel: kernel.into(),
+            message: kernels::error_message(code, d1, d2),
+        })
     }
 
-    fn function(&mut self, device: u32, name: &str) -> Result<Option<sys::CUfunction>, BackendError> {
+    fn function(
+        &mut self,
+        device: u32,
+        name: &str,
+    ) -> Result<Option<sys::CUfunction>, BackendError> {
         let d = &mut self.devices[device as usize];
         if let Some(f) = d.functions.get(name) {
             return Ok(*f);
@@ -836,11 +855,7 @@ impl Backend for CudaBackend {
     }
 
     fn peer_access(&self, a: DeviceId, b: DeviceId) -> bool {
-        self.peer
-            .get(a.0 as usize)
-            .and_then(|r| r.get(b.0 as usize))
-            .copied()
-            .unwrap_or(false)
+        self.peer.get(a.0 as usize).and_then(|r| r.get(b.0 as usize)).copied().unwrap_or(false)
     }
 
     fn path_bandwidth_bytes_per_s(&self, a: DeviceId, b: DeviceId) -> u64 {
@@ -1039,7 +1054,8 @@ impl Backend for CudaBackend {
             items = items.max(buffers.get(3).map_or(0, |b| b.1));
         }
         let blocks = kernels::grid_blocks(items, self.devices[device as usize].info.sm_count);
-        let snapshots = if token.is_some() { Some(self.take_pinned(2 * COUNTERS * 8)?) } else { None };
+        let snapshots =
+            if token.is_some() { Some(self.take_pinned(2 * COUNTERS * 8)?) } else { None };
         self.make_current(device)?;
         let mut params: [*mut c_void; 1] = [(&mut args as *mut SyArgs).cast()];
         // SAFETY: functions of this context's module, an argument block matching the
@@ -1053,7 +1069,19 @@ impl Backend for CudaBackend {
             }
             if let Some(pre) = pre {
                 ck(
-                    sys::cuLaunchKernel(pre, 1, 1, 1, 1, 1, 1, 0, raw, params.as_mut_ptr(), std::ptr::null_mut()),
+                    sys::cuLaunchKernel(
+                        pre,
+                        1,
+                        1,
+                        1,
+                        1,
+                        1,
+                        1,
+                        0,
+                        raw,
+                        params.as_mut_ptr(),
+                        std::ptr::null_mut(),
+                    ),
                     || format!("launching `{cuda_name}__pre` on gpu{device}"),
                 )?;
             }
@@ -1126,7 +1154,14 @@ impl Backend for CudaBackend {
             return Err(BackendError::Usage(format!(
                 "copy of {} elements from buffer {} ({:?}, {}) at {} to buffer {} ({:?}, {}) at \
                  {}: types differ or a range is out of bounds",
-                src.len, src.buffer.0, sb.elem, sb.len, src.offset, dst.buffer.0, db.elem, db.len,
+                src.len,
+                src.buffer.0,
+                sb.elem,
+                sb.len,
+                src.offset,
+                dst.buffer.0,
+                db.elem,
+                db.len,
                 dst.offset
             )));
         }
@@ -1147,7 +1182,8 @@ impl Backend for CudaBackend {
                         format!("copying {bytes} bytes on gpu{sdev}")
                     })?;
                 } else {
-                    let (sc, dc) = (self.devices[sdev as usize].ctx, self.devices[ddev as usize].ctx);
+                    let (sc, dc) =
+                        (self.devices[sdev as usize].ctx, self.devices[ddev as usize].ctx);
                     ck(sys::cuMemcpyPeerAsync(dp, dc, sp, sc, bytes as usize, raw), || {
                         format!("copying {bytes} bytes from gpu{sdev} to gpu{ddev}")
                     })?;
@@ -1310,7 +1346,11 @@ impl Backend for CudaBackend {
         let links = self
             .links
             .iter()
-            .map(|(&(a, b), &bytes)| LinkStats { name: format!("gpu{a}->gpu{b}"), bytes, busy_ps: 0 })
+            .map(|(&(a, b), &bytes)| LinkStats {
+                name: format!("gpu{a}->gpu{b}"),
+                bytes,
+                busy_ps: 0,
+            })
             .collect();
         BackendStats { devices, links, events: self.polls }
     }

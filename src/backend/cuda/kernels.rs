@@ -159,7 +159,9 @@ pub fn error_message(code: u64, d1: u64, d2: u64) -> String {
         3 => format!("package for gpu {d1} overflows its {d2} slots"),
         4 => format!("{d2} items announced from gpu {d1}, more than its package holds"),
         5 => format!("{d1} weights for {d2} arcs: the graph needs integer weights"),
-        6 => format!("pull step without the reverse CSR of every vertex ({d1} offsets, {d2} vertices)"),
+        6 => format!(
+            "pull step without the reverse CSR of every vertex ({d1} offsets, {d2} vertices)"
+        ),
         7 => format!("output frontier length {d1} exceeds its buffer of {d2}"),
         _ => format!("unknown kernel error code {code} ({d1}, {d2})"),
     }
@@ -198,7 +200,10 @@ mod tests {
         assert_eq!(f64::from_bits(a.scalar[1]), 0.5);
         assert_eq!(a.scalar[2], u64::from(1f32.to_bits()));
         assert_eq!(a.scalar[3], 1 << 40);
-        assert_eq!((a.work_items, a.nbuffers, a.nscalars, a.stats, a.error), (99, 2, 4, 0xaa, 0xbb));
+        assert_eq!(
+            (a.work_items, a.nbuffers, a.nscalars, a.stats, a.error),
+            (99, 2, 4, 0xaa, 0xbb)
+        );
     }
 
     #[test]
