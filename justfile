@@ -31,3 +31,7 @@ gpu:
     cargo test --release --test cuda_conformance -- --nocapture
     cargo test --release --lib backend::cuda -- --nocapture
     cargo run --release -- run --backend cuda --generate rmat:scale=18,ef=16 --algo bfs
+
+# Groute's distributed worklist under 200 seeds of jittered latencies and message order
+groute-seeds seeds="200":
+    GROUTE_SEEDS={{seeds}} cargo nextest run --release --test groute_worklist every_application_validates_and_terminates_under_many_seeds_of_jitter

@@ -60,6 +60,7 @@ fn main() {
             partitioner: "random".into(),
             seed: 1,
             bsp: BspOptions::default(),
+            groute: Default::default(),
             fidelity: Fidelity::Flow,
             trace: false,
             validate: false,

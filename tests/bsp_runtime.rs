@@ -28,6 +28,7 @@ fn config(topology: &Topology, gpus: u32, algorithm: Algorithm) -> RunConfig {
         partitioner: "random".into(),
         seed: 7,
         bsp: BspOptions::default(),
+        groute: Default::default(),
         fidelity: Fidelity::Flow,
         trace: false,
         validate: true,
@@ -248,7 +249,10 @@ fn direction_optimizing_bfs_skips_edges_on_a_social_graph() {
     let edges = |algorithm| {
         let output = run(&graph, "facebook", &config(&dgx1, 4, algorithm)).unwrap();
         assert!(output.report.validation.as_ref().unwrap().is_ok());
-        (output.report.work.edges_visited, output.report.runtime.bsp)
+        (
+            output.report.work.edges_visited,
+            output.report.runtime.bsp.expect("a bsp run reports its options"),
+        )
     };
     let (bfs_edges, _) = edges(Algorithm::Bfs);
     let (dobfs_edges, options) = edges(Algorithm::Dobfs);

@@ -25,6 +25,7 @@ fn config(algorithm: Algorithm, seed: u64, fidelity: Fidelity) -> RunConfig {
         partitioner: "random".into(),
         seed,
         bsp: BspOptions::default(),
+        groute: Default::default(),
         fidelity,
         trace: true,
         validate: true,

@@ -40,6 +40,10 @@ pub struct KernelCounts {
     pub bytes_read: u64,
     /// Bytes written to device memory.
     pub bytes_written: u64,
+    /// Grid-wide rounds of a persistent kernel (0 or 1: an ordinary kernel). Each round
+    /// after the first costs a grid barrier (`kernel_min`) and at least one dependent
+    /// access, but no launch.
+    pub rounds: u64,
 }
 
 /// The performance model of one GPU type. All times in picoseconds, sizes in bytes.
@@ -93,8 +97,11 @@ impl GpuModel {
             .saturating_mul(self.item_ps)
             .saturating_add(counts.edges.saturating_mul(self.edge_ps))
             .saturating_add(counts.atomics.saturating_mul(self.atomic_ps));
-        let latency_ps = waves.saturating_mul(self.dependent_access_ps);
-        self.kernel_min_ps.saturating_add(memory_ps.max(throughput_ps).max(latency_ps))
+        let latency_ps = waves.max(counts.rounds).saturating_mul(self.dependent_access_ps);
+        let barriers_ps = counts.rounds.saturating_sub(1).saturating_mul(self.kernel_min_ps);
+        self.kernel_min_ps
+            .saturating_add(barriers_ps)
+            .saturating_add(memory_ps.max(throughput_ps).max(latency_ps))
     }
 
     /// Host-side cost of issuing one kernel launch.
@@ -175,5 +182,16 @@ mod tests {
             ..Default::default()
         });
         assert_eq!(t, 1_000_000 + 1_000_000_000, "memory-bound: 1 GB at 1 TB/s is 1 ms");
+    }
+
+    #[test]
+    fn a_persistent_kernel_pays_a_barrier_per_extra_round_but_no_launch() {
+        let m = model();
+        let one_round = KernelCounts { edges: 10, ..Default::default() };
+        let single = m.kernel_time_ps(&one_round);
+        let rounds = m.kernel_time_ps(&KernelCounts { edges: 40, rounds: 4, ..Default::default() });
+        // Three extra grid barriers (kernel_min each) and four dependent accesses.
+        assert_eq!(rounds, 4 * 1_000_000 + 4 * 500_000);
+        assert!(rounds < 4 * (single + m.launch_overhead_ps()), "cheaper than four launches");
     }
 }

@@ -70,6 +70,8 @@ pub struct KernelEffects {
     pub bytes_read: u64,
     /// Bytes written to device memory.
     pub bytes_written: u64,
+    /// Grid-wide rounds a persistent kernel ran internally (0 or 1: an ordinary kernel).
+    pub rounds: u64,
     /// One-sided operations into other devices' memory.
     pub remote: Vec<RemoteOp>,
 }

@@ -409,6 +409,7 @@ impl SimBackend {
             atomics: effects.atomics,
             bytes_read: effects.bytes_read,
             bytes_written: effects.bytes_written,
+            rounds: effects.rounds,
         };
         Ok((report, counts, effects.remote))
     }

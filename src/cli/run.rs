@@ -6,6 +6,7 @@ use std::path::PathBuf;
 use switchyard::driver::algorithm::{Algorithm, AlgorithmParams};
 use switchyard::driver::{RunConfig, RuntimeKind, run, trace::chrome_trace};
 use switchyard::runtime::bsp::{BspOptions, Communication, Duplication};
+use switchyard::runtime::groute::worklist::{RingOrder, WorklistOptions};
 use switchyard_sim::interconnect::Fidelity;
 use switchyard_sim::topology::Topology;
 
@@ -46,6 +47,22 @@ pub struct RunOptions {
     /// exercise other interleavings.
     #[arg(long, default_value_t = 0)]
     pub jitter_ns: u64,
+    /// Groute: work items per packet on the worklist router's links (8 bytes each).
+    #[arg(long, default_value_t = 4096)]
+    pub packet_size: usize,
+    /// Groute: receive buffers per link (2 = double buffering).
+    #[arg(long, default_value_t = 4)]
+    pub buffers: u32,
+    /// Groute: ring order of the worklist router.
+    #[arg(long, value_enum, default_value = "index")]
+    pub ring: RingOrder,
+    /// Groute: soft-priority scheduling with this threshold step (levels for BFS, distance
+    /// units for SSSP); off when absent.
+    #[arg(long)]
+    pub priority_delta: Option<u64>,
+    /// Groute: the fused worker (a persistent kernel) instead of a launch per batch.
+    #[arg(long)]
+    pub fused: bool,
 }
 
 /// Duplication strategy as the CLI spells it.
@@ -160,6 +177,14 @@ impl RunOptions {
             partitioner: self.partitioner.clone(),
             seed: self.seed,
             bsp: BspOptions { duplication, communication, ..BspOptions::default() },
+            groute: WorklistOptions {
+                packet_items: self.packet_size,
+                buffers: self.buffers,
+                ring: self.ring,
+                priority_delta: self.priority_delta,
+                fused: self.fused,
+                ..WorklistOptions::default()
+            },
             fidelity: match self.fidelity {
                 FidelityArg::Flow => Fidelity::Flow,
                 FidelityArg::Packet => Fidelity::Packet,
@@ -174,6 +199,11 @@ impl RunOptions {
 
 /// Runs `switchyard run`.
 pub fn run_command(args: RunArgs) -> anyhow::Result<()> {
+    if args.runtime != RuntimeKind::Groute
+        && (args.options.priority_delta.is_some() || args.options.fused)
+    {
+        bail!("--priority-delta and --fused are Groute options: add --runtime groute");
+    }
     if let BackendArg::Cuda = args.backend {
         switchyard::backend::cuda::check_available(args.gpus)?;
     }

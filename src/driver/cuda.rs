@@ -42,6 +42,13 @@ pub fn run_cuda_with_summary(
     use crate::graph::partition::{partition_metrics, partitioner_by_name};
     use crate::graph::summary::summarize;
     use crate::runtime::bsp;
+    if config.runtime != super::RuntimeKind::Bsp {
+        return Err(RunError::Options(format!(
+            "--backend cuda runs the bsp runtime; the {} runtime's kernels have no CUDA \
+             implementation yet: use --runtime bsp, or --backend sim",
+            config.runtime.name()
+        )));
+    }
     algorithm::check(config.algorithm, &config.params, graph)?;
     let prepared = algorithm::prepare_graph(config.algorithm, graph);
     let graph = prepared.as_ref();
@@ -94,7 +101,11 @@ pub fn run_cuda_with_summary(
             partitioner: config.partitioner.clone(),
             metrics: serde_json::to_value(&partition_metrics).unwrap_or_default(),
         },
-        runtime: RuntimeInfo { name: config.runtime.name().to_string(), bsp: options },
+        runtime: RuntimeInfo {
+            name: config.runtime.name().to_string(),
+            bsp: Some(options),
+            groute: None,
+        },
         algorithm: AlgorithmInfo { name: config.algorithm, params: config.params },
         gpus: report::gpu_reports(&stats, time_ps),
         links: report::link_reports(&stats, time_ps),
@@ -109,6 +120,7 @@ pub fn run_cuda_with_summary(
         time_ps,
         gteps: if seconds > 0.0 { outcome.edges_visited as f64 / seconds / 1e9 } else { 0.0 },
         validation,
+        groute: None,
     };
     Ok(RunOutput { report, trace: None, values: outcome.values })
 }

@@ -16,6 +16,7 @@ use crate::graph::summary::{GraphSummary, summarize};
 use crate::graph::{Csr, GraphError};
 use crate::runtime::RuntimeError;
 use crate::runtime::bsp::{self, BspOptions};
+use crate::runtime::groute::worklist::{self, Problem, WorklistOptions};
 use algorithm::{Algorithm, AlgorithmParams};
 use report::{
     AlgorithmInfo, BackendInfo, GraphInfo, PartitionInfo, RunReport, RuntimeInfo, TopologyInfo,
@@ -46,6 +47,8 @@ pub enum RunError {
 pub enum RuntimeKind {
     /// Gunrock-style bulk-synchronous baseline (seed 002).
     Bsp,
+    /// Groute's asynchronous distributed worklist (seed 000).
+    Groute,
 }
 
 impl RuntimeKind {
@@ -53,6 +56,7 @@ impl RuntimeKind {
     pub fn name(self) -> &'static str {
         match self {
             RuntimeKind::Bsp => "bsp",
+            RuntimeKind::Groute => "groute",
         }
     }
 }
@@ -76,6 +80,8 @@ pub struct RunConfig {
     pub seed: u64,
     /// Bulk-synchronous options.
     pub bsp: BspOptions,
+    /// Groute distributed-worklist options.
+    pub groute: WorklistOptions,
     /// Interconnect fidelity.
     pub fidelity: Fidelity,
     /// Record a trace.
@@ -104,6 +110,7 @@ pub fn builtin_kernels() -> KernelRegistry {
     let mut registry = KernelRegistry::new();
     bsp::kernels::register(&mut registry);
     crate::algo::register(&mut registry);
+    crate::runtime::groute::register(&mut registry);
     registry
 }
 
@@ -139,31 +146,48 @@ pub fn run_with_summary(
         jitter_ps: config.jitter_ps,
         ..SimConfig::default()
     };
-    let primitive = algorithm::primitive(config.algorithm, &config.params);
-    let bsp = bsp_options(config.algorithm, config.bsp);
-    let (outcome, backend) = simulate(
-        graph,
-        primitive.as_ref(),
-        builtin_kernels(),
-        &config.topology,
-        config.gpus,
-        &partition.owner,
-        &bsp,
-        sim_config,
-    )?;
+    let executed = match config.runtime {
+        RuntimeKind::Bsp => {
+            let primitive = algorithm::primitive(config.algorithm, &config.params);
+            let bsp = bsp_options(config.algorithm, config.bsp);
+            let (outcome, backend) = simulate(
+                graph,
+                primitive.as_ref(),
+                builtin_kernels(),
+                &config.topology,
+                config.gpus,
+                &partition.owner,
+                &bsp,
+                sim_config,
+            )?;
+            Executed::from_bsp(outcome, backend, bsp)
+        }
+        RuntimeKind::Groute => {
+            let problem = groute_problem(config.algorithm, &config.params)?;
+            let mut backend = SimBackend::new(
+                config.topology.clone(),
+                config.gpus,
+                builtin_kernels(),
+                sim_config,
+            )?;
+            let outcome = worklist::run(
+                &mut backend,
+                graph,
+                &partition.owner,
+                config.gpus,
+                problem,
+                &config.groute,
+            )?;
+            Executed::from_groute(outcome, backend, config.groute)
+        }
+    };
+    let Executed { values, aux, time_ps, work, supersteps, runtime, groute, backend } = executed;
     let validation = if config.validate {
-        Some(algorithm::validate(
-            config.algorithm,
-            &config.params,
-            graph,
-            &outcome.values,
-            outcome.aux.as_deref(),
-        )?)
+        Some(algorithm::validate(config.algorithm, &config.params, graph, &values, aux.as_deref())?)
     } else {
         None
     };
     let stats = backend.stats();
-    let time_ps = outcome.compute_time_ps;
     let seconds = time_ps as f64 / 1e12;
     let report = RunReport {
         schema: report::SCHEMA,
@@ -191,24 +215,98 @@ pub fn run_with_summary(
             partitioner: config.partitioner.clone(),
             metrics: serde_json::to_value(&partition_metrics).unwrap_or_default(),
         },
-        runtime: RuntimeInfo { name: config.runtime.name().to_string(), bsp },
+        runtime: RuntimeInfo { name: config.runtime.name().to_string(), ..runtime },
         algorithm: AlgorithmInfo { name: config.algorithm, params: config.params },
         gpus: report::gpu_reports(&stats, time_ps),
         links: report::link_reports(&stats, backend.now_ps()),
-        work: report::WorkReport {
-            edges_visited: outcome.edges_visited,
-            work_items: outcome.frontier_sizes.iter().sum(),
-            messages: outcome.messages,
-            bytes_sent: outcome.bytes_sent,
-            frontier_sizes: outcome.frontier_sizes.clone(),
-        },
-        supersteps: outcome.supersteps,
+        gteps: if seconds > 0.0 { work.edges_visited as f64 / seconds / 1e9 } else { 0.0 },
+        work,
+        supersteps,
         time_ps,
-        gteps: if seconds > 0.0 { outcome.edges_visited as f64 / seconds / 1e9 } else { 0.0 },
         validation,
+        groute,
     };
     let trace = config.trace.then(|| backend.trace().to_vec());
-    Ok(RunOutput { report, trace, values: outcome.values })
+    Ok(RunOutput { report, trace, values })
+}
+
+/// What a runtime produced, in the shape the report needs.
+struct Executed {
+    values: Vec<u32>,
+    aux: Option<Vec<f32>>,
+    time_ps: u64,
+    work: report::WorkReport,
+    supersteps: u32,
+    runtime: RuntimeInfo,
+    groute: Option<report::GrouteReport>,
+    backend: SimBackend,
+}
+
+impl Executed {
+    fn from_bsp(outcome: bsp::BspOutcome, backend: SimBackend, bsp: BspOptions) -> Executed {
+        Executed {
+            time_ps: outcome.compute_time_ps,
+            work: report::WorkReport {
+                edges_visited: outcome.edges_visited,
+                work_items: outcome.frontier_sizes.iter().sum(),
+                messages: outcome.messages,
+                bytes_sent: outcome.bytes_sent,
+                frontier_sizes: outcome.frontier_sizes,
+            },
+            supersteps: outcome.supersteps,
+            runtime: RuntimeInfo { name: String::new(), bsp: Some(bsp), groute: None },
+            groute: None,
+            values: outcome.values,
+            aux: outcome.aux,
+            backend,
+        }
+    }
+
+    fn from_groute(
+        outcome: worklist::WorklistOutcome,
+        backend: SimBackend,
+        options: WorklistOptions,
+    ) -> Executed {
+        Executed {
+            time_ps: outcome.compute_time_ps,
+            work: report::WorkReport {
+                edges_visited: outcome.edges,
+                work_items: outcome.work_items,
+                messages: outcome.messages,
+                bytes_sent: outcome.traffic.iter().map(|l| l.bytes).sum(),
+                frontier_sizes: Vec::new(),
+            },
+            supersteps: 0,
+            runtime: RuntimeInfo { name: String::new(), bsp: None, groute: Some(options) },
+            groute: Some(report::GrouteReport {
+                priority_raises: outcome.priority_raises,
+                dropped: outcome.dropped,
+                growths: outcome.growths,
+                ring: outcome.ring,
+                per_gpu: outcome.per_gpu,
+                links: outcome.traffic,
+            }),
+            values: outcome.values,
+            aux: outcome.ranks,
+            backend,
+        }
+    }
+}
+
+/// The worklist problem Groute runs for `algorithm`.
+fn groute_problem(algorithm: Algorithm, params: &AlgorithmParams) -> Result<Problem, RunError> {
+    match algorithm {
+        Algorithm::Bfs => Ok(Problem::Bfs { source: params.source }),
+        Algorithm::Sssp => Ok(Problem::Sssp { source: params.source }),
+        Algorithm::PrResidual => {
+            Ok(Problem::PageRank { damping: params.damping, epsilon: params.epsilon })
+        }
+        other => Err(RunError::Options(format!(
+            "--runtime groute runs bfs, sssp and pr-residual (seed 000 sections 4.5-4.6); {} is \
+             bulk-synchronous: use --runtime bsp",
+            other.name()
+        ))),
+    }
 }
 
 /// The bulk-synchronous options a run of `algorithm` uses: direction-optimizing BFS must

@@ -6,6 +6,8 @@ use crate::backend::BackendStats;
 use crate::graph::reference::ValidationReport;
 use crate::graph::summary::GraphSummary;
 use crate::runtime::bsp::BspOptions;
+use crate::runtime::groute::LinkTraffic;
+use crate::runtime::groute::worklist::{GpuWork, Growth, WorklistOptions};
 use serde::Serialize;
 use std::fmt::Write as _;
 
@@ -54,6 +56,26 @@ pub struct RunReport {
     pub gteps: f64,
     /// Validation against the references (`None` when switched off).
     pub validation: Option<ValidationReport>,
+    /// What the Groute runtime did (only for `groute` runs).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub groute: Option<GrouteReport>,
+}
+
+/// The Groute runtime's own account of a run.
+#[derive(Clone, Debug, Serialize)]
+pub struct GrouteReport {
+    /// Soft-priority threshold raises (consensus rounds).
+    pub priority_raises: u32,
+    /// Received work items dropped because they improved nothing.
+    pub dropped: u64,
+    /// Worklists that grew (a full buffer never loses work: it grows, and says so here).
+    pub growths: Vec<Growth>,
+    /// Ring order of the worklist's router.
+    pub ring: Vec<u32>,
+    /// Work per GPU.
+    pub per_gpu: Vec<GpuWork>,
+    /// Packets, elements and bytes per router link.
+    pub links: Vec<LinkTraffic>,
 }
 
 /// Backend facts.
@@ -105,8 +127,12 @@ pub struct PartitionInfo {
 pub struct RuntimeInfo {
     /// Runtime name.
     pub name: String,
-    /// Bulk-synchronous options.
-    pub bsp: BspOptions,
+    /// Bulk-synchronous options (bsp runs).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub bsp: Option<BspOptions>,
+    /// Distributed-worklist options (groute runs).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub groute: Option<WorklistOptions>,
 }
 
 /// Algorithm facts.
@@ -198,6 +224,24 @@ impl RunReport {
         self.validation.as_ref().is_some_and(|v| !v.is_ok())
     }
 
+    /// The runtime with the options that change its behaviour, for tables and plot
+    /// legends: `bsp`, `groute`, `groute+prio64`, `groute+fused`, `groute+widest-ring`.
+    pub fn runtime_label(&self) -> String {
+        let mut label = self.runtime.name.clone();
+        if let Some(g) = &self.runtime.groute {
+            if let Some(delta) = g.priority_delta {
+                label += &format!("+prio{delta}");
+            }
+            if g.fused {
+                label += "+fused";
+            }
+            if g.ring == crate::runtime::groute::worklist::RingOrder::Widest {
+                label += "+widest-ring";
+            }
+        }
+        label
+    }
+
     /// A short human summary.
     pub fn summary_table(&self) -> String {
         let mut out = String::new();
@@ -249,6 +293,20 @@ impl RunReport {
                 g.kernels,
                 g.memory_peak_bytes as f64 / (1024.0 * 1024.0)
             );
+        }
+        if let Some(g) = &self.groute {
+            let _ = writeln!(
+                out,
+                "groute: {} work items, {} dropped on receipt, {} priority raises, ring {:?}",
+                self.work.work_items, g.dropped, g.priority_raises, g.ring
+            );
+            for growth in &g.growths {
+                let _ = writeln!(
+                    out,
+                    "note: the {} of gpu{} grew from {} to {} items (nothing was lost)",
+                    growth.buffer, growth.gpu, growth.from_items, growth.to_items
+                );
+            }
         }
         let _ = writeln!(out, "validation: {validation}");
         out

@@ -31,6 +31,8 @@ pub struct SweepRow {
     pub gteps: f64,
     /// Supersteps.
     pub supersteps: u32,
+    /// Work items (bsp: frontier entries; groute: items the work kernels processed).
+    pub work_items: u64,
     /// Vertex updates sent between GPUs.
     pub messages: u64,
     /// Bytes sent between GPUs.
@@ -64,12 +66,12 @@ fn series_key(r: &SweepRow) -> SeriesKey {
 /// The rows as CSV (header first).
 pub fn to_csv(rows: &[SweepRow]) -> String {
     let mut out = String::from(
-        "graph,algorithm,runtime,topology,gpus,time_ms,speedup,gteps,supersteps,messages,bytes_sent,validation\n",
+        "graph,algorithm,runtime,topology,gpus,time_ms,speedup,gteps,supersteps,work_items,messages,bytes_sent,validation\n",
     );
     for r in rows {
         let _ = writeln!(
             out,
-            "{},{},{},{},{},{:.6},{:.4},{:.6},{},{},{},{}",
+            "{},{},{},{},{},{:.6},{:.4},{:.6},{},{},{},{},{}",
             r.graph.replace(',', ";"),
             r.algorithm,
             r.runtime,
@@ -79,6 +81,7 @@ pub fn to_csv(rows: &[SweepRow]) -> String {
             r.speedup,
             r.gteps,
             r.supersteps,
+            r.work_items,
             r.messages,
             r.bytes_sent,
             r.validation
@@ -90,7 +93,7 @@ pub fn to_csv(rows: &[SweepRow]) -> String {
 /// The rows as a fixed-width table.
 pub fn to_table(rows: &[SweepRow]) -> String {
     let mut out = format!(
-        "{:<28} {:<11} {:<7} {:<18} {:>4} {:>11} {:>8} {:>9} {:>6} {:>9}\n",
+        "{:<28} {:<11} {:<22} {:<18} {:>4} {:>11} {:>8} {:>9} {:>6} {:>9}\n",
         "graph",
         "algorithm",
         "runtime",
@@ -106,7 +109,7 @@ pub fn to_table(rows: &[SweepRow]) -> String {
         let graph: String = r.graph.chars().take(28).collect();
         let _ = writeln!(
             out,
-            "{:<28} {:<11} {:<7} {:<18} {:>4} {:>11.4} {:>8.2} {:>9.4} {:>6} {:>9}",
+            "{:<28} {:<11} {:<22} {:<18} {:>4} {:>11.4} {:>8.2} {:>9.4} {:>6} {:>9}",
             graph,
             r.algorithm,
             r.runtime,

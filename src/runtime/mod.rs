@@ -2,6 +2,7 @@
 //! runtime knows which backend it runs on.
 
 pub mod bsp;
+pub mod groute;
 
 use crate::backend::{Backend, BackendError, Completion, Token};
 

@@ -1,0 +1,963 @@
+//! Groute's distributed worklist (seed 000 sections 4.3-4.6, Figs. 9-11) and the
+//! worklist applications BFS, SSSP and residual PageRank.
+//!
+//! One system-wide router (ring policy by default) connects the devices. Each device has a
+//! local worklist (a multiple-producer single-consumer circular buffer, [`kernels`]), a
+//! *worker* agent (work kernel, then SplitSend: own items prepended locally, remote items
+//! packed and routed) and a *receiver* agent (SplitReceive on a high-priority stream: owned
+//! items unpacked and taken or dropped, others passed on along the ring). The host counts
+//! work items centrally: every kernel reports what it consumed and produced, and when the
+//! count reaches zero the host shuts the router down (termination detection).
+//!
+//! Options: soft-priority scheduling (section 4.4: items whose priority is at or above a
+//! system-wide threshold are deferred; when only deferred work remains anywhere, the host
+//! raises the threshold to the lowest deferred priority plus `delta` and every device
+//! promotes what falls below it) and the fused worker (section 5.2: one persistent launch
+//! runs rounds of work and SplitSend without returning to the host between them).
+//!
+//! A full buffer never loses work: before a kernel that may push `k` items runs, the host
+//! makes sure the worklist and the deferred bag have room for everything that kernels in
+//! flight may push; if not, it holds new work on that device until its kernels drain,
+//! doubles the buffers and records the growth in the outcome.
+
+pub mod kernels;
+
+use super::context::{Context, Endpoint, Event, LinkConfig, LinkTraffic, Received, ReceivedData};
+use super::policy::Policy;
+use super::{Segment, SegmentData, widest_ring};
+use crate::backend::{
+    Backend, BackendError, BufferId, BufferSlice, CompletionKind, DeviceId, ElemType, HostData,
+    Launch, Scalar, StreamId, StreamPriority, Token,
+};
+use crate::graph::{Csr, EdgeWeights};
+use crate::runtime::{RuntimeError, wait_all};
+pub use kernels::App;
+use kernels::{SLOTS, Slot, ctl};
+use std::collections::{BTreeMap, VecDeque};
+
+/// Ring order of the worklist's router.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, clap::ValueEnum)]
+#[serde(rename_all = "kebab-case")]
+pub enum RingOrder {
+    /// Device 0, 1, 2, ... (Groute's default).
+    Index,
+    /// The order whose narrowest hop is widest on this machine ([`widest_ring`]).
+    Widest,
+}
+
+/// Options of the distributed worklist.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+pub struct WorklistOptions {
+    /// Work items per packet on the router's links (a packet carries `(vertex, value)`
+    /// pairs: 8 bytes each).
+    pub packet_items: usize,
+    /// Receive buffers per link (pipelined receive operations).
+    pub buffers: u32,
+    /// Ring order.
+    pub ring: RingOrder,
+    /// Soft-priority scheduling: `Some(delta)` turns it on with this threshold step
+    /// (levels for BFS, distance units for SSSP).
+    pub priority_delta: Option<u64>,
+    /// Fused worker (persistent kernel) instead of a launch per batch.
+    pub fused: bool,
+    /// Largest batch of items one work kernel (or fused round) takes.
+    pub batch_items: u64,
+    /// Capacity of the work kernel's output, in items (at least the largest out-degree).
+    pub out_items: usize,
+    /// Most rounds of one fused launch.
+    pub fused_max_rounds: u32,
+    /// Initial worklist capacity per device, in items (it grows on demand).
+    pub initial_worklist_items: usize,
+}
+
+impl Default for WorklistOptions {
+    fn default() -> Self {
+        WorklistOptions {
+            packet_items: 4096,
+            buffers: 4,
+            ring: RingOrder::Index,
+            priority_delta: None,
+            fused: false,
+            batch_items: 1 << 16,
+            out_items: 1 << 14,
+            fused_max_rounds: 64,
+            initial_worklist_items: 1 << 16,
+        }
+    }
+}
+
+/// The application and its parameters.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Problem {
+    /// BFS from `source`.
+    Bfs {
+        /// Source vertex.
+        source: u32,
+    },
+    /// SSSP from `source` (integer weights).
+    Sssp {
+        /// Source vertex.
+        source: u32,
+    },
+    /// Residual PageRank.
+    PageRank {
+        /// Damping factor.
+        damping: f64,
+        /// Residual threshold.
+        epsilon: f64,
+    },
+}
+
+impl Problem {
+    fn app(self) -> App {
+        match self {
+            Problem::Bfs { .. } => App::Bfs,
+            Problem::Sssp { .. } => App::Sssp,
+            Problem::PageRank { .. } => App::PageRank,
+        }
+    }
+}
+
+/// A worklist or deferred bag that grew during the run.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
+pub struct Growth {
+    /// GPU.
+    pub gpu: u32,
+    /// Which buffer (`worklist` or `deferred`).
+    pub buffer: &'static str,
+    /// Old capacity in items.
+    pub from_items: u64,
+    /// New capacity in items.
+    pub to_items: u64,
+}
+
+/// Per-GPU work.
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize)]
+pub struct GpuWork {
+    /// Items the work kernels consumed.
+    pub work_items: u64,
+    /// Pairs SplitSend packed for other GPUs.
+    pub sent_pairs: u64,
+    /// Pairs SplitReceive processed.
+    pub received_pairs: u64,
+    /// Pairs passed on along the ring.
+    pub passed_pairs: u64,
+    /// Kernels launched.
+    pub kernels: u64,
+}
+
+/// What a distributed-worklist run produced.
+#[derive(Clone, Debug, PartialEq)]
+pub struct WorklistOutcome {
+    /// Final value of every vertex (levels, distances; PageRank residual bits).
+    pub values: Vec<u32>,
+    /// PageRank ranks (raw, not normalised).
+    pub ranks: Option<Vec<f32>>,
+    /// Work items processed by work kernels, all GPUs.
+    pub work_items: u64,
+    /// Edges visited.
+    pub edges: u64,
+    /// Remote work items created (pairs packed by SplitSend).
+    pub messages: u64,
+    /// Received items dropped because they improved nothing.
+    pub dropped: u64,
+    /// Soft-priority threshold raises (consensus rounds).
+    pub priority_raises: u32,
+    /// Buffers that grew.
+    pub growths: Vec<Growth>,
+    /// Per-GPU work.
+    pub per_gpu: Vec<GpuWork>,
+    /// Traffic per router link.
+    pub traffic: Vec<LinkTraffic>,
+    /// The ring order used.
+    pub ring: Vec<u32>,
+    /// Time from the first work item to termination, in picoseconds.
+    pub compute_time_ps: u64,
+}
+
+/// Outgoing message buffers per device.
+const SEND_BUFFERS: usize = 2;
+/// Segment-tag bit of pass-through buffers.
+const PASS_TAG: u64 = 1 << 40;
+
+/// What a program token stands for.
+enum Op {
+    Worker { gpu: usize, send: BufferId, reserve: u64 },
+    Receiver { gpu: usize, received: Received, pass: BufferId, reserve: u64 },
+    Promote { gpu: usize },
+    Grow { gpu: usize, old: Vec<BufferId>, growths: Vec<Growth> },
+    Final { gpu: usize, what: u8 },
+}
+
+struct Device {
+    worker: StreamId,
+    receiver: StreamId,
+    slots: [BufferId; SLOTS],
+    dummy: BufferId,
+    wl_capacity: u64,
+    deferred_capacity: u64,
+    /// Items in the worklist, per the reports received so far (signed: a fused worker may
+    /// consume items whose arrival the host has not heard of yet; exact once every report
+    /// is in).
+    wl_count: i64,
+    deferred_count: u64,
+    deferred_min_prio: u64,
+    /// Items kernels in flight may still push.
+    reserved: u64,
+    worker_busy: bool,
+    receiving: u32,
+    promoting: bool,
+    growing: bool,
+    held_packets: VecDeque<Received>,
+    /// Outgoing message buffers of the worker (a fixed pool: when all are in flight the
+    /// worker waits, which is the back-pressure a slow ring exerts on producers).
+    free_sends: Vec<BufferId>,
+    /// Pass-through buffers of the receiver (packet-sized, allocated on demand so that a
+    /// receiver never blocks and the ring cannot deadlock).
+    free_passes: Vec<BufferId>,
+    work: GpuWork,
+}
+
+/// Runs `problem` on `graph` over the first `parts` devices of `backend`, vertex `v` owned by
+/// GPU `owner[v]`. SSSP needs integer weights.
+pub fn run<B: Backend + ?Sized>(
+    backend: &mut B,
+    graph: &Csr,
+    owner: &[u32],
+    parts: u32,
+    problem: Problem,
+    options: &WorklistOptions,
+) -> Result<WorklistOutcome, RuntimeError> {
+    let n = graph.num_vertices();
+    check(backend, graph, owner, parts, problem, options)?;
+    let app = problem.app();
+    let max_degree = (0..n).map(|v| graph.degree(v)).max().unwrap_or(0) as usize;
+    let out_items = options.out_items.max(max_degree).max(1);
+    let message_pairs = (2 * out_items).max(options.packet_items);
+    let mut upload_tokens = Vec::new();
+    let mut devices = Vec::with_capacity(parts as usize);
+    for g in 0..parts {
+        devices.push(upload(
+            backend,
+            graph,
+            owner,
+            g,
+            problem,
+            options,
+            out_items,
+            message_pairs,
+            &mut upload_tokens,
+        )?);
+    }
+    wait_all(backend, &upload_tokens)?;
+    let start_ps = backend.now_ps();
+    let ring: Vec<u32> = match options.ring {
+        RingOrder::Index => (0..parts).collect(),
+        RingOrder::Widest => {
+            widest_ring(parts, |a, b| backend.path_bandwidth_bytes_per_s(DeviceId(a), DeviceId(b)))
+        }
+    };
+
+    let mut ctx = Context::new(backend);
+    let gpus: Vec<Endpoint> = (0..parts).map(Endpoint::gpu).collect();
+    let inputs: Vec<Endpoint> = gpus.iter().copied().chain([Endpoint::Host]).collect();
+    let router = ctx.router(
+        inputs.clone(),
+        gpus.clone(),
+        LinkConfig {
+            elem: ElemType::U32,
+            packet_elems: 2 * options.packet_items,
+            buffers: options.buffers,
+        },
+        Box::new(Policy::Ring { order: ring.iter().map(|&g| Endpoint::gpu(g)).collect() }),
+    )?;
+
+    let mut state = State {
+        app,
+        problem,
+        options: *options,
+        out_items: out_items as u64,
+        threshold: options.priority_delta.unwrap_or(u64::MAX),
+        work_total: 0,
+        ops: BTreeMap::new(),
+        outcome: WorklistOutcome {
+            values: Vec::new(),
+            ranks: None,
+            work_items: 0,
+            edges: 0,
+            messages: 0,
+            dropped: 0,
+            priority_raises: 0,
+            growths: Vec::new(),
+            per_gpu: Vec::new(),
+            traffic: Vec::new(),
+            ring: ring.clone(),
+            compute_time_ps: 0,
+        },
+    };
+    // Initial work: BFS/SSSP send the source through the router from the host (section
+    // 4.5); PageRank starts with every owned vertex in its owner's worklist.
+    match problem {
+        Problem::Bfs { source } | Problem::Sssp { source } => {
+            state.work_total = 1;
+            let data = SegmentData::Host(HostData::U32(vec![source, 0]));
+            ctx.route(router, Endpoint::Host, Segment::new(data, u64::MAX))?;
+        }
+        Problem::PageRank { .. } => {
+            state.work_total = devices.iter().map(|d| d.wl_count.max(0) as u64).sum();
+        }
+    }
+    ctx.shutdown_input(router, Endpoint::Host)?;
+    let mut shut_down = false;
+    let mut finals = vec![(Vec::new(), Vec::new()); parts as usize];
+    loop {
+        if !shut_down {
+            for g in 0..devices.len() {
+                state.schedule(&mut ctx, &mut devices, g)?;
+            }
+            state.consensus(&mut ctx, &mut devices)?;
+            if state.work_total == 0 {
+                shut_down = true;
+                state.outcome.compute_time_ps = ctx.backend.now_ps() - start_ps;
+                for &g in &gpus {
+                    ctx.shutdown_input(router, g)?;
+                }
+                for (g, d) in devices.iter().enumerate() {
+                    let t = ctx.token();
+                    ctx.backend.read_to_host(
+                        d.worker,
+                        whole(ctx.backend, d.slots[Slot::Values as usize])?,
+                        t,
+                    )?;
+                    state.ops.insert(t, Op::Final { gpu: g, what: 0 });
+                    if app == App::PageRank {
+                        let t = ctx.token();
+                        ctx.backend.read_to_host(
+                            d.worker,
+                            whole(ctx.backend, d.slots[Slot::Rank as usize])?,
+                            t,
+                        )?;
+                        state.ops.insert(t, Op::Final { gpu: g, what: 1 });
+                    }
+                }
+            }
+        }
+        let Some(event) = ctx.next_event()? else { break };
+        match event {
+            Event::Received(r) => {
+                let g = ctx.link_destination(r.link).device().map_or(0, |d| d.0 as usize);
+                if shut_down {
+                    return Err(BackendError::Usage(format!(
+                        "gpu{g} received a packet after termination was detected"
+                    ))
+                    .into());
+                }
+                devices[g].held_packets.push_back(r);
+            }
+            Event::Sent { source, tag } => {
+                if let Some(dev) = source.device() {
+                    let d = &mut devices[dev.0 as usize];
+                    let buffer = BufferId(tag as u32);
+                    if tag & PASS_TAG != 0 {
+                        d.free_passes.push(buffer)
+                    } else {
+                        d.free_sends.push(buffer)
+                    }
+                }
+            }
+            Event::Shutdown { .. } => {}
+            Event::Completion(c) => {
+                let op = state.ops.remove(&c.token).ok_or_else(|| {
+                    BackendError::Usage(format!("unexpected completion {:?}", c.token))
+                })?;
+                match (op, c.kind) {
+                    (Op::Final { gpu, what }, CompletionKind::HostRead(data)) => match (what, data)
+                    {
+                        (0, HostData::U32(v)) => finals[gpu].0 = v,
+                        (0, HostData::F64(v)) => {
+                            finals[gpu].0 = v.iter().map(|&x| (x as f32).to_bits()).collect()
+                        }
+                        (_, HostData::F64(v)) => {
+                            finals[gpu].1 = v.iter().map(|&x| x as f32).collect()
+                        }
+                        _ => {
+                            return Err(
+                                BackendError::Usage("final read of the wrong type".into()).into()
+                            );
+                        }
+                    },
+                    (op, CompletionKind::HostRead(HostData::U64(block))) => {
+                        state.complete(&mut ctx, &mut devices, router, op, &block)?;
+                    }
+                    (_, other) => {
+                        return Err(BackendError::Usage(format!(
+                            "a worklist control read completed as {other:?}"
+                        ))
+                        .into());
+                    }
+                }
+            }
+        }
+    }
+    if !shut_down {
+        return Err(BackendError::Deadlock(format!(
+            "the distributed worklist stopped with {} work items outstanding",
+            state.work_total
+        ))
+        .into());
+    }
+    state.outcome.traffic = ctx.traffic();
+    state.outcome.per_gpu = devices.iter().map(|d| d.work.clone()).collect();
+    let mut values = vec![0u32; n as usize];
+    let mut ranks = vec![0f32; if app == App::PageRank { n as usize } else { 0 }];
+    for (v, &g) in owner.iter().enumerate() {
+        let g = g as usize;
+        values[v] = finals[g].0[v];
+        if app == App::PageRank {
+            ranks[v] = finals[g].1[v];
+        }
+    }
+    state.outcome.values = values;
+    state.outcome.ranks = (app == App::PageRank).then_some(ranks);
+    Ok(state.outcome)
+}
+
+fn whole<B: Backend + ?Sized>(backend: &B, buffer: BufferId) -> Result<BufferSlice, BackendError> {
+    let (_, len) = backend.buffer_shape(buffer)?;
+    Ok(BufferSlice::new(buffer, 0, len))
+}
+
+fn check<B: Backend + ?Sized>(
+    backend: &B,
+    graph: &Csr,
+    owner: &[u32],
+    parts: u32,
+    problem: Problem,
+    options: &WorklistOptions,
+) -> Result<(), RuntimeError> {
+    let n = graph.num_vertices();
+    if parts == 0 || parts > backend.device_count() {
+        return Err(RuntimeError::Options(format!(
+            "the distributed worklist needs 1 to {} GPUs, got {parts}",
+            backend.device_count()
+        )));
+    }
+    if owner.len() != n as usize || owner.iter().any(|&o| o >= parts) {
+        return Err(RuntimeError::Options(format!(
+            "the partition must give each of the {n} vertices an owner below {parts}"
+        )));
+    }
+    if options.packet_items == 0 || options.buffers == 0 || options.batch_items == 0 {
+        return Err(RuntimeError::Options(format!(
+            "--packet-size ({}), --buffers ({}) and the batch size ({}) must be at least 1",
+            options.packet_items, options.buffers, options.batch_items
+        )));
+    }
+    if options.priority_delta == Some(0) {
+        return Err(RuntimeError::Options(
+            "--priority-delta must be at least 1 (or leave soft priority off)".into(),
+        ));
+    }
+    match problem {
+        Problem::Bfs { source } | Problem::Sssp { source } if source >= n => {
+            Err(RuntimeError::Options(format!("source vertex {source} is not below {n}")))
+        }
+        Problem::Sssp { .. } if !matches!(graph.weights(), Some(EdgeWeights::Int(_))) => {
+            Err(RuntimeError::Options("SSSP needs integer edge weights".into()))
+        }
+        Problem::PageRank { .. } if options.priority_delta.is_some() => Err(RuntimeError::Options(
+            "residual PageRank has no priority: leave --priority-delta off".into(),
+        )),
+        _ => Ok(()),
+    }
+}
+
+/// Allocates and uploads one device's share.
+#[allow(clippy::too_many_arguments)]
+fn upload<B: Backend + ?Sized>(
+    backend: &mut B,
+    graph: &Csr,
+    owner: &[u32],
+    g: u32,
+    problem: Problem,
+    options: &WorklistOptions,
+    out_items: usize,
+    message_pairs: usize,
+    tokens: &mut Vec<Token>,
+) -> Result<Device, RuntimeError> {
+    let n = graph.num_vertices() as usize;
+    let dev = DeviceId(g);
+    let worker = backend.create_stream(dev, StreamPriority::Normal)?;
+    let receiver = backend.create_stream(dev, StreamPriority::High)?;
+    // Offsets over all vertices, arcs of owned vertices only.
+    let mut offsets = Vec::with_capacity(n + 1);
+    let mut targets = Vec::new();
+    let mut weights = Vec::new();
+    let int_weights = match graph.weights() {
+        Some(EdgeWeights::Int(w)) if matches!(problem, Problem::Sssp { .. }) => Some(w),
+        _ => None,
+    };
+    offsets.push(0u64);
+    let mut owned = Vec::new();
+    for (v, &home) in owner.iter().enumerate() {
+        if home == g {
+            owned.push(v as u32);
+            let range = graph.arc_range(v as u32);
+            targets.extend_from_slice(&graph.targets()[range.clone()]);
+            if let Some(w) = int_weights {
+                weights.extend_from_slice(&w[range]);
+            }
+        }
+        offsets.push(targets.len() as u64);
+    }
+    // PageRank starts with every owned vertex queued; BFS and SSSP start small and grow.
+    let initial = if matches!(problem, Problem::PageRank { .. }) { owned.len() } else { 0 };
+    let wl_capacity = options.initial_worklist_items.max(out_items + initial) as u64;
+    let deferred_capacity = wl_capacity;
+    let label = |what: &str| format!("groute gpu{g} {what}");
+    let alloc = |b: &mut B, elem, len: usize, what: &str| b.alloc(dev, elem, len, &label(what));
+    let (values, rank, wl_init, end) = match problem {
+        Problem::Bfs { .. } | Problem::Sssp { .. } => {
+            (HostData::U32(vec![u32::MAX; n]), None, Vec::new(), ctl::ORIGIN)
+        }
+        Problem::PageRank { damping, .. } => {
+            let residual =
+                (0..n).map(|v| if owner[v] == g { 1.0 - damping } else { 0.0 }).collect();
+            (
+                HostData::F64(residual),
+                Some(HostData::F64(vec![0.0; n])),
+                owned.clone(),
+                ctl::ORIGIN + owned.len() as u64,
+            )
+        }
+    };
+    let dummy = alloc(backend, ElemType::U32, 0, "unused")?;
+    let slots = [
+        alloc(backend, ElemType::U64, n + 1, "offsets")?,
+        alloc(backend, ElemType::U32, targets.len(), "targets")?,
+        alloc(backend, ElemType::U32, weights.len(), "weights")?,
+        alloc(backend, ElemType::U32, n, "owner")?,
+        alloc(backend, values.elem(), n, "values")?,
+        match &rank {
+            Some(r) => alloc(backend, r.elem(), n, "ranks")?,
+            None => dummy,
+        },
+        alloc(backend, ElemType::U32, wl_capacity as usize, "worklist")?,
+        alloc(backend, ElemType::U64, ctl::LEN, "control")?,
+        alloc(backend, ElemType::U32, out_items, "work output")?,
+        alloc(backend, ElemType::U32, deferred_capacity as usize, "deferred")?,
+        dummy,
+        dummy,
+    ];
+    let mut control = vec![0u64; ctl::LEN];
+    control[ctl::START] = ctl::ORIGIN;
+    control[ctl::END] = end;
+    let mut wl = vec![0u32; wl_capacity as usize];
+    for (i, &v) in wl_init.iter().enumerate() {
+        wl[((ctl::ORIGIN + i as u64) % wl_capacity) as usize] = v;
+    }
+    let mut writes = vec![
+        (Slot::Offsets, HostData::U64(offsets)),
+        (Slot::Targets, HostData::U32(targets)),
+        (Slot::Weights, HostData::U32(weights)),
+        (Slot::Owner, HostData::U32(owner.to_vec())),
+        (Slot::Values, values),
+        (Slot::Ctl, HostData::U64(control)),
+        (Slot::Worklist, HostData::U32(wl)),
+    ];
+    if let Some(r) = rank {
+        writes.push((Slot::Rank, r));
+    }
+    for (slot, data) in writes {
+        if data.is_empty() {
+            continue;
+        }
+        let t = Token(u64::from(g) << 32 | tokens.len() as u64);
+        backend.write_from_host(worker, slots[slot as usize], 0, data, Some(t))?;
+        tokens.push(t);
+    }
+    let mut free_sends = Vec::new();
+    for i in 0..SEND_BUFFERS {
+        let what = format!("send buffer {i}");
+        free_sends.push(backend.alloc(dev, ElemType::U32, 2 * message_pairs, &label(&what))?);
+    }
+    Ok(Device {
+        worker,
+        receiver,
+        slots,
+        dummy,
+        wl_capacity,
+        deferred_capacity,
+        wl_count: wl_init.len() as i64,
+        deferred_count: 0,
+        deferred_min_prio: u64::MAX,
+        reserved: 0,
+        worker_busy: false,
+        receiving: 0,
+        promoting: false,
+        growing: false,
+        held_packets: VecDeque::new(),
+        free_sends,
+        free_passes: Vec::new(),
+        work: GpuWork::default(),
+    })
+}
+
+/// The host side of the run: work counting, consensus, and the agents' scheduling.
+struct State {
+    app: App,
+    problem: Problem,
+    options: WorklistOptions,
+    out_items: u64,
+    threshold: u64,
+    /// Work items in the system (worklists, deferred bags, messages in flight).
+    work_total: u64,
+    ops: BTreeMap<Token, Op>,
+    outcome: WorklistOutcome,
+}
+
+impl State {
+    fn scalars(&self, gpu: usize, count: u64, fused: Option<(u32, u64)>) -> Vec<Scalar> {
+        let (max_rounds, push_budget) = fused.unwrap_or((1, self.out_items));
+        let (epsilon, damping) = match self.problem {
+            Problem::PageRank { damping, epsilon } => (epsilon, damping),
+            _ => (0.0, 0.0),
+        };
+        vec![
+            Scalar::U32(gpu as u32),
+            Scalar::U64(count),
+            Scalar::U64(self.threshold),
+            Scalar::F64(epsilon),
+            Scalar::F64(damping),
+            Scalar::U32(max_rounds),
+            Scalar::U64(self.out_items),
+            Scalar::U64(push_budget),
+        ]
+    }
+
+    /// Launches one of the application's kernels on `stream`; its work descriptor is
+    /// the `count` scalar.
+    fn launch<B: Backend + ?Sized>(
+        &self,
+        ctx: &mut Context<'_, B>,
+        d: &mut Device,
+        stream: StreamId,
+        which: &str,
+        buffers: Vec<BufferId>,
+        scalars: Vec<Scalar>,
+    ) -> Result<(), RuntimeError> {
+        d.work.kernels += 1;
+        let work_items = match scalars.get(1) {
+            Some(Scalar::U64(count)) => *count,
+            _ => 0,
+        };
+        ctx.backend.launch(
+            stream,
+            Launch { kernel: self.app.kernel(which), buffers, scalars, work_items },
+            None,
+        )?;
+        Ok(())
+    }
+
+    fn read_ctl<B: Backend + ?Sized>(
+        &mut self,
+        ctx: &mut Context<'_, B>,
+        d: &Device,
+        stream: StreamId,
+        op: Op,
+    ) -> Result<(), RuntimeError> {
+        let t = ctx.token();
+        ctx.backend.read_to_host(
+            stream,
+            BufferSlice::new(d.slots[Slot::Ctl as usize], 0, ctl::LEN),
+            t,
+        )?;
+        self.ops.insert(t, op);
+        Ok(())
+    }
+
+    /// Whether `d` has room for `more` pushes beyond what is there and reserved.
+    fn fits(d: &Device, more: u64) -> bool {
+        d.wl_count.max(0) as u64 + d.reserved + more <= d.wl_capacity
+            && d.deferred_count + d.reserved + more <= d.deferred_capacity
+    }
+
+    /// Starts whatever device `g` can do now: a held packet, the worker, a growth.
+    fn schedule<B: Backend + ?Sized>(
+        &mut self,
+        ctx: &mut Context<'_, B>,
+        devices: &mut [Device],
+        g: usize,
+    ) -> Result<(), RuntimeError> {
+        let d = &mut devices[g];
+        if d.growing {
+            if !d.worker_busy && d.receiving == 0 && !d.promoting {
+                self.grow(ctx, d, g)?;
+                if !d.growing {
+                    return self.schedule(ctx, devices, g); // no growth was needed
+                }
+            }
+            return Ok(());
+        }
+        // Receiver agent: every held packet, as long as there is room.
+        while let Some(r) = d.held_packets.front() {
+            let pairs = (r.len / 2) as u64;
+            if !Self::fits(d, pairs) {
+                d.growing = true;
+                return self.schedule(ctx, devices, g);
+            }
+            let Some(r) = d.held_packets.pop_front() else { break };
+            let ReceivedData::Device(slice) = r.data.clone() else {
+                return Err(
+                    BackendError::Usage("a worklist packet landed in host memory".into()).into()
+                );
+            };
+            let pass = match d.free_passes.pop() {
+                Some(b) => b,
+                None => ctx.backend.alloc(
+                    DeviceId(g as u32),
+                    ElemType::U32,
+                    2 * self.options.packet_items,
+                    &format!("groute gpu{g} pass-through buffer"),
+                )?,
+            };
+            let mut buffers = d.slots.to_vec();
+            buffers[Slot::Message as usize] = slice.buffer;
+            buffers[Slot::Pass as usize] = pass;
+            let scalars = self.scalars(g, pairs, None);
+            let stream = d.receiver;
+            self.launch(ctx, d, stream, "split_receive", buffers, scalars)?;
+            d.reserved += pairs;
+            d.receiving += 1;
+            self.read_ctl(
+                ctx,
+                d,
+                stream,
+                Op::Receiver { gpu: g, received: r, pass, reserve: pairs },
+            )?;
+        }
+        // Worker agent.
+        if d.worker_busy || d.promoting || d.wl_count <= 0 || d.free_sends.is_empty() {
+            return Ok(());
+        }
+        // A fused launch may push up to half the free room (at least one Out; the other
+        // half stays for the receiver); it stops its rounds before it could exceed that.
+        let pushes = if self.options.fused {
+            (d.wl_capacity
+                .saturating_sub(d.wl_count.max(0) as u64 + d.reserved)
+                .min(d.deferred_capacity.saturating_sub(d.deferred_count + d.reserved))
+                / 2)
+            .max(self.out_items)
+        } else {
+            self.out_items
+        };
+        if !Self::fits(d, pushes) {
+            d.growing = true;
+            return self.schedule(ctx, devices, g);
+        }
+        let Some(send) = d.free_sends.pop() else { return Ok(()) };
+        let mut buffers = d.slots.to_vec();
+        buffers[Slot::Message as usize] = send;
+        let batch = (d.wl_count as u64).min(self.options.batch_items);
+        let stream = d.worker;
+        if self.options.fused {
+            let scalars = self.scalars(g, batch, Some((self.options.fused_max_rounds, pushes)));
+            self.launch(ctx, d, stream, "fused", buffers, scalars)?;
+        } else {
+            let scalars = self.scalars(g, batch, None);
+            self.launch(ctx, d, stream, "work", buffers.clone(), scalars.clone())?;
+            self.launch(ctx, d, stream, "split_send", buffers, scalars)?;
+        }
+        d.reserved += pushes;
+        d.worker_busy = true;
+        self.read_ctl(ctx, d, stream, Op::Worker { gpu: g, send, reserve: pushes })
+    }
+
+    /// Doubles the worklist and deferred bag of a quiet device.
+    fn grow<B: Backend + ?Sized>(
+        &mut self,
+        ctx: &mut Context<'_, B>,
+        d: &mut Device,
+        g: usize,
+    ) -> Result<(), RuntimeError> {
+        let held: u64 = d.held_packets.iter().map(|r| r.len as u64 / 2).sum();
+        if Self::fits(d, held + 2 * self.out_items) {
+            // What looked full was reserved by kernels that have finished: no growth.
+            d.growing = false;
+            return Ok(());
+        }
+        let need = (d.wl_count.max(0) as u64).max(d.deferred_count) + held + 2 * self.out_items;
+        let mut new_cap = 2 * d.wl_capacity.max(1);
+        while new_cap < 2 * need {
+            new_cap *= 2;
+        }
+        let dev = DeviceId(g as u32);
+        let old_wl = d.slots[Slot::Worklist as usize];
+        let old_def = d.slots[Slot::Deferred as usize];
+        let new_wl = ctx.backend.alloc(
+            dev,
+            ElemType::U32,
+            new_cap as usize,
+            &format!("groute gpu{g} worklist"),
+        )?;
+        let new_def = ctx.backend.alloc(
+            dev,
+            ElemType::U32,
+            new_cap as usize,
+            &format!("groute gpu{g} deferred"),
+        )?;
+        ctx.backend.launch(
+            d.worker,
+            Launch {
+                kernel: "groute_wl_grow",
+                buffers: vec![old_wl, d.slots[Slot::Ctl as usize], new_wl],
+                scalars: Vec::new(),
+                work_items: d.wl_count.max(0) as u64,
+            },
+            None,
+        )?;
+        if d.deferred_count > 0 {
+            let len = d.deferred_count as usize;
+            ctx.backend.copy(
+                d.worker,
+                BufferSlice::new(old_def, 0, len),
+                BufferSlice::new(new_def, 0, len),
+                None,
+            )?;
+        }
+        let growths = vec![Growth {
+            gpu: g as u32,
+            buffer: "worklist and deferred bag",
+            from_items: d.wl_capacity,
+            to_items: new_cap,
+        }];
+        d.slots[Slot::Worklist as usize] = new_wl;
+        d.slots[Slot::Deferred as usize] = new_def;
+        d.wl_capacity = new_cap;
+        d.deferred_capacity = new_cap;
+        d.worker_busy = true; // until the growth completes
+        let stream = d.worker;
+        self.read_ctl(ctx, d, stream, Op::Grow { gpu: g, old: vec![old_wl, old_def], growths })
+    }
+
+    /// Soft-priority consensus: when only deferred work remains anywhere, raise the
+    /// threshold and promote.
+    fn consensus<B: Backend + ?Sized>(
+        &mut self,
+        ctx: &mut Context<'_, B>,
+        devices: &mut [Device],
+    ) -> Result<(), RuntimeError> {
+        let Some(delta) = self.options.priority_delta else { return Ok(()) };
+        let deferred: u64 = devices.iter().map(|d| d.deferred_count).sum();
+        if deferred == 0
+            || self.work_total != deferred
+            || devices.iter().any(|d| d.promoting || d.growing || d.worker_busy)
+        {
+            return Ok(());
+        }
+        let lowest = devices.iter().map(|d| d.deferred_min_prio).min().unwrap_or(u64::MAX);
+        self.threshold = lowest.saturating_add(delta);
+        self.outcome.priority_raises += 1;
+        for (g, d) in devices.iter_mut().enumerate() {
+            if d.deferred_count == 0 {
+                continue;
+            }
+            if !Self::fits(d, d.deferred_count) {
+                d.growing = true;
+                continue; // promoted after the growth, at the next consensus
+            }
+            let mut buffers = d.slots.to_vec();
+            buffers[Slot::Message as usize] = d.dummy;
+            let scalars = self.scalars(g, d.deferred_count, None);
+            let stream = d.worker;
+            self.launch(ctx, d, stream, "promote", buffers, scalars)?;
+            d.promoting = true;
+            self.read_ctl(ctx, d, stream, Op::Promote { gpu: g })?;
+        }
+        Ok(())
+    }
+
+    /// Applies a kernel chain's report.
+    fn complete<B: Backend + ?Sized>(
+        &mut self,
+        ctx: &mut Context<'_, B>,
+        devices: &mut [Device],
+        router: super::RouterId,
+        op: Op,
+        block: &[u64],
+    ) -> Result<(), RuntimeError> {
+        match op {
+            Op::Worker { gpu, send, reserve } => {
+                let d = &mut devices[gpu];
+                let consumed = block[ctl::W_CONSUMED];
+                let (taken, deferred, sent) =
+                    (block[ctl::W_TAKEN], block[ctl::W_DEFERRED], block[ctl::W_SENT]);
+                d.wl_count += taken as i64 - consumed as i64;
+                d.deferred_count += deferred;
+                d.deferred_min_prio = d.deferred_min_prio.min(block[ctl::W_MIN_PRIO]);
+                d.reserved -= reserve;
+                d.worker_busy = false;
+                d.work.work_items += consumed;
+                d.work.sent_pairs += sent;
+                self.work_total = self.work_total + taken + deferred + sent - consumed;
+                self.outcome.work_items += consumed;
+                self.outcome.edges += block[ctl::W_EDGES];
+                self.outcome.messages += sent;
+                if sent > 0 {
+                    let data = SegmentData::Device(BufferSlice::new(send, 0, 2 * sent as usize));
+                    ctx.route(
+                        router,
+                        Endpoint::gpu(gpu as u32),
+                        Segment::new(data, u64::from(send.0)),
+                    )?;
+                } else {
+                    d.free_sends.push(send);
+                }
+            }
+            Op::Receiver { gpu, received, pass, reserve } => {
+                let d = &mut devices[gpu];
+                let processed = block[ctl::R_PROCESSED];
+                let (taken, deferred, passed) =
+                    (block[ctl::R_TAKEN], block[ctl::R_DEFERRED], block[ctl::R_PASSED]);
+                d.wl_count += taken as i64;
+                d.deferred_count += deferred;
+                d.deferred_min_prio = d.deferred_min_prio.min(block[ctl::R_MIN_PRIO]);
+                d.reserved -= reserve;
+                d.receiving -= 1;
+                d.work.received_pairs += processed;
+                d.work.passed_pairs += passed;
+                self.work_total = self.work_total + taken + deferred + passed - processed;
+                self.outcome.dropped += block[ctl::R_DROPPED];
+                ctx.release(&received)?;
+                if passed > 0 {
+                    let data = SegmentData::Device(BufferSlice::new(pass, 0, 2 * passed as usize));
+                    ctx.route(
+                        router,
+                        Endpoint::gpu(gpu as u32),
+                        Segment::new(data, u64::from(pass.0) | PASS_TAG),
+                    )?;
+                } else {
+                    d.free_passes.push(pass);
+                }
+            }
+            Op::Promote { gpu } => {
+                let d = &mut devices[gpu];
+                d.wl_count += block[ctl::P_PROMOTED] as i64;
+                d.deferred_count = block[ctl::P_REMAINING];
+                d.deferred_min_prio = block[ctl::P_MIN_PRIO];
+                d.promoting = false;
+            }
+            Op::Grow { gpu, old, growths } => {
+                let d = &mut devices[gpu];
+                for b in old {
+                    ctx.backend.free(b)?;
+                }
+                d.growing = false;
+                d.worker_busy = false;
+                self.outcome.growths.extend(growths);
+            }
+            Op::Final { .. } => {}
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,282 @@
+//! Groute's distributed worklist end to end on the simulator: BFS, SSSP and residual
+//! PageRank validated on every topology at 1, 2 and the maximum GPU count, with soft
+//! priority and the fused worker; many seeds of jittered latencies and message order; the
+//! growth of full worklists; determinism; bad options; and the paper's claims 1 and 4.
+//!
+//! The many-seed test runs `GROUTE_SEEDS` seeds (20 by default; `just groute-seeds` runs
+//! 200). A failing run prints the command that reproduces it.
+
+use std::path::PathBuf;
+use switchyard::driver::algorithm::{Algorithm, AlgorithmParams};
+use switchyard::driver::{RunConfig, RunOutput, RuntimeKind, run};
+use switchyard::graph::generate::{GeneratorSpec, generate, with_uniform_weights};
+use switchyard::graph::{Csr, LoadOptions, load_graph};
+use switchyard::runtime::bsp::BspOptions;
+use switchyard::runtime::groute::worklist::{RingOrder, WorklistOptions};
+use switchyard_sim::interconnect::Fidelity;
+use switchyard_sim::topology::{Topology, bundled_names};
+
+const APPS: [Algorithm; 3] = [Algorithm::Bfs, Algorithm::Sssp, Algorithm::PrResidual];
+
+fn shared_graph(name: &str) -> Csr {
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared/graphs").join(name);
+    load_graph(&path, &LoadOptions::default()).unwrap_or_else(|e| panic!("{name}: {e}")).csr
+}
+
+fn generated(spec: &str) -> Csr {
+    generate(&GeneratorSpec::parse(spec).expect("spec")).expect("generate")
+}
+
+fn config(topology: &str, gpus: u32, algorithm: Algorithm) -> RunConfig {
+    RunConfig {
+        topology: Topology::bundled(topology).expect("bundled"),
+        gpus,
+        runtime: RuntimeKind::Groute,
+        algorithm,
+        params: AlgorithmParams { epsilon: 1e-3, ..AlgorithmParams::default() },
+        partitioner: "random".into(),
+        seed: 7,
+        bsp: BspOptions::default(),
+        groute: WorklistOptions::default(),
+        fidelity: Fidelity::Flow,
+        trace: false,
+        validate: true,
+        command_line: vec!["test".into()],
+        jitter_ps: 0,
+    }
+}
+
+/// The `switchyard run` command line that reproduces `config` on the graph `source`.
+fn reproduce(source: &str, c: &RunConfig) -> String {
+    let mut cmd = format!(
+        "switchyard run --runtime groute --algo {} {source} --topology {} --gpus {} --seed {} \
+         --partitioner {} --source {} --epsilon {} --jitter-ns {} --packet-size {} --buffers {}",
+        c.algorithm.name(),
+        c.topology.name,
+        c.gpus,
+        c.seed,
+        c.partitioner,
+        c.params.source,
+        c.params.epsilon,
+        c.jitter_ps / 1000,
+        c.groute.packet_items,
+        c.groute.buffers,
+    );
+    if c.algorithm.needs_weights() {
+        cmd += " --weights";
+    }
+    if let Some(delta) = c.groute.priority_delta {
+        cmd += &format!(" --priority-delta {delta}");
+    }
+    if c.groute.fused {
+        cmd += " --fused";
+    }
+    if c.groute.ring == RingOrder::Widest {
+        cmd += " --ring widest";
+    }
+    cmd
+}
+
+/// Runs and checks validation; a failure names the command that reproduces it.
+fn check(graph: &Csr, source: &str, c: &RunConfig) -> RunOutput {
+    let output = run(graph, source, c)
+        .unwrap_or_else(|e| panic!("{e}\nreproduce with: {}", reproduce(source, c)));
+    let v = output.report.validation.as_ref().expect("validated");
+    assert!(v.is_ok(), "{v}\nreproduce with: {}", reproduce(source, c));
+    output
+}
+
+fn every_topology(graph: &Csr, source_arg: &str, partitioner: &str) {
+    let weighted = with_uniform_weights(graph, 1, 64, 3).expect("weights");
+    for name in bundled_names() {
+        let max = Topology::bundled(name).expect("bundled").gpus.len() as u32;
+        let mut counts = vec![1, 2.min(max), max];
+        counts.dedup();
+        for gpus in counts {
+            for algorithm in APPS {
+                let g = if algorithm.needs_weights() { &weighted } else { graph };
+                let mut c = config(name, gpus, algorithm);
+                c.partitioner = partitioner.into();
+                check(g, source_arg, &c);
+            }
+        }
+    }
+}
+
+#[test]
+fn every_application_on_every_topology_on_small_real_graphs() {
+    for name in ["chesapeake.mtx", "power.graph", "wiki-Vote.txt"] {
+        every_topology(&shared_graph(name), &format!("--graph {name}"), "random");
+    }
+}
+
+#[test]
+fn every_application_on_every_topology_on_the_social_graph() {
+    let name = "facebook_combined.txt";
+    every_topology(&shared_graph(name), &format!("--graph {name}"), "random");
+}
+
+#[test]
+fn every_application_on_every_topology_on_the_road_and_mesh_graphs() {
+    // Groute partitions with METIS (section 4.6.1); random partitions of a road graph make
+    // every BFS level a message around the ring.
+    for name in ["luxembourg_osm.mtx", "delaunay_n16.mtx"] {
+        every_topology(&shared_graph(name), &format!("--graph {name}"), "metis");
+    }
+}
+
+#[test]
+fn soft_priority_fused_worker_and_the_widest_ring_give_the_same_answers() {
+    let graph = shared_graph("facebook_combined.txt");
+    let weighted = with_uniform_weights(&graph, 1, 64, 3).expect("weights");
+    for (topology, gpus) in [("dgx1-v100", 5), ("m60x8-pcie", 8)] {
+        for algorithm in APPS {
+            let g = if algorithm.needs_weights() { &weighted } else { &graph };
+            for (priority, fused, ring) in [
+                (true, false, RingOrder::Index),
+                (false, true, RingOrder::Widest),
+                (true, true, RingOrder::Index),
+            ] {
+                if priority && algorithm == Algorithm::PrResidual {
+                    continue;
+                }
+                let mut c = config(topology, gpus, algorithm);
+                c.groute.priority_delta = priority.then_some(match algorithm {
+                    Algorithm::Bfs => 1,
+                    _ => 64,
+                });
+                c.groute.fused = fused;
+                c.groute.ring = ring;
+                let out = check(g, "--graph facebook_combined.txt", &c);
+                let groute = out.report.groute.expect("groute report");
+                assert_eq!(groute.priority_raises > 0, priority, "{}", reproduce("", &c));
+            }
+        }
+    }
+}
+
+/// `GROUTE_SEEDS` seeds (default 20) per application and variant, each with jittered
+/// transfer and kernel times, on an odd and an even GPU count.
+#[test]
+fn every_application_validates_and_terminates_under_many_seeds_of_jitter() {
+    let seeds: u64 = std::env::var("GROUTE_SEEDS").ok().and_then(|s| s.parse().ok()).unwrap_or(20);
+    let graph = shared_graph("power.graph");
+    let weighted = with_uniform_weights(&graph, 1, 64, 3).expect("weights");
+    let variants = [(None, false), (Some(64), false), (None, true)];
+    for seed in 0..seeds {
+        for (topology, gpus) in [("dgx1-v100", 3), ("m60x8-pcie", 4)] {
+            for algorithm in APPS {
+                for (delta, fused) in variants {
+                    if delta.is_some() && algorithm == Algorithm::PrResidual {
+                        continue;
+                    }
+                    let g = if algorithm.needs_weights() { &weighted } else { &graph };
+                    let mut c = config(topology, gpus, algorithm);
+                    c.seed = seed;
+                    c.jitter_ps = 2_000_000; // up to 2 us on every transfer and kernel
+                    c.params.source = (seed * 7919 % 4941) as u32;
+                    c.groute.priority_delta =
+                        delta.map(|d| if algorithm == Algorithm::Bfs { 1 } else { d });
+                    c.groute.fused = fused;
+                    c.groute.packet_items = 64; // many small packets: more interleavings
+                    check(g, "--graph power.graph", &c);
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn the_same_seed_gives_a_byte_identical_report_and_another_seed_another_schedule() {
+    let graph = with_uniform_weights(&shared_graph("power.graph"), 1, 64, 3).expect("weights");
+    let json = |seed: u64| {
+        let mut c = config("dgx1-v100", 4, Algorithm::Sssp);
+        c.seed = seed;
+        c.partitioner = "hash".into(); // the same partition for every seed
+        c.jitter_ps = 1_000_000;
+        serde_json::to_string(&check(&graph, "power", &c).report).expect("json")
+    };
+    assert_eq!(json(11), json(11));
+    assert_ne!(json(11), json(12), "jitter from another seed changes the schedule");
+}
+
+#[test]
+fn a_full_worklist_grows_and_says_so_without_losing_work() {
+    let graph = shared_graph("facebook_combined.txt");
+    for algorithm in APPS {
+        for fused in [false, true] {
+            let weighted = with_uniform_weights(&graph, 1, 64, 3).expect("weights");
+            let g = if algorithm.needs_weights() { &weighted } else { &graph };
+            let mut c = config("dgx1-v100", 2, algorithm);
+            c.groute.initial_worklist_items = 8;
+            c.groute.out_items = 8; // raised to the largest out-degree
+            c.groute.fused = fused;
+            let out = check(g, "--graph facebook_combined.txt", &c);
+            let groute = out.report.groute.as_ref().expect("groute report");
+            if algorithm != Algorithm::PrResidual {
+                // PageRank starts with every owned vertex: its worklist is sized for them.
+                assert!(!groute.growths.is_empty(), "{}: no growth", algorithm.name());
+            }
+            assert!(out.report.summary_table().contains("grew") || groute.growths.is_empty());
+        }
+    }
+}
+
+#[test]
+fn bad_groute_options_are_errors_that_say_what_to_do() {
+    let graph = shared_graph("chesapeake.mtx");
+    let mut c = config("dgx1-v100", 2, Algorithm::Bfs);
+    c.groute.priority_delta = Some(0);
+    let err = run(&graph, "chesapeake", &c).unwrap_err().to_string();
+    assert!(err.contains("--priority-delta must be at least 1"), "{err}");
+    let mut c = config("dgx1-v100", 2, Algorithm::PrResidual);
+    c.groute.priority_delta = Some(4);
+    let err = run(&graph, "chesapeake", &c).unwrap_err().to_string();
+    assert!(err.contains("PageRank has no priority"), "{err}");
+    let mut c = config("dgx1-v100", 2, Algorithm::Bfs);
+    c.groute.packet_items = 0;
+    let err = run(&graph, "chesapeake", &c).unwrap_err().to_string();
+    assert!(err.contains("--packet-size (0)"), "{err}");
+    let c = config("dgx1-v100", 2, Algorithm::Dobfs);
+    let err = run(&graph, "chesapeake", &c).unwrap_err().to_string();
+    assert!(err.contains("use --runtime bsp"), "{err}");
+}
+
+/// Claim 1 (seed 000 section 5.2): soft priorities cut SSSP work items on a road-like graph
+/// by at least 10x at 4 GPUs.
+#[test]
+fn claim_1_soft_priority_cuts_sssp_work_on_a_road_like_graph_tenfold_at_4_gpus() {
+    let spec = "rgg:n=30000,degree=3,seed=1,weights=1..64";
+    let graph = generated(spec);
+    let work = |delta: Option<u64>| {
+        let mut c = config("m60x8-pcie", 4, Algorithm::Sssp);
+        c.groute.priority_delta = delta;
+        check(&graph, &format!("--generate {spec}"), &c).report.work.work_items
+    };
+    let (plain, prioritised) = (work(None), work(Some(128)));
+    assert!(
+        plain >= 10 * prioritised,
+        "work items without soft priority {plain}, with {prioritised}: less than 10x"
+    );
+}
+
+/// Claim 4: Groute beats the bulk-synchronous runtime for BFS and SSSP on a road graph at 2
+/// or more GPUs on the M60 tree (both partitioned with METIS, as Groute's paper does).
+#[test]
+fn claim_4_groute_beats_bulk_synchronous_bfs_and_sssp_on_a_road_graph_on_the_m60() {
+    let graph = shared_graph("luxembourg_osm.mtx");
+    let weighted = with_uniform_weights(&graph, 1, 64, 3).expect("weights");
+    for gpus in [2, 4, 8] {
+        for algorithm in [Algorithm::Bfs, Algorithm::Sssp] {
+            let g = if algorithm.needs_weights() { &weighted } else { &graph };
+            let time = |runtime| {
+                let mut c = config("m60x8-pcie", gpus, algorithm);
+                c.runtime = runtime;
+                c.partitioner = "metis".into();
+                check(g, "--graph luxembourg_osm.mtx", &c).report.time_ps
+            };
+            let (groute, bsp) = (time(RuntimeKind::Groute), time(RuntimeKind::Bsp));
+            assert!(groute < bsp, "{} x{gpus}: groute {groute} ps, bsp {bsp} ps", algorithm.name());
+        }
+    }
+}
