@@ -20,7 +20,9 @@
 //!   Rust. A watchdog turns a wait with no progress into [`BackendError::Limit`].
 //! - **Counts**: kernels add items, edges and atomics to per-stream device counters; a
 //!   kernel with a token gets the difference of two snapshots around it, and
-//!   [`Backend::stats`] sums the counters of every stream of a GPU.
+//!   [`Backend::stats`] sums the counters of every stream of a GPU. Kernel busy time is not
+//!   measured (`DeviceStats::kernel_busy_ps` is 0; runs report wall-clock compute time);
+//!   link statistics are the bytes copied per ordered GPU pair, without busy time.
 //! - **Kernel errors**: kernels write a code into a host-mapped error word, checked at every
 //!   poll, and name their launch so the message says which kernel failed.
 
@@ -228,6 +230,7 @@ pub struct CudaBackend {
     seq: u64,
     polls: u64,
     current: Option<u32>,
+    probe_streams: HashMap<u32, StreamId>,
 }
 
 impl std::fmt::Debug for CudaBackend {
@@ -302,6 +305,7 @@ impl CudaBackend {
             seq: 0,
             polls: 0,
             current: None,
+            probe_streams: HashMap::new(),
         };
         for g in 0..gpus {
             let dev = Self::open_device(g as i32)?;
@@ -469,7 +473,7 @@ impl CudaBackend {
     ) -> Result<f64, BackendError> {
         let src = self.alloc(DeviceId(a), ElemType::U32, bytes / 4, "bandwidth probe")?;
         let dst = self.alloc(DeviceId(b), ElemType::U32, bytes / 4, "bandwidth probe")?;
-        let stream = self.create_stream(DeviceId(a), StreamPriority::Normal)?;
+        let stream = self.probe_stream(a)?;
         let slice = |buffer| BufferSlice::new(buffer, 0, bytes / 4);
         let mut best = f64::INFINITY;
         for _ in 0..reps.max(1) + 1 {
@@ -482,6 +486,16 @@ impl CudaBackend {
         self.free(src)?;
         self.free(dst)?;
         Ok(best)
+    }
+
+    /// The stream the bandwidth probes of `device` use (created once).
+    fn probe_stream(&mut self, device: u32) -> Result<StreamId, BackendError> {
+        if let Some(&s) = self.probe_streams.get(&device) {
+            return Ok(s);
+        }
+        let s = self.create_stream(DeviceId(device), StreamPriority::Normal)?;
+        self.probe_streams.insert(device, s);
+        Ok(s)
     }
 
     /// Runs `f` (which enqueues work on `stream`) between two timing events and returns
@@ -575,7 +589,7 @@ impl CudaBackend {
         let buf = self.alloc(DeviceId(device), ElemType::U32, bytes / 4, "host probe")?;
         let ptr = self.buffer(buf)?.ptr;
         let block = self.take_pinned(bytes)?;
-        let stream = self.create_stream(DeviceId(device), StreamPriority::Normal)?;
+        let stream = self.probe_stream(device)?;
         let raw = self.stream(stream)?.raw;
         let mut best = f64::INFINITY;
         for _ in 0..reps.max(1) + 1 {
