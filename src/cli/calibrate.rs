@@ -721,3 +721,27 @@ mod measure {
         t
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn floors_count_offsets_targets_and_gathers_by_whether_values_fit_in_l2() {
+        let mib = 1024.0 * 1024.0;
+        // 1M vertices (4 MiB of values) fit in 60 MiB: 8 B per vertex for the values.
+        let (fits, _) = floor_bytes(Algorithm::Bfs, 1 << 20, 16 << 20, 16 << 20, 1, 60.0 * mib);
+        assert_eq!(fits, (8 + 8) as f64 * f64::from(1 << 20) + 4.0 * f64::from(16 << 20));
+        // 32M vertices (128 MiB) do not: one 32-byte sector per visited arc.
+        let (misses, rule) =
+            floor_bytes(Algorithm::Bfs, 32 << 20, 512 << 20, 512 << 20, 1, 60.0 * mib);
+        assert_eq!(misses, 8.0 * f64::from(32 << 20) + 36.0 * f64::from(512 << 20));
+        assert!(rule.contains("32 B per arc"), "{rule}");
+        // SSSP adds the weights; PageRank counts every arc per iteration.
+        let (sssp, _) = floor_bytes(Algorithm::Sssp, 1 << 20, 16 << 20, 16 << 20, 1, 60.0 * mib);
+        assert_eq!(sssp - fits, 4.0 * f64::from(16 << 20));
+        let (pr1, _) = floor_bytes(Algorithm::Pr, 1 << 20, 16 << 20, 0, 1, 60.0 * mib);
+        let (pr20, _) = floor_bytes(Algorithm::Pr, 1 << 20, 16 << 20, 0, 20, 60.0 * mib);
+        assert_eq!(pr20, 20.0 * pr1);
+    }
+}
