@@ -115,7 +115,7 @@ enum PendingKind {
     Kernel { snapshots: Pinned },
     Copy { bytes: u64 },
     Read { block: Pinned, elem: ElemType, len: usize },
-    Write { block: Pinned },
+    Write { block: Pinned, bytes: u64 },
     Callback,
 }
 
@@ -771,9 +771,9 @@ impl CudaBackend {
                 self.pinned_free.push(block);
                 Some(CompletionKind::HostRead(data))
             }
-            PendingKind::Write { block } => {
+            PendingKind::Write { block, bytes } => {
                 self.pinned_free.push(block);
-                Some(CompletionKind::Copy { bytes: 0 })
+                Some(CompletionKind::Copy { bytes })
             }
             PendingKind::Callback => Some(CompletionKind::Callback),
         };
@@ -1250,7 +1250,7 @@ impl Backend for CudaBackend {
                 })?;
             }
         }
-        self.push_pending(stream, token, PendingKind::Write { block })
+        self.push_pending(stream, token, PendingKind::Write { block, bytes: bytes as u64 })
     }
 
     fn read_to_host(
@@ -1413,7 +1413,7 @@ impl Drop for CudaBackend {
                     match &p.kind {
                         PendingKind::Kernel { snapshots: b }
                         | PendingKind::Read { block: b, .. }
-                        | PendingKind::Write { block: b } => {
+                        | PendingKind::Write { block: b, .. } => {
                             sys::cuMemFreeHost(b.ptr.cast());
                         }
                         _ => {}
