@@ -280,3 +280,14 @@ fn claim_4_groute_beats_bulk_synchronous_bfs_and_sssp_on_a_road_graph_on_the_m60
         }
     }
 }
+
+#[test]
+fn topology_driven_cc_runs_through_the_driver_on_every_gpu_count() {
+    let graph = shared_graph("delaunay_n16.mtx");
+    for gpus in 1..=8 {
+        let out =
+            check(&graph, "--graph delaunay_n16.mtx", &config("dgx1-v100", gpus, Algorithm::Cc));
+        assert_eq!(out.report.runtime.name, "groute");
+        assert!(out.report.work.edges_visited > 0);
+    }
+}

@@ -16,7 +16,8 @@ use crate::graph::summary::{GraphSummary, summarize};
 use crate::graph::{Csr, GraphError};
 use crate::runtime::RuntimeError;
 use crate::runtime::bsp::{self, BspOptions};
-use crate::runtime::groute::worklist::{self, Problem, WorklistOptions};
+use crate::runtime::groute::cc;
+use crate::runtime::groute::worklist::{self, GpuWork, Problem, WorklistOptions};
 use algorithm::{Algorithm, AlgorithmParams};
 use report::{
     AlgorithmInfo, BackendInfo, GraphInfo, PartitionInfo, RunReport, RuntimeInfo, TopologyInfo,
@@ -162,6 +163,17 @@ pub fn run_with_summary(
             )?;
             Executed::from_bsp(outcome, backend, bsp)
         }
+        RuntimeKind::Groute if config.algorithm == Algorithm::Cc => {
+            let mut backend = SimBackend::new(
+                config.topology.clone(),
+                config.gpus,
+                builtin_kernels(),
+                sim_config,
+            )?;
+            let options = cc::CcOptions { buffers: config.groute.buffers, ..Default::default() };
+            let outcome = cc::connected_components(&mut backend, graph, &options)?;
+            Executed::from_groute_cc(outcome, backend, config.groute)
+        }
         RuntimeKind::Groute => {
             let problem = groute_problem(config.algorithm, &config.params)?;
             let mut backend = SimBackend::new(
@@ -293,6 +305,46 @@ impl Executed {
     }
 }
 
+impl Executed {
+    /// Groute's topology-driven connected components (no worklist: an edge-scattering
+    /// router and a reduction router).
+    fn from_groute_cc(
+        outcome: cc::CcOutcome,
+        backend: SimBackend,
+        options: WorklistOptions,
+    ) -> Executed {
+        let edges: u64 = outcome.edges_per_gpu.iter().sum();
+        let per_gpu = outcome
+            .edges_per_gpu
+            .iter()
+            .map(|&e| GpuWork { work_items: e, ..GpuWork::default() })
+            .collect();
+        Executed {
+            time_ps: outcome.compute_time_ps,
+            work: report::WorkReport {
+                edges_visited: edges,
+                work_items: edges,
+                messages: outcome.segments_per_gpu.iter().sum(),
+                bytes_sent: outcome.traffic.iter().map(|l| l.bytes).sum(),
+                frontier_sizes: Vec::new(),
+            },
+            supersteps: 0,
+            runtime: RuntimeInfo { name: String::new(), bsp: None, groute: Some(options) },
+            groute: Some(report::GrouteReport {
+                priority_raises: 0,
+                dropped: 0,
+                growths: Vec::new(),
+                ring: Vec::new(),
+                per_gpu,
+                links: outcome.traffic,
+            }),
+            values: outcome.labels,
+            aux: None,
+            backend,
+        }
+    }
+}
+
 /// The worklist problem Groute runs for `algorithm`.
 fn groute_problem(algorithm: Algorithm, params: &AlgorithmParams) -> Result<Problem, RunError> {
     match algorithm {
@@ -302,8 +354,8 @@ fn groute_problem(algorithm: Algorithm, params: &AlgorithmParams) -> Result<Prob
             Ok(Problem::PageRank { damping: params.damping, epsilon: params.epsilon })
         }
         other => Err(RunError::Options(format!(
-            "--runtime groute runs bfs, sssp and pr-residual (seed 000 sections 4.5-4.6); {} is \
-             bulk-synchronous: use --runtime bsp",
+            "--runtime groute runs bfs, sssp, pr-residual (seed 000 sections 4.5-4.6) and cc \
+             (section 5.1.4); {} is bulk-synchronous: use --runtime bsp",
             other.name()
         ))),
     }

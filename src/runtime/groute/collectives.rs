@@ -150,6 +150,7 @@ pub fn ring_broadcast<B: Backend + ?Sized>(
         }
     }
     let traffic = ctx.traffic();
+    drop(ctx); // frees the links' receive buffers
     finish(backend, &buffers, &streams, elems, done_ps, order, traffic)
 }
 
@@ -237,6 +238,7 @@ pub fn direct_broadcast<B: Backend + ?Sized>(
         }
     }
     let traffic = ctx.traffic();
+    drop(ctx); // frees the links' receive buffers
     let order = (0..gpus).collect();
     finish(backend, &buffers, &streams, elems, done_ps, order, traffic)
 }

@@ -31,6 +31,7 @@ use crate::backend::{
 };
 use crate::runtime::RuntimeError;
 use std::collections::{BTreeMap, VecDeque};
+use std::rc::Rc;
 
 /// A communication endpoint: the host, a (virtual) endpoint on a device, or a router.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -205,7 +206,9 @@ pub struct LinkTraffic {
 
 #[derive(Clone, Debug)]
 struct QueuedPacket {
-    data: SegmentData,
+    /// Shared by the copies queued at several candidate links (one host copy, not one per
+    /// candidate).
+    data: Rc<SegmentData>,
     tag: u64,
     offset: usize,
     source: Endpoint,
@@ -368,6 +371,12 @@ impl<'b, B: Backend + ?Sized> Context<'b, B> {
         if outputs.is_empty() {
             return Err(RuntimeError::Options("a router needs at least one destination".into()));
         }
+        if config.packet_elems == 0 || config.buffers == 0 {
+            return Err(RuntimeError::Options(format!(
+                "router: packet size ({}) and receive buffers ({}) must be at least 1",
+                config.packet_elems, config.buffers
+            )));
+        }
         let mut links = Vec::with_capacity(outputs.len());
         for &dst in &outputs {
             // The link's source is the router; transfers are issued from whichever input
@@ -386,13 +395,6 @@ impl<'b, B: Backend + ?Sized> Context<'b, B> {
                         ),
                     )?);
                 }
-            }
-            if config.packet_elems == 0 || config.buffers == 0 {
-                return Err(RuntimeError::Options(format!(
-                    "router output to {dst}: packet size ({}) and receive buffers ({}) must be at \
-                     least 1",
-                    config.packet_elems, config.buffers
-                )));
             }
             self.links.push(LinkState {
                 src: Endpoint::Host,
@@ -439,7 +441,7 @@ impl<'b, B: Backend + ?Sized> Context<'b, B> {
         let segment_id = self.begin_segment(&segment, source, packet_elems);
         for (offset, len) in packets(segment.data.len(), packet_elems) {
             let packet = QueuedPacket {
-                data: segment.data.slice(offset, len)?,
+                data: Rc::new(segment.data.slice(offset, len)?),
                 tag: segment.tag,
                 offset,
                 source,
@@ -498,14 +500,14 @@ impl<'b, B: Backend + ?Sized> Context<'b, B> {
             s.remaining *= copies;
         }
         for (offset, len) in packets(segment.data.len(), packet_elems) {
-            let data = segment.data.slice(offset, len)?;
+            let data = Rc::new(segment.data.slice(offset, len)?);
             let shared = (mode == RouteMode::Any && links.len() > 1).then(|| {
                 self.multiplexed.push(false);
                 self.multiplexed.len() - 1
             });
             for &l in &links {
                 self.links[l.0 as usize].queue.push_back(QueuedPacket {
-                    data: data.clone(),
+                    data: Rc::clone(&data),
                     tag: segment.tag,
                     offset,
                     source,
@@ -658,7 +660,7 @@ impl<'b, B: Backend + ?Sized> Context<'b, B> {
         if let Some(event) = packet.ready {
             self.backend.wait_event(stream, event)?;
         }
-        let data = packet.data.clone();
+        let data = SegmentData::clone(&packet.data);
         let token = self.context_token(Purpose::Packet { link, slot, packet, len });
         self.links[link.0 as usize].in_flight += 1;
         match (data, dst, buffer) {
@@ -760,6 +762,17 @@ impl<'b, B: Backend + ?Sized> Context<'b, B> {
         if l.shutdown_asked && !l.shutdown_sent && l.in_flight == 0 && !pending {
             l.shutdown_sent = true;
             self.ready.push_back(Event::Shutdown { link });
+        }
+    }
+}
+
+impl<B: Backend + ?Sized> Drop for Context<'_, B> {
+    /// Frees the links' receive buffers (a program's own buffers are its own to free).
+    fn drop(&mut self) {
+        for link in &self.links {
+            for &b in &link.buffers {
+                let _ = self.backend.free(b);
+            }
         }
     }
 }
