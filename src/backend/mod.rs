@@ -338,6 +338,9 @@ pub enum BackendError {
     /// The backend is not available in this build or on this machine.
     #[error("{0}")]
     Unavailable(String),
+    /// A real device (CUDA driver or NVRTC) reported an error.
+    #[error("GPU error: {0}")]
+    Device(String),
 }
 
 /// The interface every runtime is written against. See the module docs for the contract.

@@ -1,6 +1,7 @@
 //! Command-line front end: argument parsing and dispatch. Each subcommand lives in its own
 //! module; errors become `anyhow` here, at the edge.
 
+mod calibrate;
 mod graph;
 mod graph_analysis;
 mod graph_io;
@@ -20,9 +21,9 @@ use switchyard_sim::topology::Topology;
 
 /// Asynchronous multi-GPU graph analytics on a deterministic simulator and on real GPUs.
 ///
-/// With no command: the main job (BFS and PageRank on 1-8 simulated DGX-1 GPUs over an
-/// embedded real graph and a generated scale-free one, validated, tabulated and plotted
-/// into reports/latest/).
+/// With no command: the main job (BFS and PageRank on the bulk-synchronous runtime and BFS on
+/// Groute's worklist, 1-8 simulated DGX-1 GPUs, over an embedded real graph and a generated
+/// scale-free one, validated, tabulated and plotted into reports/latest/).
 #[derive(Parser, Debug)]
 #[command(name = "switchyard", version, about)]
 pub struct Cli {
@@ -44,6 +45,10 @@ enum Command {
     Topo(topo::TopoCommand),
     /// Plot one metric of one or more sweeps (their sweep.json) over the GPU count.
     Plot(plot::PlotArgs),
+    /// Measure this machine's GPUs into a topology file; time runs on real GPUs or the
+    /// simulator (predicted versus measured).
+    #[command(subcommand)]
+    Calibrate(calibrate::CalibrateCommand),
 }
 
 /// Runs the parsed command line.
@@ -54,6 +59,7 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
         Some(Command::Graph(command)) => graph::run(command),
         Some(Command::Topo(command)) => topo::run(command),
         Some(Command::Plot(args)) => plot::plot_command(args),
+        Some(Command::Calibrate(command)) => calibrate::run(command),
         None => main_job(),
     }
 }

@@ -205,7 +205,7 @@ pub fn run_command(args: RunArgs) -> anyhow::Result<()> {
         bail!("--priority-delta and --fused are Groute options: add --runtime groute");
     }
     if let BackendArg::Cuda = args.backend {
-        switchyard::backend::cuda::CudaBackend::open(args.gpus)?;
+        switchyard::backend::cuda::check_available(args.gpus)?;
     }
     let topology = Topology::open(&args.topology)
         .with_context(|| format!("opening topology `{}`", args.topology))?;
@@ -218,7 +218,10 @@ pub fn run_command(args: RunArgs) -> anyhow::Result<()> {
         args.trace.is_some(),
         std::env::args().collect(),
     )?;
-    let output = run(&graph, &name, &config)?;
+    let output = match args.backend {
+        BackendArg::Sim => run(&graph, &name, &config)?,
+        BackendArg::Cuda => switchyard::driver::cuda::run_cuda(&graph, &name, &config)?,
+    };
     print!("{}", output.report.summary_table());
     if let Some(path) = &args.report {
         let json = serde_json::to_string_pretty(&output.report)?;

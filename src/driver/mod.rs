@@ -3,6 +3,7 @@
 //! go through [`run`].
 
 pub mod algorithm;
+pub mod cuda;
 pub mod harness;
 pub mod report;
 pub mod sweep;

@@ -1,0 +1,112 @@
+// The bulk-synchronous runtime's framework kernels (src/runtime/bsp/kernels.rs): split the
+// output frontier into the next local frontier and per-peer packages of (id on the
+// receiver, value bits) pairs, and merge received packages with the combiner. Package
+// contents come out in any order (the contract leaves it free); lengths and sets are those
+// of the Rust implementation.
+
+// Scalars: gpu u32, peers u32, stamp u32, broadcast u32, combiner u32 (0 min, 1 add).
+// Buffers: the 14 fixed slots, then one send package per peer.
+extern "C" __global__ void bsp_split__pre(const SyArgs a) {
+    u64 *counters = sy_buf<u64>(a, S_COUNTERS);
+    u32 peers = sy_u32(a, 1);
+    if (counters[0] > a.len[S_FOUT]) sy_fail(a, SY_ERR_OUT_LEN, counters[0], a.len[S_FOUT]);
+    counters[1] = 0;
+    for (u32 p = 0; p < peers; p++) counters[2 + p] = 0;
+}
+
+extern "C" __global__ void __launch_bounds__(SY_BLOCK) bsp_split(const SyArgs a) {
+    u32 gpu = sy_u32(a, 0);
+    u32 peers = sy_u32(a, 1);
+    u32 stamp = sy_u32(a, 2);
+    bool broadcast = sy_u32(a, 3) != 0;
+    bool add = sy_u32(a, 4) == 1;
+    u64 *counters = sy_buf<u64>(a, S_COUNTERS);
+    u64 out_len = counters[0];
+    u64 items = (blockIdx.x == 0 && threadIdx.x == 0) ? out_len : 0;
+    if (out_len > a.len[S_FOUT]) out_len = 0;  // the pre-pass reported it
+    u32 *values = sy_buf<u32>(a, S_VALUES);
+    u32 *marker = sy_buf<u32>(a, S_MARKER);
+    u32 *next = sy_buf<u32>(a, S_FIN);
+    const u32 *out = sy_buf<const u32>(a, S_FOUT);
+    const u32 *owner = sy_buf<const u32>(a, S_OWNER);
+    const u32 *owner_id = sy_buf<const u32>(a, S_OWNER_ID);
+    const u64 stride = (u64)gridDim.x * blockDim.x;
+    for (u64 i = (u64)blockIdx.x * blockDim.x + threadIdx.x; i < out_len; i += stride) {
+        u32 v = out[i];
+        u32 home = owner[v];
+        if (home == gpu) {
+            if (atomicExch(&marker[v], stamp) != stamp) sy_push(a, &counters[1], next, a.len[S_FIN], v);
+            if (!broadcast) continue;
+        }
+        u32 bits = values[v];
+        u32 id = owner_id[v];
+        u32 first = broadcast ? 0 : home;
+        u32 last = broadcast ? peers : home + 1;
+        for (u32 p = first; p < last; p++) {
+            if (p == gpu) continue;
+            u32 *package = sy_buf<u32>(a, S_FIXED + p);
+            u64 cap = a.len[S_FIXED + p] / 2;
+            // One atomic per peer per warp: the lanes headed for the same peer reserve
+            // their slots together.
+            u32 active = __activemask();
+            u32 same = __match_any_sync(active, p);
+            u32 leader = __ffs(same) - 1;
+            u64 base = 0;
+            if (sy_lane() == leader) base = atomicAdd(&counters[2 + p], (u64)__popc(same));
+            base = __shfl_sync(same, base, leader);
+            u64 slot = base + __popc(same & ((1u << sy_lane()) - 1));
+            if (slot < cap) {
+                package[2 * slot] = id;
+                package[2 * slot + 1] = bits;
+            } else {
+                sy_fail(a, SY_ERR_PACKAGE_OVERFLOW, p, cap);
+            }
+        }
+        if (add && home != gpu) values[v] = 0;  // 0.0f: a proxy's sum, once sent
+    }
+    sy_count(a, items, 0, 0);
+}
+
+// Scalars: gpu u32, peers u32, stamp u32, combiner u32, threshold f64, one u64 length per
+// peer. Buffers: the 14 fixed slots, then one receive package per peer.
+extern "C" __global__ void bsp_merge__pre(const SyArgs a) {
+    u32 peers = sy_u32(a, 1);
+    for (u32 p = 0; p < peers; p++)
+        if (2 * sy_u64(a, 5 + p) > a.len[S_FIXED + p])
+            sy_fail(a, SY_ERR_MERGE_ROOM, p, sy_u64(a, 5 + p));
+}
+
+extern "C" __global__ void __launch_bounds__(SY_BLOCK) bsp_merge(const SyArgs a) {
+    u32 gpu = sy_u32(a, 0);
+    u32 peers = sy_u32(a, 1);
+    u32 stamp = sy_u32(a, 2);
+    bool add = sy_u32(a, 3) == 1;
+    double threshold = sy_f64(a, 4);
+    u32 *values = sy_buf<u32>(a, S_VALUES);
+    u32 *marker = sy_buf<u32>(a, S_MARKER);
+    u32 *next = sy_buf<u32>(a, S_FIN);
+    u64 *counters = sy_buf<u64>(a, S_COUNTERS);
+    const u32 *owner = sy_buf<const u32>(a, S_OWNER);
+    const u64 stride = (u64)gridDim.x * blockDim.x;
+    u64 items = 0;
+    for (u32 p = 0; p < peers; p++) {
+        u64 len = sy_u64(a, 5 + p);
+        if (2 * len > a.len[S_FIXED + p]) continue;  // the pre-pass reported it
+        const u32 *package = sy_buf<const u32>(a, S_FIXED + p);
+        for (u64 i = (u64)blockIdx.x * blockDim.x + threadIdx.x; i < len; i += stride) {
+            items++;
+            u32 v = package[2 * i];
+            u32 bits = package[2 * i + 1];
+            bool activates;
+            if (add) {
+                float now = atomicAdd((float *)&values[v], __uint_as_float(bits)) + __uint_as_float(bits);
+                activates = (double)now > threshold;
+            } else {
+                activates = bits < atomicMin(&values[v], bits);
+            }
+            if (activates && owner[v] == gpu && atomicExch(&marker[v], stamp) != stamp)
+                sy_push(a, &counters[1], next, a.len[S_FIN], v);
+        }
+    }
+    sy_count(a, items, 0, items);
+}

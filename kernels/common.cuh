@@ -1,0 +1,320 @@
+// switchyard CUDA kernels: the shared ABI and helpers.
+//
+// ABI (every kernel, see src/backend/cuda/kernels.rs): one argument, a SyArgs passed by value:
+//   ptr[i]     device pointer of buffer argument i, in the kernel contract's order
+//              (0 for an empty buffer);
+//   len[i]     its length in elements;
+//   scalar[j]  scalar argument j in contract order, as raw bits (u32 and f32 in the low 32
+//              bits, u64 and f64 as they are);
+//   work_items the launch's work descriptor; nbuffers, nscalars: the counts given;
+//   launch     the backend's number for this launch (reported with an error);
+//   stats      this stream's device counters: [0] items, [1] edges, [2] atomics,
+//              [3] remote operations (cumulative; the backend snapshots them);
+//   error      host-mapped error word: [0] code (0 = none), [1], [2] details, [3] launch;
+//   huge       this stream's list of huge vertices: [0] count, then huge_cap entries of
+//              three u64 (v | state << 32, first arc, end arc), one per chunk.
+// A kernel NAME may have a pre-pass NAME__pre, launched with one thread before it on the
+// same stream (resets output counters, checks the contract's preconditions), and a
+// post-pass NAME__post, launched after it with a full grid (expands the huge vertices the
+// main pass set aside, in chunks the blocks share out).
+// Launch configuration: SY_BLOCK threads per block, a grid-stride loop, as many blocks as
+// the work needs up to 8 per multiprocessor.
+
+typedef unsigned int u32;
+typedef unsigned long long u64;
+
+#define SY_MAX_BUFFERS 32
+#define SY_MAX_SCALARS 16
+#define SY_BLOCK 256
+#define SY_UNREACHED 0xffffffffu
+// Vertices with at least this many arcs are set aside in chunks of this many arcs, which
+// the blocks of NAME__post share out.
+#define SY_HUGE 4096
+
+struct SyArgs {
+    u64 ptr[SY_MAX_BUFFERS];
+    u64 len[SY_MAX_BUFFERS];
+    u64 scalar[SY_MAX_SCALARS];
+    u64 work_items;
+    u64 nbuffers;
+    u64 nscalars;
+    u64 launch;
+    u64 *stats;
+    volatile u64 *error;
+    u64 *huge;
+    u64 huge_cap;
+};
+
+// Error codes (the backend turns them into messages naming the kernel).
+#define SY_ERR_FRONTIER_LEN 1   // [1] frontier length, [2] buffer length
+#define SY_ERR_OUT_OVERFLOW 2   // [1] index, [2] capacity
+#define SY_ERR_PACKAGE_OVERFLOW 3 // [1] peer, [2] capacity in pairs
+#define SY_ERR_MERGE_ROOM 4     // [1] peer, [2] announced pairs
+#define SY_ERR_WEIGHTS 5        // [1] weights, [2] arcs
+#define SY_ERR_NO_REVERSE 6     // [1] reverse offsets length, [2] vertices
+#define SY_ERR_OUT_LEN 7        // [1] output frontier length, [2] buffer length
+
+template <class T> __device__ __forceinline__ T *sy_buf(const SyArgs &a, int i) {
+    return reinterpret_cast<T *>(a.ptr[i]);
+}
+__device__ __forceinline__ u32 sy_u32(const SyArgs &a, int i) { return (u32)a.scalar[i]; }
+__device__ __forceinline__ u64 sy_u64(const SyArgs &a, int i) { return a.scalar[i]; }
+__device__ __forceinline__ double sy_f64(const SyArgs &a, int i) {
+    return __longlong_as_double((long long)a.scalar[i]);
+}
+
+__device__ void sy_fail(const SyArgs &a, u64 code, u64 d1, u64 d2) {
+    if (a.error[0] == 0) {
+        a.error[1] = d1;
+        a.error[2] = d2;
+        a.error[3] = a.launch;
+        __threadfence_system();
+        a.error[0] = code;
+        __threadfence_system();
+    }
+}
+
+__device__ __forceinline__ u32 sy_lane() { return threadIdx.x & 31; }
+
+// Adds each thread's counts to the stream's counters: one atomic per block and counter.
+// Every thread of the block must call it.
+__device__ void sy_count(const SyArgs &a, u64 items, u64 edges, u64 atomics) {
+    __shared__ u64 s[3][SY_BLOCK / 32];
+    for (int o = 16; o > 0; o >>= 1) {
+        items += __shfl_down_sync(0xffffffffu, items, o);
+        edges += __shfl_down_sync(0xffffffffu, edges, o);
+        atomics += __shfl_down_sync(0xffffffffu, atomics, o);
+    }
+    u32 warp = threadIdx.x >> 5;
+    if (sy_lane() == 0) {
+        s[0][warp] = items;
+        s[1][warp] = edges;
+        s[2][warp] = atomics;
+    }
+    __syncthreads();
+    if (threadIdx.x < 3) {
+        u64 sum = 0;
+        for (u32 w = 0; w < blockDim.x / 32; w++) sum += s[threadIdx.x][w];
+        if (sum) atomicAdd(&a.stats[threadIdx.x], sum);
+    }
+}
+
+// Warp-aggregated append: the lanes that call it together reserve their slots with one
+// atomic add on *counter, then write their value. Fails the run on overflow.
+__device__ __forceinline__ void sy_push(const SyArgs &a, u64 *counter, u32 *queue, u64 cap,
+                                        u32 value) {
+    u32 active = __activemask();
+    u32 leader = __ffs(active) - 1;
+    u32 rank = __popc(active & ((1u << sy_lane()) - 1));
+    u64 base = 0;
+    if (sy_lane() == leader) base = atomicAdd(counter, (u64)__popc(active));
+    base = __shfl_sync(active, base, leader);
+    u64 at = base + rank;
+    if (at < cap)
+        queue[at] = value;
+    else
+        sy_fail(a, SY_ERR_OUT_OVERFLOW, at, cap);
+}
+
+// The bsp slot layout (src/runtime/bsp/kernels.rs).
+#define S_OFFSETS 0
+#define S_TARGETS 1
+#define S_WEIGHTS 2
+#define S_VALUES 3
+#define S_AUX 4
+#define S_DEGREE 5
+#define S_MARKER 6
+#define S_FIN 7
+#define S_FOUT 8
+#define S_COUNTERS 9
+#define S_OWNER 10
+#define S_OWNER_ID 11
+#define S_ROFFSETS 12
+#define S_RTARGETS 13
+#define S_FIXED 14
+
+// Advance scalars: frontier_len u64, stamp u32, superstep u32, param f64, gpu u32, extra f64.
+struct Advance {
+    const u64 *offsets;
+    const u32 *targets;
+    u32 *marker;
+    u32 *fout;
+    u64 *counters;
+    u64 fout_cap;
+    const u32 *frontier;
+    u64 frontier_len;
+    u32 stamp;
+    u32 superstep;
+    double param;
+    u32 gpu;
+    double extra;
+};
+
+__device__ Advance sy_advance(const SyArgs &a) {
+    Advance d;
+    d.offsets = sy_buf<const u64>(a, S_OFFSETS);
+    d.targets = sy_buf<const u32>(a, S_TARGETS);
+    d.marker = sy_buf<u32>(a, S_MARKER);
+    d.fout = sy_buf<u32>(a, S_FOUT);
+    d.counters = sy_buf<u64>(a, S_COUNTERS);
+    d.fout_cap = a.len[S_FOUT];
+    d.frontier = sy_buf<const u32>(a, S_FIN);
+    d.frontier_len = sy_u64(a, 0);
+    d.stamp = sy_u32(a, 1);
+    d.superstep = sy_u32(a, 2);
+    d.param = sy_f64(a, 3);
+    d.gpu = sy_u32(a, 4);
+    d.extra = sy_f64(a, 5);
+    return d;
+}
+
+// Appends local vertex t to the output frontier unless this superstep's stamp is on it.
+__device__ __forceinline__ void sy_emit(const SyArgs &a, const Advance &d, u32 t) {
+    if (d.marker[t] != d.stamp && atomicExch(&d.marker[t], d.stamp) != d.stamp)
+        sy_push(a, &d.counters[0], d.fout, d.fout_cap, t);
+}
+
+// Common pre-pass of advance kernels: resets the output length, checks the input length.
+__device__ void sy_advance_pre(const SyArgs &a) {
+    u64 *counters = sy_buf<u64>(a, S_COUNTERS);
+    counters[0] = 0;
+    a.huge[0] = 0;
+    if (sy_u64(a, 0) > a.len[S_FIN]) sy_fail(a, SY_ERR_FRONTIER_LEN, sy_u64(a, 0), a.len[S_FIN]);
+}
+
+// Load-balanced expansion of the input frontier (Merrill's thread/warp/CTA scheme): a
+// vertex with at least SY_BLOCK arcs is expanded by the whole block, one with at least 32
+// by its warp, the rest by the block's threads over the concatenation of their arcs
+// (scan-based fine-grained gather). Op supplies:
+//   bool prepare(u32 v, u64 arcs, u32 &state)  per frontier vertex, by its thread; false
+//                                              skips its arcs;
+//   void visit(u32 v, u32 state, u64 arc)      per arc.
+template <class Op> __device__ void sy_expand(const SyArgs &a, const Advance &d, Op &op) {
+    __shared__ int s_owner;
+    __shared__ u32 s_v, s_state;
+    __shared__ u64 s_beg, s_end;
+    __shared__ u32 s_warp_total[SY_BLOCK / 32], s_total;
+    __shared__ u32 s_excl[SY_BLOCK], s_fv[SY_BLOCK], s_fstate[SY_BLOCK];
+    __shared__ u64 s_fbeg[SY_BLOCK];
+    const u64 stride = (u64)gridDim.x * blockDim.x;
+    for (u64 base = (u64)blockIdx.x * blockDim.x; base < d.frontier_len; base += stride) {
+        u64 i = base + threadIdx.x;
+        u32 v = 0, state = 0;
+        u64 beg = 0, end = 0;
+        if (i < d.frontier_len) {
+            v = d.frontier[i];
+            beg = d.offsets[v];
+            end = d.offsets[v + 1];
+            if (!op.prepare(v, end - beg, state)) end = beg;
+            if (end - beg >= SY_HUGE) {
+                // Set aside in chunks of SY_HUGE arcs, if the list has room for all of them
+                // (one atomic add: a compare-and-swap loop here serialised thousands of
+                // hubs). Slots reserved past the end of a full list are left empty.
+                u64 chunks = (end - beg + SY_HUGE - 1) / SY_HUGE;
+                u64 slot = atomicAdd(&a.huge[0], chunks);
+                if (slot + chunks > a.huge_cap) {
+                    for (u64 c = slot; c < a.huge_cap; c++) {
+                        u64 *entry = a.huge + 1 + 3 * c;
+                        entry[1] = 0;
+                        entry[2] = 0;
+                    }
+                } else {
+                    for (u64 c = 0; c < chunks; c++) {
+                        u64 *entry = a.huge + 1 + 3 * (slot + c);
+                        entry[0] = (u64)v | ((u64)state << 32);
+                        entry[1] = beg + c * SY_HUGE;
+                        entry[2] = min(end, beg + (c + 1) * SY_HUGE);
+                    }
+                    end = beg;  // NAME__post expands it
+                }
+            }
+        }
+        // Block-wide expansion of the largest vertices.
+        while (true) {
+            if (threadIdx.x == 0) s_owner = -1;
+            __syncthreads();
+            if (end - beg >= SY_BLOCK) s_owner = threadIdx.x;
+            __syncthreads();
+            int o = s_owner;
+            if (o < 0) break;
+            if ((int)threadIdx.x == o) {
+                s_v = v;
+                s_state = state;
+                s_beg = beg;
+                s_end = end;
+                beg = end;
+            }
+            __syncthreads();
+            for (u64 e = s_beg + threadIdx.x; e < s_end; e += blockDim.x) op.visit(s_v, s_state, e);
+            __syncthreads();
+        }
+        // Warp-wide expansion of medium vertices.
+        while (true) {
+            u32 m = __ballot_sync(0xffffffffu, end - beg >= 32);
+            if (!m) break;
+            int l = __ffs(m) - 1;
+            u32 wv = __shfl_sync(0xffffffffu, v, l);
+            u32 ws = __shfl_sync(0xffffffffu, state, l);
+            u64 wb = __shfl_sync(0xffffffffu, beg, l);
+            u64 we = __shfl_sync(0xffffffffu, end, l);
+            if ((int)sy_lane() == l) beg = end;
+            for (u64 e = wb + sy_lane(); e < we; e += 32) op.visit(wv, ws, e);
+        }
+        // The rest (fewer than 32 arcs each): the block lays its vertices' arcs end to end
+        // (an exclusive scan of their counts) and its threads take consecutive arcs, so
+        // that neighbouring threads read neighbouring targets (Merrill's fine-grained
+        // gather).
+        u32 count = (u32)(end - beg);
+        u32 incl = count;
+        for (int o = 1; o < 32; o <<= 1) {
+            u32 x = __shfl_up_sync(0xffffffffu, incl, o);
+            if ((int)sy_lane() >= o) incl += x;
+        }
+        u32 warp = threadIdx.x >> 5;
+        if (sy_lane() == 31) s_warp_total[warp] = incl;
+        __syncthreads();
+        if (threadIdx.x == 0) {
+            u32 run = 0;
+            for (u32 w = 0; w < SY_BLOCK / 32; w++) {
+                u32 t = s_warp_total[w];
+                s_warp_total[w] = run;
+                run += t;
+            }
+            s_total = run;
+        }
+        __syncthreads();
+        u32 excl = s_warp_total[warp] + incl - count;
+        s_excl[threadIdx.x] = excl;
+        s_fbeg[threadIdx.x] = beg;
+        s_fv[threadIdx.x] = v;
+        s_fstate[threadIdx.x] = state;
+        __syncthreads();
+        u32 total = s_total;
+        for (u32 k = threadIdx.x; k < total; k += SY_BLOCK) {
+            // The last thread whose arcs start at or before k.
+            u32 lo = 0, hi = SY_BLOCK - 1;
+            while (lo < hi) {
+                u32 mid = (lo + hi + 1) >> 1;
+                if (s_excl[mid] <= k) lo = mid; else hi = mid - 1;
+            }
+            op.visit(s_fv[lo], s_fstate[lo], s_fbeg[lo] + (k - s_excl[lo]));
+        }
+        __syncthreads();
+    }
+}
+
+// The post-pass of an expansion: the blocks of the grid share out the chunks (SY_HUGE arcs
+// each) of the huge vertices the main pass set aside, one chunk per block at a time (counts
+// were taken there).
+template <class Op> __device__ void sy_expand_huge(const SyArgs &a, Op &op) {
+    u64 count = a.huge[0] < a.huge_cap ? a.huge[0] : a.huge_cap;
+    for (u64 i = blockIdx.x; i < count; i += gridDim.x) {
+        const u64 *entry = a.huge + 1 + 3 * i;
+        u32 v = (u32)entry[0];
+        u32 state = (u32)(entry[0] >> 32);
+        for (u64 e = entry[1] + threadIdx.x; e < entry[2]; e += blockDim.x) op.visit(v, state, e);
+    }
+}
+
+// The empty kernel: `switchyard calibrate` times launches with it.
+extern "C" __global__ void sy_noop(const SyArgs) {}

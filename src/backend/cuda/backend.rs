@@ -1,0 +1,1452 @@
+//! The CUDA backend proper: the driver API through cudarc's raw bindings (loaded at run
+//! time), kernels compiled by NVRTC.
+//!
+//! Design decisions:
+//! - **One primary context per GPU**, made current before each operation on that GPU.
+//! - **Memory from `cuMemAlloc`, not the stream-ordered pool.** The runtimes allocate once
+//!   up front, so a pool buys nothing, and pool memory needs `cuMemPoolSetAccess` per peer
+//!   besides `cuCtxEnablePeerAccess` (without it peer stores fault and peer copies crawl,
+//!   see DESIGN.md). Plain allocations are reachable by every peer once
+//!   `cuCtxEnablePeerAccess` has run, which [`CudaBackend::open`] does for every pair that
+//!   can. Capacity is checked with `cuMemGetInfo` before each allocation.
+//! - **Copies**: same GPU `cuMemcpyDtoDAsync`; between GPUs `cuMemcpyPeerAsync`, which goes
+//!   over the peer path where one exists and is staged by the driver through pinned host
+//!   memory where none does. Host writes and reads go through pinned staging blocks (kept
+//!   in a pool and reused), so they are truly asynchronous.
+//! - **Completions**: every operation that carries a token (and every host write, whose
+//!   staging block must outlive it) records an event after itself; [`Backend::
+//!   next_completion`] polls those events in submission order. Host callbacks are events
+//!   too: a completion when the stream reaches them, with no driver thread calling into
+//!   Rust. A watchdog turns a wait with no progress into [`BackendError::Limit`].
+//! - **Counts**: kernels add items, edges and atomics to per-stream device counters; a
+//!   kernel with a token gets the difference of two snapshots around it, and
+//!   [`Backend::stats`] sums the counters of every stream of a GPU. Kernel busy time is not
+//!   measured (`DeviceStats::kernel_busy_ps` is 0; runs report wall-clock compute time);
+//!   link statistics are the bytes copied per ordered GPU pair, without busy time.
+//! - **Kernel errors**: kernels write a code into a host-mapped error word, checked at every
+//!   poll, and name their launch so the message says which kernel failed.
+
+use super::kernels::{self, COUNTERS, HUGE_CAP, SyArgs};
+
+/// Bytes of a stream's huge-vertex list.
+const HUGE_BYTES: usize = (1 + 3 * HUGE_CAP) * 8;
+use crate::backend::{
+    Backend, BackendError, BackendStats, BufferId, BufferSlice, Completion, CompletionKind,
+    DeviceId, DeviceInfo, DeviceStats, ElemType, EventId, HostData, KernelCountsReport,
+    KernelRegistry, Launch, LinkStats, StreamId, StreamPriority, Token,
+};
+use cudarc::driver::sys;
+use cudarc::nvrtc::sys as nvrtc;
+use std::collections::{BTreeMap, HashMap, VecDeque};
+use std::ffi::{CStr, CString, c_void};
+use std::sync::{Mutex, OnceLock};
+use std::time::{Duration, Instant};
+
+/// Seconds without any finished operation after which a wait fails (override with the
+/// environment variable `SWITCHYARD_CUDA_WATCHDOG_S`).
+pub const DEFAULT_WATCHDOG_S: u64 = 120;
+
+fn driver_error(r: sys::CUresult) -> String {
+    let mut name: *const std::ffi::c_char = std::ptr::null();
+    let mut text: *const std::ffi::c_char = std::ptr::null();
+    // SAFETY: the driver writes static strings for any error code.
+    unsafe {
+        sys::cuGetErrorName(r, &mut name);
+        sys::cuGetErrorString(r, &mut text);
+    }
+    let s = |p: *const std::ffi::c_char| {
+        if p.is_null() {
+            format!("{r:?}")
+        } else {
+            // SAFETY: non-null pointers from the driver point at NUL-terminated strings.
+            unsafe { CStr::from_ptr(p) }.to_string_lossy().into_owned()
+        }
+    };
+    format!("{} ({})", s(name), s(text))
+}
+
+/// Turns a driver result into a backend error that says what was being done.
+fn ck(r: sys::CUresult, what: impl FnOnce() -> String) -> Result<(), BackendError> {
+    if r == sys::CUresult::CUDA_SUCCESS {
+        Ok(())
+    } else {
+        Err(BackendError::Device(format!("{}: {}", what(), driver_error(r))))
+    }
+}
+
+/// A pinned host block (page-locked, so copies to and from it are asynchronous).
+struct Pinned {
+    ptr: *mut u8,
+    cap: usize,
+}
+
+struct Dev {
+    ordinal: i32,
+    ctx: sys::CUcontext,
+    info: DeviceInfo,
+    arch: (i32, i32),
+    module: sys::CUmodule,
+    functions: HashMap<String, Option<sys::CUfunction>>,
+    l2_bytes: u64,
+    in_use: u64,
+    peak: u64,
+    kernels: u64,
+    free_events: Vec<sys::CUevent>,
+}
+
+struct Buf {
+    device: u32,
+    ptr: u64,
+    elem: ElemType,
+    len: usize,
+}
+
+struct Strm {
+    device: u32,
+    raw: sys::CUstream,
+    /// Device counters of this stream (`COUNTERS` u64).
+    counters: u64,
+    /// The stream's huge-vertex list (`1 + 3 * HUGE_CAP` u64).
+    huge: u64,
+    pending: VecDeque<Pending>,
+}
+
+enum PendingKind {
+    Kernel { snapshots: Pinned },
+    Copy { bytes: u64 },
+    Read { block: Pinned, elem: ElemType, len: usize },
+    Write { block: Pinned, bytes: u64 },
+    Callback,
+}
+
+struct Pending {
+    seq: u64,
+    token: Option<Token>,
+    event: sys::CUevent,
+    kind: PendingKind,
+}
+
+/// Compiled images by compute capability.
+type CubinCache = Mutex<HashMap<(i32, i32), Vec<u8>>>;
+
+/// Compiled programs per device architecture (a process compiles each once).
+fn cubin_cache() -> &'static CubinCache {
+    static CACHE: OnceLock<CubinCache> = OnceLock::new();
+    CACHE.get_or_init(|| Mutex::new(HashMap::new()))
+}
+
+fn nvrtc_ck(r: nvrtc::nvrtcResult, what: &str) -> Result<(), BackendError> {
+    if r == nvrtc::nvrtcResult::NVRTC_SUCCESS {
+        Ok(())
+    } else {
+        Err(BackendError::Device(format!("NVRTC {what}: {r:?}")))
+    }
+}
+
+/// Compiles the kernel program for `sm_{major}{minor}` with NVRTC (cached per architecture).
+pub fn compile_for(arch: (i32, i32)) -> Result<Vec<u8>, BackendError> {
+    if let Some(c) = cubin_cache().lock().map_err(|_| poisoned())?.get(&arch) {
+        return Ok(c.clone());
+    }
+    // SAFETY: probing for the library has no preconditions.
+    if !unsafe { nvrtc::is_culib_present() } {
+        return Err(BackendError::Unavailable(
+            "NVRTC (libnvrtc.so.13) was not found, so the CUDA kernels cannot be compiled: \
+             install the CUDA 13 toolkit's NVRTC or put it on LD_LIBRARY_PATH, or run with \
+             --backend sim"
+                .into(),
+        ));
+    }
+    let source = CString::new(kernels::program_source())
+        .map_err(|_| BackendError::Device("kernel source holds a NUL byte".into()))?;
+    let options: Vec<CString> = [
+        format!("--gpu-architecture=sm_{}{}", arch.0, arch.1),
+        "--std=c++17".into(),
+        "-lineinfo".into(),
+    ]
+    .into_iter()
+    .map(|o| CString::new(o).expect("options hold no NUL"))
+    .collect();
+    let option_ptrs: Vec<*const std::ffi::c_char> = options.iter().map(|o| o.as_ptr()).collect();
+    let mut prog: nvrtc::nvrtcProgram = std::ptr::null_mut();
+    // SAFETY: plain FFI calls with valid NUL-terminated strings; the program is destroyed
+    // before returning.
+    unsafe {
+        nvrtc_ck(
+            nvrtc::nvrtcCreateProgram(
+                &mut prog,
+                source.as_ptr(),
+                c"switchyard_kernels.cu".as_ptr(),
+                0,
+                std::ptr::null(),
+                std::ptr::null(),
+            ),
+            "create program",
+        )?;
+        let r = nvrtc::nvrtcCompileProgram(prog, option_ptrs.len() as i32, option_ptrs.as_ptr());
+        if r != nvrtc::nvrtcResult::NVRTC_SUCCESS {
+            let mut size = 0usize;
+            nvrtc::nvrtcGetProgramLogSize(prog, &mut size);
+            let mut log = vec![0u8; size.max(1)];
+            nvrtc::nvrtcGetProgramLog(prog, log.as_mut_ptr().cast());
+            nvrtc::nvrtcDestroyProgram(&mut prog);
+            let log = String::from_utf8_lossy(&log).trim_end_matches('\0').to_string();
+            return Err(BackendError::Device(format!(
+                "NVRTC could not compile kernels/*.cu for sm_{}{}: {r:?}\n{log}",
+                arch.0, arch.1
+            )));
+        }
+        let mut size = 0usize;
+        nvrtc_ck(nvrtc::nvrtcGetCUBINSize(prog, &mut size), "cubin size")?;
+        let mut cubin = vec![0u8; size];
+        nvrtc_ck(nvrtc::nvrtcGetCUBIN(prog, cubin.as_mut_ptr().cast()), "get cubin")?;
+        nvrtc::nvrtcDestroyProgram(&mut prog);
+        cubin_cache().lock().map_err(|_| poisoned())?.insert(arch, cubin.clone());
+        Ok(cubin)
+    }
+}
+
+fn poisoned() -> BackendError {
+    BackendError::Device("the kernel cache lock was poisoned by a panic".into())
+}
+
+/// Real GPUs through CUDA.
+pub struct CudaBackend {
+    registry: KernelRegistry,
+    devices: Vec<Dev>,
+    buffers: Vec<Option<Buf>>,
+    streams: Vec<Strm>,
+    events: Vec<(u32, sys::CUevent)>,
+    pinned_free: Vec<Pinned>,
+    /// Host-mapped error word: code, detail, detail, launch id.
+    error_host: *mut u64,
+    error_dev: u64,
+    launches: Vec<&'static str>,
+    start: Instant,
+    watchdog: Duration,
+    links: BTreeMap<(u32, u32), u64>,
+    peer: Vec<Vec<bool>>,
+    path_bw: Vec<Vec<u64>>,
+    seq: u64,
+    polls: u64,
+    current: Option<u32>,
+    probe_streams: HashMap<u32, StreamId>,
+}
+
+impl std::fmt::Debug for CudaBackend {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("CudaBackend")
+            .field("devices", &self.devices.iter().map(|d| &d.info.name).collect::<Vec<_>>())
+            .finish_non_exhaustive()
+    }
+}
+
+/// Whether this machine has a CUDA driver and at least one GPU (tests skip without).
+pub fn gpus_present() -> u32 {
+    // SAFETY: probing and initialising the driver have no preconditions.
+    unsafe {
+        if !sys::is_culib_present() || sys::cuInit(0) != sys::CUresult::CUDA_SUCCESS {
+            return 0;
+        }
+        let mut n = 0;
+        if sys::cuDeviceGetCount(&mut n) != sys::CUresult::CUDA_SUCCESS {
+            return 0;
+        }
+        n.max(0) as u32
+    }
+}
+
+impl CudaBackend {
+    /// Opens the first `gpus` GPUs of this machine, enables peer access between every pair
+    /// that has it, and compiles the kernels of `registry` for their architecture.
+    pub fn open(gpus: u32, registry: KernelRegistry) -> Result<CudaBackend, BackendError> {
+        // SAFETY: probing for the driver library has no preconditions.
+        if !unsafe { sys::is_culib_present() } {
+            return Err(BackendError::Unavailable(super::NO_DRIVER.to_string()));
+        }
+        // SAFETY: cuInit may be called any number of times.
+        let r = unsafe { sys::cuInit(0) };
+        if r != sys::CUresult::CUDA_SUCCESS {
+            return Err(BackendError::Unavailable(format!(
+                "the CUDA driver did not start ({}): no usable GPU here; run on the simulator \
+                 with --backend sim",
+                driver_error(r)
+            )));
+        }
+        let mut count = 0;
+        // SAFETY: the driver is initialised.
+        ck(unsafe { sys::cuDeviceGetCount(&mut count) }, || "counting GPUs".into())?;
+        let count = count.max(0) as u32;
+        if gpus == 0 || gpus > count {
+            return Err(BackendError::Unavailable(format!(
+                "{gpus} GPUs asked for, this machine has {count}; choose --gpus 1..={count} or \
+                 run on the simulator with --backend sim"
+            )));
+        }
+        let watchdog = std::env::var("SWITCHYARD_CUDA_WATCHDOG_S")
+            .ok()
+            .and_then(|s| s.parse().ok())
+            .unwrap_or(DEFAULT_WATCHDOG_S);
+        let mut backend = CudaBackend {
+            registry,
+            devices: Vec::new(),
+            buffers: Vec::new(),
+            streams: Vec::new(),
+            events: Vec::new(),
+            pinned_free: Vec::new(),
+            error_host: std::ptr::null_mut(),
+            error_dev: 0,
+            launches: Vec::new(),
+            start: Instant::now(),
+            watchdog: Duration::from_secs(watchdog),
+            links: BTreeMap::new(),
+            peer: Vec::new(),
+            path_bw: Vec::new(),
+            seq: 0,
+            polls: 0,
+            current: None,
+            probe_streams: HashMap::new(),
+        };
+        for g in 0..gpus {
+            let dev = Self::open_device(g as i32)?;
+            backend.devices.push(dev);
+        }
+        backend.make_current(0)?;
+        // The error word: pinned, mapped into every context (portable), written by kernels.
+        let mut p: *mut c_void = std::ptr::null_mut();
+        // SAFETY: a valid out pointer; flags ask for a portable, device-mapped block.
+        unsafe {
+            ck(
+                sys::cuMemHostAlloc(
+                    &mut p,
+                    4 * 8,
+                    sys::CU_MEMHOSTALLOC_PORTABLE | sys::CU_MEMHOSTALLOC_DEVICEMAP,
+                ),
+                || "allocating the host-mapped error word".into(),
+            )?;
+            std::ptr::write_bytes(p.cast::<u8>(), 0, 32);
+            let mut d: sys::CUdeviceptr = 0;
+            ck(sys::cuMemHostGetDevicePointer_v2(&mut d, p, 0), || {
+                "mapping the error word".into()
+            })?;
+            backend.error_host = p.cast();
+            backend.error_dev = d;
+        }
+        backend.enable_peers()?;
+        backend.path_bw = backend.measure_paths()?;
+        // The probes are not the run's traffic or memory.
+        backend.links.clear();
+        for d in &mut backend.devices {
+            d.peak = d.in_use;
+        }
+        backend.start = Instant::now();
+        Ok(backend)
+    }
+
+    fn open_device(ordinal: i32) -> Result<Dev, BackendError> {
+        let what = |s: &str| format!("{s} of GPU {ordinal}");
+        let mut dev: sys::CUdevice = 0;
+        let mut ctx: sys::CUcontext = std::ptr::null_mut();
+        let mut name = [0 as std::ffi::c_char; 256];
+        let mut total = 0usize;
+        let attr = |a: sys::CUdevice_attribute, dev: sys::CUdevice| -> Result<i32, BackendError> {
+            let mut v = 0;
+            // SAFETY: valid out pointer and device handle.
+            ck(unsafe { sys::cuDeviceGetAttribute(&mut v, a, dev) }, || {
+                format!("reading attribute {a:?} of GPU {ordinal}")
+            })?;
+            Ok(v)
+        };
+        // SAFETY: valid out pointers; the driver is initialised.
+        unsafe {
+            ck(sys::cuDeviceGet(&mut dev, ordinal), || what("opening"))?;
+            ck(sys::cuDevicePrimaryCtxRetain(&mut ctx, dev), || what("retaining the context"))?;
+            ck(sys::cuCtxSetCurrent(ctx), || what("making current the context"))?;
+            ck(sys::cuDeviceGetName(name.as_mut_ptr(), 255, dev), || what("the name"))?;
+            ck(sys::cuDeviceTotalMem_v2(&mut total, dev), || what("the memory size"))?;
+        }
+        use sys::CUdevice_attribute as A;
+        let sm_count = attr(A::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, dev)? as u32;
+        let l2_bytes = attr(A::CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE, dev)?.max(0) as u64;
+        let arch = (
+            attr(A::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, dev)?,
+            attr(A::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, dev)?,
+        );
+        let cubin = compile_for(arch)?;
+        let mut module: sys::CUmodule = std::ptr::null_mut();
+        // SAFETY: `cubin` is a complete image produced by NVRTC for this architecture.
+        ck(unsafe { sys::cuModuleLoadData(&mut module, cubin.as_ptr().cast()) }, || {
+            what("loading the kernels into the context")
+        })?;
+        // SAFETY: the driver wrote a NUL-terminated name.
+        let name = unsafe { CStr::from_ptr(name.as_ptr()) }.to_string_lossy().into_owned();
+        Ok(Dev {
+            ordinal,
+            ctx,
+            info: DeviceInfo { name, memory_bytes: total as u64, sm_count },
+            arch,
+            module,
+            functions: HashMap::new(),
+            l2_bytes,
+            in_use: 0,
+            peak: 0,
+            kernels: 0,
+            free_events: Vec::new(),
+        })
+    }
+
+    fn make_current(&mut self, device: u32) -> Result<(), BackendError> {
+        if self.current != Some(device) {
+            let d = self.device(device)?;
+            // SAFETY: the context was retained in `open` and is alive.
+            ck(unsafe { sys::cuCtxSetCurrent(d.ctx) }, || format!("switching to gpu{device}"))?;
+            self.current = Some(device);
+        }
+        Ok(())
+    }
+
+    fn device(&self, device: u32) -> Result<&Dev, BackendError> {
+        self.devices.get(device as usize).ok_or_else(|| {
+            BackendError::Usage(format!(
+                "gpu{device} does not exist; this backend has {} GPUs",
+                self.devices.len()
+            ))
+        })
+    }
+
+    fn enable_peers(&mut self) -> Result<(), BackendError> {
+        let n = self.devices.len();
+        self.peer = vec![vec![false; n]; n];
+        for a in 0..n {
+            self.peer[a][a] = true;
+            for b in 0..n {
+                if a == b {
+                    continue;
+                }
+                let mut can = 0;
+                let (da, db) = (self.devices[a].ordinal, self.devices[b].ordinal);
+                // SAFETY: valid out pointer and device ordinals.
+                ck(unsafe { sys::cuDeviceCanAccessPeer(&mut can, da, db) }, || {
+                    format!("asking whether gpu{a} can reach gpu{b}")
+                })?;
+                if can == 0 {
+                    continue;
+                }
+                self.make_current(a as u32)?;
+                // SAFETY: both contexts are alive; `a`'s is current.
+                let r = unsafe { sys::cuCtxEnablePeerAccess(self.devices[b].ctx, 0) };
+                if r != sys::CUresult::CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED {
+                    ck(r, || format!("enabling peer access from gpu{a} to gpu{b}"))?;
+                }
+                self.peer[a][b] = true;
+            }
+        }
+        Ok(())
+    }
+
+    /// Measures the copy bandwidth of every ordered GPU pair (32 MiB, best of three).
+    fn measure_paths(&mut self) -> Result<Vec<Vec<u64>>, BackendError> {
+        let n = self.devices.len() as u32;
+        let mut table = vec![vec![0u64; n as usize]; n as usize];
+        if n < 2 {
+            return Ok(table);
+        }
+        for a in 0..n {
+            for b in 0..n {
+                if a != b {
+                    let s = self.measure_copy_seconds(a, b, 32 << 20, 3)?;
+                    table[a as usize][b as usize] = ((32u64 << 20) as f64 / s) as u64;
+                }
+            }
+        }
+        Ok(table)
+    }
+
+    /// Best time in seconds of `reps` copies of `bytes` from GPU `a` to GPU `b` (the same
+    /// GPU: a device-to-device copy), timed with CUDA events on a stream of `a`.
+    pub fn measure_copy_seconds(
+        &mut self,
+        a: u32,
+        b: u32,
+        bytes: usize,
+        reps: u32,
+    ) -> Result<f64, BackendError> {
+        let src = self.alloc(DeviceId(a), ElemType::U32, bytes / 4, "bandwidth probe")?;
+        let dst = self.alloc(DeviceId(b), ElemType::U32, bytes / 4, "bandwidth probe")?;
+        let stream = self.probe_stream(a)?;
+        let slice = |buffer| BufferSlice::new(buffer, 0, bytes / 4);
+        let mut best = f64::INFINITY;
+        for _ in 0..reps.max(1) + 1 {
+            let t = self.time_on(stream, |me| {
+                me.copy(stream, slice(src), slice(dst), None)?;
+                Ok(())
+            })?;
+            best = best.min(t);
+        }
+        self.free(src)?;
+        self.free(dst)?;
+        Ok(best)
+    }
+
+    /// The stream the bandwidth probes of `device` use (created once).
+    fn probe_stream(&mut self, device: u32) -> Result<StreamId, BackendError> {
+        if let Some(&s) = self.probe_streams.get(&device) {
+            return Ok(s);
+        }
+        let s = self.create_stream(DeviceId(device), StreamPriority::Normal)?;
+        self.probe_streams.insert(device, s);
+        Ok(s)
+    }
+
+    /// Runs `f` (which enqueues work on `stream`) between two timing events and returns
+    /// the GPU time between them in seconds, waiting for it.
+    pub fn time_on(
+        &mut self,
+        stream: StreamId,
+        f: impl FnOnce(&mut Self) -> Result<(), BackendError>,
+    ) -> Result<f64, BackendError> {
+        let (device, raw) = {
+            let s = self.stream(stream)?;
+            (s.device, s.raw)
+        };
+        self.make_current(device)?;
+        let mut e0: sys::CUevent = std::ptr::null_mut();
+        let mut e1: sys::CUevent = std::ptr::null_mut();
+        // SAFETY: valid out pointers; the stream's context is current.
+        unsafe {
+            ck(sys::cuEventCreate(&mut e0, 0), || "creating a timing event".into())?;
+            ck(sys::cuEventCreate(&mut e1, 0), || "creating a timing event".into())?;
+            ck(sys::cuEventRecord(e0, raw), || "recording a timing event".into())?;
+        }
+        f(self)?;
+        self.make_current(device)?;
+        let mut ms = 0f32;
+        // SAFETY: both events were created above and are recorded on a live stream.
+        unsafe {
+            ck(sys::cuEventRecord(e1, raw), || "recording a timing event".into())?;
+            ck(sys::cuEventSynchronize(e1), || "waiting for timed work".into())?;
+            ck(sys::cuEventElapsedTime_v2(&mut ms, e0, e1), || "reading a timing".into())?;
+            sys::cuEventDestroy_v2(e0);
+            sys::cuEventDestroy_v2(e1);
+        }
+        self.check_kernel_error()?;
+        // Timed work enqueued no tokens, but host writes may have left pending entries.
+        self.reap_untokened()?;
+        Ok(f64::from(ms) / 1e3)
+    }
+
+    /// Enqueues `count` launches of the empty kernel `sy_noop` (one block of one thread) on
+    /// `stream`: the probe of launch overhead and kernel floor.
+    pub fn launch_noops(&mut self, stream: StreamId, count: u32) -> Result<(), BackendError> {
+        let (device, raw) = {
+            let s = self.stream(stream)?;
+            (s.device, s.raw)
+        };
+        let f = self.function(device, "sy_noop")?.ok_or_else(|| {
+            BackendError::Device("kernels/common.cuh defines no `sy_noop`".into())
+        })?;
+        self.make_current(device)?;
+        let mut args = kernels::pack_args(
+            &Launch { kernel: "sy_noop", buffers: vec![], scalars: vec![], work_items: 0 },
+            &[],
+            0,
+            self.error_dev,
+        )?;
+        let mut params: [*mut c_void; 1] = [(&mut args as *mut SyArgs).cast()];
+        for _ in 0..count {
+            // SAFETY: a function of this context's module with a matching argument block.
+            ck(
+                unsafe {
+                    sys::cuLaunchKernel(
+                        f,
+                        1,
+                        1,
+                        1,
+                        1,
+                        1,
+                        1,
+                        0,
+                        raw,
+                        params.as_mut_ptr(),
+                        std::ptr::null_mut(),
+                    )
+                },
+                || format!("launching `sy_noop` on gpu{device}"),
+            )?;
+        }
+        Ok(())
+    }
+
+    /// GPU time in seconds of one `bytes` copy between pinned host memory and GPU `device`
+    /// (`to_device`: host to device), best of `reps`, timed with events around the copy alone.
+    pub fn measure_host_copy_seconds(
+        &mut self,
+        device: u32,
+        bytes: usize,
+        to_device: bool,
+        reps: u32,
+    ) -> Result<f64, BackendError> {
+        let buf = self.alloc(DeviceId(device), ElemType::U32, bytes / 4, "host probe")?;
+        let ptr = self.buffer(buf)?.ptr;
+        let block = self.take_pinned(bytes)?;
+        let stream = self.probe_stream(device)?;
+        let raw = self.stream(stream)?.raw;
+        let mut best = f64::INFINITY;
+        for _ in 0..reps.max(1) + 1 {
+            let t = self.time_on(stream, |_| {
+                // SAFETY: the pinned block and the buffer both hold `bytes`.
+                let r = unsafe {
+                    if to_device {
+                        sys::cuMemcpyHtoDAsync_v2(ptr, block.ptr.cast(), bytes, raw)
+                    } else {
+                        sys::cuMemcpyDtoHAsync_v2(block.ptr.cast(), ptr, bytes, raw)
+                    }
+                };
+                ck(r, || format!("copying {bytes} bytes between the host and gpu{device}"))
+            })?;
+            best = best.min(t);
+        }
+        self.pinned_free.push(block);
+        self.free(buf)?;
+        Ok(best)
+    }
+
+    /// L2 cache size of a device in bytes.
+    pub fn l2_bytes(&self, device: DeviceId) -> u64 {
+        self.devices.get(device.0 as usize).map_or(0, |d| d.l2_bytes)
+    }
+
+    /// The compute capability of a device.
+    pub fn arch(&self, device: DeviceId) -> Option<(i32, i32)> {
+        self.devices.get(device.0 as usize).map(|d| d.arch)
+    }
+
+    fn stream(&self, stream: StreamId) -> Result<&Strm, BackendError> {
+        self.streams
+            .get(stream.0 as usize)
+            .ok_or_else(|| BackendError::Usage(format!("stream {} does not exist", stream.0)))
+    }
+
+    fn buffer(&self, id: BufferId) -> Result<&Buf, BackendError> {
+        self.buffers.get(id.0 as usize).and_then(Option::as_ref).ok_or_else(|| {
+            BackendError::Usage(format!("buffer {} does not exist or was freed", id.0))
+        })
+    }
+
+    fn take_pinned(&mut self, bytes: usize) -> Result<Pinned, BackendError> {
+        let bytes = bytes.max(64);
+        if let Some(i) =
+            self.pinned_free.iter().position(|p| p.cap >= bytes && p.cap <= bytes.saturating_mul(4))
+        {
+            return Ok(self.pinned_free.swap_remove(i));
+        }
+        let mut p: *mut c_void = std::ptr::null_mut();
+        // SAFETY: valid out pointer; portable so any context's stream may use it.
+        ck(unsafe { sys::cuMemHostAlloc(&mut p, bytes, sys::CU_MEMHOSTALLOC_PORTABLE) }, || {
+            format!("allocating {bytes} bytes of pinned host memory")
+        })?;
+        Ok(Pinned { ptr: p.cast(), cap: bytes })
+    }
+
+    fn event_after(&mut self, stream: StreamId) -> Result<sys::CUevent, BackendError> {
+        let (device, raw) = {
+            let s = self.stream(stream)?;
+            (s.device, s.raw)
+        };
+        self.make_current(device)?;
+        let ev = match self.devices[device as usize].free_events.pop() {
+            Some(e) => e,
+            None => {
+                let mut e: sys::CUevent = std::ptr::null_mut();
+                // SAFETY: valid out pointer; the device's context is current.
+                ck(
+                    unsafe {
+                        sys::cuEventCreate(
+                            &mut e,
+                            sys::CUevent_flags::CU_EVENT_DISABLE_TIMING as u32,
+                        )
+                    },
+                    || format!("creating an event on gpu{device}"),
+                )?;
+                e
+            }
+        };
+        // SAFETY: event and stream belong to the current context.
+        ck(unsafe { sys::cuEventRecord(ev, raw) }, || {
+            format!("recording an event on gpu{device}")
+        })?;
+        Ok(ev)
+    }
+
+    fn push_pending(
+        &mut self,
+        stream: StreamId,
+        token: Option<Token>,
+        kind: PendingKind,
+    ) -> Result<(), BackendError> {
+        let event = self.event_after(stream)?;
+        self.seq += 1;
+        let seq = self.seq;
+        self.streams[stream.0 as usize].pending.push_back(Pending { seq, token, event, kind });
+        Ok(())
+    }
+
+    fn check_kernel_error(&self) -> Result<(), BackendError> {
+        // SAFETY: the error word is a live pinned block of four u64 written by kernels.
+        let code = unsafe { std::ptr::read_volatile(self.error_host) };
+        if code == 0 {
+            return Ok(());
+        }
+        // SAFETY: as above.
+        let (d1, d2, launch) = unsafe {
+            (
+                std::ptr::read_volatile(self.error_host.add(1)),
+                std::ptr::read_volatile(self.error_host.add(2)),
+                std::ptr::read_volatile(self.error_host.add(3)),
+            )
+        };
+        let kernel = self.launches.get(launch as usize).copied().unwrap_or("unknown");
+        Err(BackendError::Kernel {
+            kernel: kernel.into(),
+            message: kernels::error_message(code, d1, d2),
+        })
+    }
+
+    fn function(
+        &mut self,
+        device: u32,
+        name: &str,
+    ) -> Result<Option<sys::CUfunction>, BackendError> {
+        let d = &mut self.devices[device as usize];
+        if let Some(f) = d.functions.get(name) {
+            return Ok(*f);
+        }
+        let cname = CString::new(name)
+            .map_err(|_| BackendError::Usage(format!("kernel name `{name}` holds a NUL")))?;
+        let mut f: sys::CUfunction = std::ptr::null_mut();
+        // SAFETY: the module is loaded in this device's context.
+        let r = unsafe { sys::cuModuleGetFunction(&mut f, d.module, cname.as_ptr()) };
+        let found = if r == sys::CUresult::CUDA_ERROR_NOT_FOUND {
+            None
+        } else {
+            ck(r, || format!("looking up kernel `{name}` on gpu{device}"))?;
+            Some(f)
+        };
+        d.functions.insert(name.to_string(), found);
+        Ok(found)
+    }
+
+    fn finish(&mut self, p: Pending) -> Result<Option<Completion>, BackendError> {
+        let time_ps = self.now_ps();
+        let kind = match p.kind {
+            PendingKind::Kernel { snapshots } => {
+                let s = snapshots.ptr.cast::<u64>();
+                // SAFETY: the block holds two snapshots of COUNTERS u64, both copied by now.
+                let (before, after) = unsafe {
+                    (
+                        std::slice::from_raw_parts(s, COUNTERS).to_vec(),
+                        std::slice::from_raw_parts(s.add(COUNTERS), COUNTERS).to_vec(),
+                    )
+                };
+                self.pinned_free.push(snapshots);
+                let d = |i: usize| after[i].wrapping_sub(before[i]);
+                Some(CompletionKind::Kernel(KernelCountsReport {
+                    items: d(0),
+                    edges: d(1),
+                    atomics: d(2),
+                    remote_ops: d(3),
+                }))
+            }
+            PendingKind::Copy { bytes } => Some(CompletionKind::Copy { bytes }),
+            PendingKind::Read { block, elem, len } => {
+                let mut data = HostData::zeros(elem, len);
+                // SAFETY: the read copied `len` elements of `elem` into the block.
+                unsafe {
+                    std::ptr::copy_nonoverlapping(
+                        block.ptr,
+                        host_ptr_mut(&mut data),
+                        len * elem.size_bytes() as usize,
+                    );
+                }
+                self.pinned_free.push(block);
+                Some(CompletionKind::HostRead(data))
+            }
+            PendingKind::Write { block, bytes } => {
+                self.pinned_free.push(block);
+                Some(CompletionKind::Copy { bytes })
+            }
+            PendingKind::Callback => Some(CompletionKind::Callback),
+        };
+        Ok(match (p.token, kind) {
+            (Some(token), Some(kind)) => Some(Completion { token, time_ps, kind }),
+            _ => None,
+        })
+    }
+
+    /// Retires finished operations that carry no token (staging blocks go back to the pool).
+    fn reap_untokened(&mut self) -> Result<(), BackendError> {
+        for s in 0..self.streams.len() {
+            while let Some(front) = self.streams[s].pending.front() {
+                if front.token.is_some() {
+                    break;
+                }
+                // SAFETY: the event was recorded on a live stream.
+                let r = unsafe { sys::cuEventQuery(front.event) };
+                if r == sys::CUresult::CUDA_ERROR_NOT_READY {
+                    break;
+                }
+                ck(r, || format!("waiting for an operation on stream {s}"))?;
+                let p = self.streams[s].pending.pop_front().expect("front exists");
+                let device = self.streams[s].device as usize;
+                self.devices[device].free_events.push(p.event);
+                self.finish(p)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Sum of every stream's device counters of `device` (waits for the GPU to be idle).
+    fn device_counters(&self, device: u32) -> [u64; COUNTERS] {
+        let mut total = [0u64; COUNTERS];
+        let Some(d) = self.devices.get(device as usize) else {
+            return total;
+        };
+        for s in self.streams.iter().filter(|s| s.device == device) {
+            let mut c = [0u64; COUNTERS];
+            // SAFETY: the counters are a live device allocation of COUNTERS u64; the
+            // context is made current and synchronised first. Failures leave zeros.
+            unsafe {
+                if sys::cuCtxSetCurrent(d.ctx) != sys::CUresult::CUDA_SUCCESS
+                    || sys::cuCtxSynchronize() != sys::CUresult::CUDA_SUCCESS
+                    || sys::cuMemcpyDtoH_v2(c.as_mut_ptr().cast(), s.counters, COUNTERS * 8)
+                        != sys::CUresult::CUDA_SUCCESS
+                {
+                    continue;
+                }
+            }
+            for (t, v) in total.iter_mut().zip(c) {
+                *t += v;
+            }
+        }
+        total
+    }
+
+    /// Events polled so far.
+    pub fn polls(&self) -> u64 {
+        self.polls
+    }
+}
+
+fn host_ptr(data: &HostData) -> *const u8 {
+    match data {
+        HostData::U32(v) => v.as_ptr().cast(),
+        HostData::U64(v) => v.as_ptr().cast(),
+        HostData::F32(v) => v.as_ptr().cast(),
+        HostData::F64(v) => v.as_ptr().cast(),
+    }
+}
+
+fn host_ptr_mut(data: &mut HostData) -> *mut u8 {
+    match data {
+        HostData::U32(v) => v.as_mut_ptr().cast(),
+        HostData::U64(v) => v.as_mut_ptr().cast(),
+        HostData::F32(v) => v.as_mut_ptr().cast(),
+        HostData::F64(v) => v.as_mut_ptr().cast(),
+    }
+}
+
+impl Backend for CudaBackend {
+    fn name(&self) -> &str {
+        "cuda"
+    }
+
+    fn device_count(&self) -> u32 {
+        self.devices.len() as u32
+    }
+
+    fn device_info(&self, device: DeviceId) -> DeviceInfo {
+        self.devices[device.0 as usize].info.clone()
+    }
+
+    fn peer_access(&self, a: DeviceId, b: DeviceId) -> bool {
+        self.peer.get(a.0 as usize).and_then(|r| r.get(b.0 as usize)).copied().unwrap_or(false)
+    }
+
+    fn path_bandwidth_bytes_per_s(&self, a: DeviceId, b: DeviceId) -> u64 {
+        if a == b {
+            return 0;
+        }
+        self.path_bw.get(a.0 as usize).and_then(|r| r.get(b.0 as usize)).copied().unwrap_or(0)
+    }
+
+    fn now_ps(&self) -> u64 {
+        self.start.elapsed().as_nanos() as u64 * 1000
+    }
+
+    fn alloc(
+        &mut self,
+        device: DeviceId,
+        elem: ElemType,
+        len: usize,
+        label: &str,
+    ) -> Result<BufferId, BackendError> {
+        self.device(device.0)?;
+        self.make_current(device.0)?;
+        let bytes = len as u64 * elem.size_bytes();
+        let mut ptr: sys::CUdeviceptr = 0;
+        if bytes > 0 {
+            let (mut free, mut total) = (0usize, 0usize);
+            // SAFETY: valid out pointers; the device's context is current.
+            ck(unsafe { sys::cuMemGetInfo_v2(&mut free, &mut total) }, || {
+                format!("reading free memory of gpu{}", device.0)
+            })?;
+            let d = &self.devices[device.0 as usize];
+            if bytes > free as u64 {
+                return Err(BackendError::OutOfMemory {
+                    device: device.0,
+                    label: label.to_string(),
+                    requested_bytes: bytes,
+                    in_use_bytes: total as u64 - free as u64,
+                    capacity_bytes: d.info.memory_bytes,
+                });
+            }
+            // SAFETY: valid out pointer; size checked above.
+            unsafe {
+                ck(sys::cuMemAlloc_v2(&mut ptr, bytes as usize), || {
+                    format!("allocating {bytes} bytes for `{label}` on gpu{}", device.0)
+                })?;
+                ck(sys::cuMemsetD8_v2(ptr, 0, bytes as usize), || {
+                    format!("zeroing `{label}` on gpu{}", device.0)
+                })?;
+            }
+        }
+        let d = &mut self.devices[device.0 as usize];
+        d.in_use += bytes;
+        d.peak = d.peak.max(d.in_use);
+        self.buffers.push(Some(Buf { device: device.0, ptr, elem, len }));
+        Ok(BufferId(self.buffers.len() as u32 - 1))
+    }
+
+    fn free(&mut self, buffer: BufferId) -> Result<(), BackendError> {
+        let b =
+            self.buffers.get_mut(buffer.0 as usize).and_then(Option::take).ok_or_else(|| {
+                BackendError::Usage(format!("buffer {} freed twice or never allocated", buffer.0))
+            })?;
+        self.make_current(b.device)?;
+        if b.ptr != 0 {
+            // SAFETY: every stream of the device is drained first, so nothing uses it.
+            unsafe {
+                ck(sys::cuCtxSynchronize(), || format!("finishing gpu{} work", b.device))?;
+                ck(sys::cuMemFree_v2(b.ptr), || format!("freeing buffer {}", buffer.0))?;
+            }
+        }
+        self.devices[b.device as usize].in_use -= b.len as u64 * b.elem.size_bytes();
+        Ok(())
+    }
+
+    fn memory_in_use_bytes(&self, device: DeviceId) -> u64 {
+        self.devices.get(device.0 as usize).map_or(0, |d| d.in_use)
+    }
+
+    fn buffer_shape(&self, buffer: BufferId) -> Result<(ElemType, usize), BackendError> {
+        let b = self.buffer(buffer)?;
+        Ok((b.elem, b.len))
+    }
+
+    fn create_stream(
+        &mut self,
+        device: DeviceId,
+        priority: StreamPriority,
+    ) -> Result<StreamId, BackendError> {
+        self.device(device.0)?;
+        self.make_current(device.0)?;
+        let (mut least, mut greatest) = (0, 0);
+        let mut raw: sys::CUstream = std::ptr::null_mut();
+        let mut counters: sys::CUdeviceptr = 0;
+        let mut huge: sys::CUdeviceptr = 0;
+        // SAFETY: valid out pointers; the device's context is current.
+        unsafe {
+            ck(sys::cuCtxGetStreamPriorityRange(&mut least, &mut greatest), || {
+                "reading stream priorities".into()
+            })?;
+            let p = if priority == StreamPriority::High { greatest } else { least };
+            ck(
+                sys::cuStreamCreateWithPriority(
+                    &mut raw,
+                    sys::CUstream_flags::CU_STREAM_NON_BLOCKING as u32,
+                    p,
+                ),
+                || format!("creating a stream on gpu{}", device.0),
+            )?;
+            ck(sys::cuMemAlloc_v2(&mut counters, COUNTERS * 8), || "allocating counters".into())?;
+            ck(sys::cuMemsetD8_v2(counters, 0, COUNTERS * 8), || "zeroing counters".into())?;
+            ck(sys::cuMemAlloc_v2(&mut huge, HUGE_BYTES), || "allocating the huge list".into())?;
+            ck(sys::cuMemsetD8_v2(huge, 0, HUGE_BYTES), || "zeroing the huge list".into())?;
+        }
+        self.streams.push(Strm { device: device.0, raw, counters, huge, pending: VecDeque::new() });
+        Ok(StreamId(self.streams.len() as u32 - 1))
+    }
+
+    fn record_event(&mut self, stream: StreamId) -> Result<EventId, BackendError> {
+        let (device, raw) = {
+            let s = self.stream(stream)?;
+            (s.device, s.raw)
+        };
+        self.make_current(device)?;
+        let mut e: sys::CUevent = std::ptr::null_mut();
+        // SAFETY: valid out pointer; stream and event share the current context.
+        unsafe {
+            ck(
+                sys::cuEventCreate(&mut e, sys::CUevent_flags::CU_EVENT_DISABLE_TIMING as u32),
+                || "creating an event".into(),
+            )?;
+            ck(sys::cuEventRecord(e, raw), || "recording an event".into())?;
+        }
+        self.events.push((device, e));
+        Ok(EventId(self.events.len() as u32 - 1))
+    }
+
+    fn wait_event(&mut self, stream: StreamId, event: EventId) -> Result<(), BackendError> {
+        let (device, raw) = {
+            let s = self.stream(stream)?;
+            (s.device, s.raw)
+        };
+        let &(_, e) = self
+            .events
+            .get(event.0 as usize)
+            .ok_or_else(|| BackendError::Usage(format!("event {} was never recorded", event.0)))?;
+        self.make_current(device)?;
+        // SAFETY: both handles are alive; cross-device waits are allowed.
+        ck(unsafe { sys::cuStreamWaitEvent(raw, e, 0) }, || "waiting for an event".into())
+    }
+
+    fn launch(
+        &mut self,
+        stream: StreamId,
+        launch: Launch,
+        token: Option<Token>,
+    ) -> Result<(), BackendError> {
+        let def = self.registry.get(launch.kernel)?.clone();
+        let cuda_name = def.cuda_name.ok_or_else(|| BackendError::Kernel {
+            kernel: launch.kernel.to_string(),
+            message: "has no CUDA implementation (cuda_name is None); run it on --backend sim"
+                .into(),
+        })?;
+        let (device, raw, counters, huge) = {
+            let s = self.stream(stream)?;
+            (s.device, s.raw, s.counters, s.huge)
+        };
+        let mut buffers = Vec::with_capacity(launch.buffers.len());
+        for (i, &id) in launch.buffers.iter().enumerate() {
+            let b = self.buffer(id)?;
+            if b.device != device && !def.remote_args.contains(&i) {
+                return Err(BackendError::Kernel {
+                    kernel: launch.kernel.to_string(),
+                    message: format!(
+                        "buffer argument {i} lives on gpu{}, the kernel runs on gpu{device}",
+                        b.device
+                    ),
+                });
+            }
+            buffers.push((b.ptr, b.len as u64));
+        }
+        let launch_id = self.launches.len() as u64;
+        self.launches.push(launch.kernel);
+        let mut args = kernels::pack_args(&launch, &buffers, counters, self.error_dev)?;
+        args.launch = launch_id;
+        args.huge = huge;
+        args.huge_cap = HUGE_CAP as u64;
+        let main = self.function(device, cuda_name)?.ok_or_else(|| BackendError::Kernel {
+            kernel: launch.kernel.to_string(),
+            message: format!("kernels/*.cu defines no `{cuda_name}`"),
+        })?;
+        let pre = self.function(device, &format!("{cuda_name}__pre"))?;
+        let post = self.function(device, &format!("{cuda_name}__post"))?;
+        let full_grid = kernels::grid_blocks(u64::MAX, self.devices[device as usize].info.sm_count);
+        let mut items = launch.work_items;
+        if kernels::sweeps_vertices(cuda_name) {
+            items = items.max(buffers.get(3).map_or(0, |b| b.1));
+        }
+        let blocks = kernels::grid_blocks(items, self.devices[device as usize].info.sm_count);
+        let snapshots =
+            if token.is_some() { Some(self.take_pinned(2 * COUNTERS * 8)?) } else { None };
+        self.make_current(device)?;
+        let mut params: [*mut c_void; 1] = [(&mut args as *mut SyArgs).cast()];
+        // SAFETY: functions of this context's module, an argument block matching the
+        // kernels' `SyArgs`, pointers of live allocations; snapshot copies target a live
+        // pinned block kept until the kernel's event completes.
+        unsafe {
+            if let Some(s) = &snapshots {
+                ck(sys::cuMemcpyDtoHAsync_v2(s.ptr.cast(), counters, COUNTERS * 8, raw), || {
+                    "snapshotting counters".into()
+                })?;
+            }
+            if let Some(pre) = pre {
+                ck(
+                    sys::cuLaunchKernel(
+                        pre,
+                        1,
+                        1,
+                        1,
+                        1,
+                        1,
+                        1,
+                        0,
+                        raw,
+                        params.as_mut_ptr(),
+                        std::ptr::null_mut(),
+                    ),
+                    || format!("launching `{cuda_name}__pre` on gpu{device}"),
+                )?;
+            }
+            ck(
+                sys::cuLaunchKernel(
+                    main,
+                    blocks,
+                    1,
+                    1,
+                    kernels::BLOCK,
+                    1,
+                    1,
+                    0,
+                    raw,
+                    params.as_mut_ptr(),
+                    std::ptr::null_mut(),
+                ),
+                || format!("launching `{cuda_name}` ({blocks} blocks) on gpu{device}"),
+            )?;
+            if let Some(post) = post {
+                ck(
+                    sys::cuLaunchKernel(
+                        post,
+                        full_grid,
+                        1,
+                        1,
+                        kernels::BLOCK,
+                        1,
+                        1,
+                        0,
+                        raw,
+                        params.as_mut_ptr(),
+                        std::ptr::null_mut(),
+                    ),
+                    || format!("launching `{cuda_name}__post` on gpu{device}"),
+                )?;
+            }
+            if let Some(s) = &snapshots {
+                ck(
+                    sys::cuMemcpyDtoHAsync_v2(
+                        s.ptr.add(COUNTERS * 8).cast(),
+                        counters,
+                        COUNTERS * 8,
+                        raw,
+                    ),
+                    || "snapshotting counters".into(),
+                )?;
+            }
+        }
+        self.devices[device as usize].kernels += 1;
+        if let Some(snapshots) = snapshots {
+            self.push_pending(stream, token, PendingKind::Kernel { snapshots })?;
+        }
+        Ok(())
+    }
+
+    fn copy(
+        &mut self,
+        stream: StreamId,
+        src: BufferSlice,
+        dst: BufferSlice,
+        token: Option<Token>,
+    ) -> Result<(), BackendError> {
+        let (sb, db) = (self.buffer(src.buffer)?, self.buffer(dst.buffer)?);
+        if sb.elem != db.elem
+            || src.len != dst.len
+            || src.offset + src.len > sb.len
+            || dst.offset + dst.len > db.len
+        {
+            return Err(BackendError::Usage(format!(
+                "copy of {} elements from buffer {} ({:?}, {}) at {} to buffer {} ({:?}, {}) at \
+                 {}: types differ or a range is out of bounds",
+                src.len,
+                src.buffer.0,
+                sb.elem,
+                sb.len,
+                src.offset,
+                dst.buffer.0,
+                db.elem,
+                db.len,
+                dst.offset
+            )));
+        }
+        let size = sb.elem.size_bytes();
+        let bytes = src.len as u64 * size;
+        let (sdev, ddev) = (sb.device, db.device);
+        let (sp, dp) = (sb.ptr + src.offset as u64 * size, db.ptr + dst.offset as u64 * size);
+        let (device, raw) = {
+            let s = self.stream(stream)?;
+            (s.device, s.raw)
+        };
+        self.make_current(device)?;
+        if bytes > 0 {
+            // SAFETY: ranges checked above; contexts alive; the stream's context is current.
+            unsafe {
+                if sdev == ddev {
+                    ck(sys::cuMemcpyDtoDAsync_v2(dp, sp, bytes as usize, raw), || {
+                        format!("copying {bytes} bytes on gpu{sdev}")
+                    })?;
+                } else {
+                    let (sc, dc) =
+                        (self.devices[sdev as usize].ctx, self.devices[ddev as usize].ctx);
+                    ck(sys::cuMemcpyPeerAsync(dp, dc, sp, sc, bytes as usize, raw), || {
+                        format!("copying {bytes} bytes from gpu{sdev} to gpu{ddev}")
+                    })?;
+                }
+            }
+            if sdev != ddev {
+                *self.links.entry((sdev, ddev)).or_default() += bytes;
+            }
+        }
+        if token.is_some() {
+            self.push_pending(stream, token, PendingKind::Copy { bytes })?;
+        }
+        Ok(())
+    }
+
+    fn write_from_host(
+        &mut self,
+        stream: StreamId,
+        dst: BufferId,
+        offset: usize,
+        data: HostData,
+        token: Option<Token>,
+    ) -> Result<(), BackendError> {
+        let b = self.buffer(dst)?;
+        if b.elem != data.elem() || offset + data.len() > b.len {
+            return Err(BackendError::Usage(format!(
+                "host write of {} {:?} elements at {offset} into buffer {} ({:?}, {})",
+                data.len(),
+                data.elem(),
+                dst.0,
+                b.elem,
+                b.len
+            )));
+        }
+        let bytes = data.size_bytes() as usize;
+        let dp = b.ptr + offset as u64 * b.elem.size_bytes();
+        let block = self.take_pinned(bytes)?;
+        let (device, raw) = {
+            let s = self.stream(stream)?;
+            (s.device, s.raw)
+        };
+        self.make_current(device)?;
+        // SAFETY: the block holds at least `bytes`; the destination range was checked; the
+        // block stays out of the pool until the write's event completes.
+        unsafe {
+            std::ptr::copy_nonoverlapping(host_ptr(&data), block.ptr, bytes);
+            if bytes > 0 {
+                ck(sys::cuMemcpyHtoDAsync_v2(dp, block.ptr.cast(), bytes, raw), || {
+                    format!("writing {bytes} bytes to gpu{device}")
+                })?;
+            }
+        }
+        self.push_pending(stream, token, PendingKind::Write { block, bytes: bytes as u64 })
+    }
+
+    fn read_to_host(
+        &mut self,
+        stream: StreamId,
+        src: BufferSlice,
+        token: Token,
+    ) -> Result<(), BackendError> {
+        let b = self.buffer(src.buffer)?;
+        if src.offset + src.len > b.len {
+            return Err(BackendError::Usage(format!(
+                "host read of elements {}..{} from buffer {} of {}",
+                src.offset,
+                src.offset + src.len,
+                src.buffer.0,
+                b.len
+            )));
+        }
+        let elem = b.elem;
+        let bytes = src.len * elem.size_bytes() as usize;
+        let sp = b.ptr + src.offset as u64 * elem.size_bytes();
+        let block = self.take_pinned(bytes)?;
+        let (device, raw) = {
+            let s = self.stream(stream)?;
+            (s.device, s.raw)
+        };
+        self.make_current(device)?;
+        if bytes > 0 {
+            // SAFETY: the block holds at least `bytes`; the source range was checked.
+            ck(unsafe { sys::cuMemcpyDtoHAsync_v2(block.ptr.cast(), sp, bytes, raw) }, || {
+                format!("reading {bytes} bytes from gpu{device}")
+            })?;
+        }
+        self.push_pending(stream, Some(token), PendingKind::Read { block, elem, len: src.len })
+    }
+
+    fn host_callback(&mut self, stream: StreamId, token: Token) -> Result<(), BackendError> {
+        self.push_pending(stream, Some(token), PendingKind::Callback)
+    }
+
+    fn next_completion(&mut self) -> Result<Option<Completion>, BackendError> {
+        let mut last_progress = Instant::now();
+        let mut spins = 0u32;
+        loop {
+            self.check_kernel_error()?;
+            // The earliest-submitted finished head among the streams.
+            let mut best: Option<(u64, usize)> = None;
+            let mut outstanding = 0usize;
+            for (s, strm) in self.streams.iter().enumerate() {
+                outstanding += strm.pending.len();
+                let Some(front) = strm.pending.front() else { continue };
+                self.polls += 1;
+                // SAFETY: the event was recorded on a live stream.
+                let r = unsafe { sys::cuEventQuery(front.event) };
+                if r == sys::CUresult::CUDA_ERROR_NOT_READY {
+                    continue;
+                }
+                ck(r, || format!("an operation on gpu{} failed", strm.device))?;
+                if best.is_none_or(|(seq, _)| front.seq < seq) {
+                    best = Some((front.seq, s));
+                }
+            }
+            if outstanding == 0 {
+                return Ok(None);
+            }
+            if let Some((_, s)) = best {
+                let p = self.streams[s].pending.pop_front().expect("front exists");
+                let device = self.streams[s].device as usize;
+                self.devices[device].free_events.push(p.event);
+                self.check_kernel_error()?;
+                if let Some(c) = self.finish(p)? {
+                    return Ok(Some(c));
+                }
+                last_progress = Instant::now();
+                continue;
+            }
+            if last_progress.elapsed() > self.watchdog {
+                return Err(BackendError::Limit(format!(
+                    "watchdog: no GPU operation finished in {} s with {outstanding} outstanding; \
+                     a kernel may hang or the work is longer than the watchdog (set \
+                     SWITCHYARD_CUDA_WATCHDOG_S to allow more)",
+                    self.watchdog.as_secs()
+                )));
+            }
+            spins += 1;
+            if spins > 2000 {
+                std::thread::sleep(Duration::from_micros(20));
+            } else {
+                std::hint::spin_loop();
+            }
+        }
+    }
+
+    fn stats(&self) -> BackendStats {
+        let devices = (0..self.devices.len() as u32)
+            .map(|g| {
+                let c = self.device_counters(g);
+                let d = &self.devices[g as usize];
+                DeviceStats {
+                    kernel_busy_ps: 0,
+                    kernels: d.kernels,
+                    edges: c[1],
+                    memory_peak_bytes: d.peak,
+                }
+            })
+            .collect();
+        let links = self
+            .links
+            .iter()
+            .map(|(&(a, b), &bytes)| LinkStats {
+                name: format!("gpu{a}->gpu{b}"),
+                bytes,
+                busy_ps: 0,
+            })
+            .collect();
+        BackendStats { devices, links, events: self.polls }
+    }
+}
+
+impl Drop for CudaBackend {
+    fn drop(&mut self) {
+        // Best effort: wait for the GPUs, then release what was created.
+        // SAFETY: every handle below was created by this backend and is released once.
+        unsafe {
+            for d in &self.devices {
+                sys::cuCtxSetCurrent(d.ctx);
+                sys::cuCtxSynchronize();
+            }
+            for s in &self.streams {
+                sys::cuCtxSetCurrent(self.devices[s.device as usize].ctx);
+                for p in &s.pending {
+                    sys::cuEventDestroy_v2(p.event);
+                }
+                sys::cuStreamDestroy_v2(s.raw);
+                sys::cuMemFree_v2(s.counters);
+                sys::cuMemFree_v2(s.huge);
+            }
+            for &(device, e) in &self.events {
+                sys::cuCtxSetCurrent(self.devices[device as usize].ctx);
+                sys::cuEventDestroy_v2(e);
+            }
+            for b in self.buffers.iter().flatten() {
+                if b.ptr != 0 {
+                    sys::cuCtxSetCurrent(self.devices[b.device as usize].ctx);
+                    sys::cuMemFree_v2(b.ptr);
+                }
+            }
+            for d in &self.devices {
+                sys::cuCtxSetCurrent(d.ctx);
+                for &e in &d.free_events {
+                    sys::cuEventDestroy_v2(e);
+                }
+                sys::cuModuleUnload(d.module);
+            }
+            for p in &self.pinned_free {
+                sys::cuMemFreeHost(p.ptr.cast());
+            }
+            for s in &self.streams {
+                for p in &s.pending {
+                    match &p.kind {
+                        PendingKind::Kernel { snapshots: b }
+                        | PendingKind::Read { block: b, .. }
+                        | PendingKind::Write { block: b, .. } => {
+                            sys::cuMemFreeHost(b.ptr.cast());
+                        }
+                        _ => {}
+                    }
+                }
+            }
+            if !self.error_host.is_null() {
+                sys::cuMemFreeHost(self.error_host.cast());
+            }
+            for d in &self.devices {
+                let mut dev = 0;
+                if sys::cuDeviceGet(&mut dev, d.ordinal) == sys::CUresult::CUDA_SUCCESS {
+                    sys::cuDevicePrimaryCtxRelease_v2(dev);
+                }
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn the_kernels_compile_with_nvrtc_for_hopper_and_ampere() {
+        // SAFETY: probing for the library has no preconditions.
+        if !unsafe { super::nvrtc::is_culib_present() } {
+            eprintln!("skipped: no NVRTC (libnvrtc.so.13) on this machine");
+            return;
+        }
+        for arch in [(9, 0), (8, 0)] {
+            match super::compile_for(arch) {
+                Ok(cubin) => assert!(cubin.len() > 1000, "sm_{}{}: tiny image", arch.0, arch.1),
+                Err(e) => panic!("{e}"),
+            }
+        }
+    }
+}

@@ -1,0 +1,244 @@
+//! The CUDA side of the kernel contracts: the sources in `kernels/*.cu` (embedded in the
+//! binary), the argument ABI every kernel shares, the launch configuration, and the error
+//! codes kernels report. Compilation by NVRTC lives in the backend (`backend.rs`); what is
+//! here needs no GPU and is tested everywhere.
+//!
+//! # ABI
+//! Every kernel `NAME` in `kernels/*.cu` is `extern "C" __global__ void NAME(const SyArgs)`:
+//! one argument, [`SyArgs`] by value (704 bytes, well under the 4 KiB parameter limit), with
+//! the launch's buffer pointers in contract order, their lengths, then the scalars as raw
+//! bits in contract order, then the work descriptor; then what the backend owns: the
+//! stream's device counters (items, edges, atomics, remote operations; cumulative), a
+//! host-mapped error word, and the stream's huge-vertex list. A kernel may have a pre-pass
+//! `NAME__pre` (one thread, same arguments, same stream, launched first) that resets the
+//! counters it appends to and checks the contract's preconditions, and a post-pass
+//! `NAME__post` (full grid, launched after it) that expands the vertices of at least 4096
+//! arcs the main pass set aside, in chunks of 4096 arcs that the blocks share out.
+//!
+//! # Launch configuration
+//! [`BLOCK`] threads per block; every kernel walks its items with a grid-stride loop, so the
+//! grid is `ceil(items / BLOCK)` blocks capped at [`BLOCKS_PER_SM`] per multiprocessor,
+//! where `items` is the launch's `work_items`, or the vertex count for kernels that sweep
+//! every local vertex (see [`sweeps_vertices`]).
+
+use crate::backend::{BackendError, Launch, Scalar};
+
+/// Buffer arguments a launch may carry (14 fixed bsp slots plus one package per peer).
+pub const MAX_BUFFERS: usize = 32;
+/// Scalar arguments a launch may carry (5 plus one length per peer for `bsp_merge`).
+pub const MAX_SCALARS: usize = 16;
+/// Threads per block.
+pub const BLOCK: u32 = 256;
+/// Resident blocks aimed for per multiprocessor (grid-stride loops cover the rest).
+pub const BLOCKS_PER_SM: u32 = 8;
+/// Number of per-stream device counters kernels add to.
+pub const COUNTERS: usize = 4;
+
+/// The shared header (ABI, load-balanced expansion, warp-aggregated pushes).
+pub const COMMON_SOURCE: &str = include_str!("../../../kernels/common.cuh");
+/// The bulk-synchronous runtime's split and merge.
+pub const BSP_SOURCE: &str = include_str!("../../../kernels/bsp.cu");
+/// The algorithms' advance and apply kernels.
+pub const ALGO_SOURCE: &str = include_str!("../../../kernels/algo.cu");
+
+/// The whole program NVRTC compiles: the header, then every kernel file.
+pub fn program_source() -> String {
+    format!("{COMMON_SOURCE}\n{BSP_SOURCE}\n{ALGO_SOURCE}\n")
+}
+
+/// Whether the CUDA program defines `extern "C"` kernel `name`.
+pub fn source_defines(source: &str, name: &str) -> bool {
+    source.lines().any(|l| {
+        l.starts_with("extern \"C\" __global__")
+            && l.split(|c: char| !(c.is_alphanumeric() || c == '_')).any(|w| w == name)
+    })
+}
+
+/// The kernel argument block; layout shared with `struct SyArgs` in `kernels/common.cuh`.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct SyArgs {
+    /// Device pointers of the buffer arguments, in contract order.
+    pub ptr: [u64; MAX_BUFFERS],
+    /// Their lengths in elements.
+    pub len: [u64; MAX_BUFFERS],
+    /// Scalars as raw bits, in contract order.
+    pub scalar: [u64; MAX_SCALARS],
+    /// The launch's work descriptor.
+    pub work_items: u64,
+    /// Number of buffer arguments.
+    pub nbuffers: u64,
+    /// Number of scalar arguments.
+    pub nscalars: u64,
+    /// The backend's number for this launch (kernels report it with an error).
+    pub launch: u64,
+    /// Device pointer of the stream's counters.
+    pub stats: u64,
+    /// Device-visible pointer of the host-mapped error word.
+    pub error: u64,
+    /// Device pointer of the stream's huge-vertex list (`[0]` count, then entries).
+    pub huge: u64,
+    /// Entries the huge-vertex list holds.
+    pub huge_cap: u64,
+}
+
+/// Entries of each stream's huge-vertex list: chunks of 4096 arcs of the vertices with at
+/// least that many (a vertex whose chunks do not fit is expanded by its block instead).
+pub const HUGE_CAP: usize = 1 << 18;
+
+/// A scalar's raw bits as the ABI passes them.
+pub fn scalar_bits(s: Scalar) -> u64 {
+    match s {
+        Scalar::U32(v) => u64::from(v),
+        Scalar::U64(v) => v,
+        Scalar::F32(v) => u64::from(v.to_bits()),
+        Scalar::F64(v) => v.to_bits(),
+    }
+}
+
+/// Packs a launch's arguments; `buffers` are `(device pointer, length)` in contract order.
+pub fn pack_args(
+    launch: &Launch,
+    buffers: &[(u64, u64)],
+    stats: u64,
+    error: u64,
+) -> Result<SyArgs, BackendError> {
+    if buffers.len() > MAX_BUFFERS || launch.scalars.len() > MAX_SCALARS {
+        return Err(BackendError::Kernel {
+            kernel: launch.kernel.to_string(),
+            message: format!(
+                "{} buffers and {} scalars given; the CUDA ABI takes at most {MAX_BUFFERS} \
+                 and {MAX_SCALARS} (at most {} peers for the bsp kernels)",
+                buffers.len(),
+                launch.scalars.len(),
+                MAX_BUFFERS - crate::runtime::bsp::kernels::FIXED_SLOTS
+            ),
+        });
+    }
+    let mut args = SyArgs {
+        ptr: [0; MAX_BUFFERS],
+        len: [0; MAX_BUFFERS],
+        scalar: [0; MAX_SCALARS],
+        work_items: launch.work_items,
+        nbuffers: buffers.len() as u64,
+        nscalars: launch.scalars.len() as u64,
+        launch: 0,
+        stats,
+        error,
+        huge: 0,
+        huge_cap: 0,
+    };
+    for (i, &(p, l)) in buffers.iter().enumerate() {
+        args.ptr[i] = p;
+        args.len[i] = l;
+    }
+    for (i, &s) in launch.scalars.iter().enumerate() {
+        args.scalar[i] = scalar_bits(s);
+    }
+    Ok(args)
+}
+
+/// Kernels whose threads sweep every local vertex (slot 3's length) besides their work
+/// items: the grid is sized for the larger of the two.
+pub fn sweeps_vertices(kernel: &str) -> bool {
+    matches!(kernel, "pr_ldbc_push" | "pr_ldbc_apply" | "dobfs_advance" | "bsp_split")
+}
+
+/// Blocks of [`BLOCK`] threads for `items` items on a GPU of `sm_count` multiprocessors.
+pub fn grid_blocks(items: u64, sm_count: u32) -> u32 {
+    let wanted = items.div_ceil(u64::from(BLOCK)).max(1);
+    let cap = u64::from(sm_count.max(1) * BLOCKS_PER_SM);
+    wanted.min(cap) as u32
+}
+
+/// The message for error `code` with details `d1`, `d2`, reported by a kernel of `kernel`.
+pub fn error_message(code: u64, d1: u64, d2: u64) -> String {
+    match code {
+        1 => format!("input frontier length {d1} exceeds its buffer of {d2}"),
+        2 => format!("an output queue overflowed: slot {d1} of {d2}"),
+        3 => format!("package for gpu {d1} overflows its {d2} slots"),
+        4 => format!("{d2} items announced from gpu {d1}, more than its package holds"),
+        5 => format!("{d1} weights for {d2} arcs: the graph needs integer weights"),
+        6 => format!(
+            "pull step without the reverse CSR of every vertex ({d1} offsets, {d2} vertices)"
+        ),
+        7 => format!("output frontier length {d1} exceeds its buffer of {d2}"),
+        _ => format!("unknown kernel error code {code} ({d1}, {d2})"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::backend::BufferId;
+
+    #[test]
+    fn the_abi_block_has_the_layout_of_the_cuda_struct() {
+        // 32 + 32 + 16 u64 arrays, then eight u64 fields, no padding.
+        assert_eq!(std::mem::size_of::<SyArgs>(), (32 + 32 + 16 + 8) * 8);
+        assert_eq!(std::mem::offset_of!(SyArgs, scalar), 64 * 8);
+        assert_eq!(std::mem::offset_of!(SyArgs, work_items), 80 * 8);
+        assert_eq!(std::mem::offset_of!(SyArgs, error), 85 * 8);
+        assert_eq!(std::mem::offset_of!(SyArgs, huge_cap), 87 * 8);
+        assert!(COMMON_SOURCE.contains("#define SY_MAX_BUFFERS 32"));
+        assert!(COMMON_SOURCE.contains("#define SY_MAX_SCALARS 16"));
+        assert!(COMMON_SOURCE.contains(&format!("#define SY_BLOCK {BLOCK}")));
+    }
+
+    #[test]
+    fn arguments_are_packed_in_contract_order_with_scalars_as_raw_bits() {
+        let launch = Launch {
+            kernel: "k",
+            buffers: vec![BufferId(0), BufferId(1)],
+            scalars: vec![Scalar::U32(7), Scalar::F64(0.5), Scalar::F32(1.0), Scalar::U64(1 << 40)],
+            work_items: 99,
+        };
+        let a = pack_args(&launch, &[(0x1000, 3), (0x2000, 5)], 0xaa, 0xbb).unwrap();
+        assert_eq!(&a.ptr[..3], &[0x1000, 0x2000, 0]);
+        assert_eq!(&a.len[..3], &[3, 5, 0]);
+        assert_eq!(a.scalar[0], 7);
+        assert_eq!(f64::from_bits(a.scalar[1]), 0.5);
+        assert_eq!(a.scalar[2], u64::from(1f32.to_bits()));
+        assert_eq!(a.scalar[3], 1 << 40);
+        assert_eq!(
+            (a.work_items, a.nbuffers, a.nscalars, a.stats, a.error),
+            (99, 2, 4, 0xaa, 0xbb)
+        );
+    }
+
+    #[test]
+    fn too_many_arguments_are_refused_with_the_limit() {
+        let launch = Launch { kernel: "k", buffers: vec![], scalars: vec![], work_items: 0 };
+        let err = pack_args(&launch, &[(0, 0); 33], 0, 0).unwrap_err();
+        assert!(err.to_string().contains("at most 32"), "{err}");
+    }
+
+    #[test]
+    fn grids_cover_the_work_up_to_eight_blocks_per_multiprocessor() {
+        assert_eq!(grid_blocks(0, 132), 1);
+        assert_eq!(grid_blocks(256, 132), 1);
+        assert_eq!(grid_blocks(257, 132), 2);
+        assert_eq!(grid_blocks(1 << 30, 132), 132 * 8);
+    }
+
+    #[test]
+    fn every_registered_kernel_with_a_cuda_name_is_in_the_program() {
+        let source = program_source();
+        let registry = crate::driver::builtin_kernels();
+        let mut named = 0;
+        for def in registry.iter() {
+            if let Some(name) = def.cuda_name {
+                named += 1;
+                assert!(source_defines(&source, name), "kernels/*.cu lacks `{name}`");
+            }
+        }
+        assert!(named >= 9, "only {named} kernels have CUDA names");
+        assert!(!source_defines(&source, "no_such_kernel"));
+    }
+
+    #[test]
+    fn kernel_errors_read_as_sentences() {
+        assert_eq!(error_message(3, 2, 10), "package for gpu 2 overflows its 10 slots");
+        assert!(error_message(99, 0, 0).contains("unknown"));
+    }
+}

@@ -1,0 +1,82 @@
+//! The CUDA-facing command line without a GPU: `--backend cuda` and `calibrate machine`
+//! say in one line what is missing and point to the simulator, and `calibrate runs` on the
+//! simulator writes the rows the GPU benchmark and the calibration report are made of.
+
+use std::process::Command;
+
+fn switchyard(args: &[&str]) -> std::process::Output {
+    Command::new(env!("CARGO_BIN_EXE_switchyard")).args(args).output().expect("run binary")
+}
+
+fn has_gpu() -> bool {
+    switchyard::backend::cuda::gpus_present() > 0
+}
+
+#[test]
+fn without_a_gpu_cuda_commands_fail_in_one_line_pointing_to_the_simulator() {
+    if has_gpu() {
+        println!("skipped: this machine has a GPU");
+        return;
+    }
+    for args in [
+        &["run", "--backend", "cuda", "--generate", "rmat:scale=8,ef=4"][..],
+        &["calibrate", "machine", "--topology-out", "/dev/null"][..],
+        &["calibrate", "runs", "--generate", "rmat:scale=8,ef=4", "--json", "/dev/null"][..],
+    ] {
+        let out = switchyard(args);
+        assert!(!out.status.success(), "{args:?} succeeded without a GPU");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(err.trim().lines().count(), 1, "{args:?}: not one line: {err}");
+        assert!(err.contains("--backend sim"), "{args:?}: {err}");
+    }
+}
+
+#[test]
+fn calibrate_runs_on_the_simulator_writes_validated_rows_with_floors_and_traffic() {
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("rows.json");
+    let out = switchyard(&[
+        "calibrate",
+        "runs",
+        "--backend",
+        "sim",
+        "--topology",
+        "hgx-h200x4",
+        "--generate",
+        "rmat:scale=10,ef=8",
+        "--weights",
+        "--hub-source",
+        "--algos",
+        "bfs,sssp,pr",
+        "--gpu-counts",
+        "1,2",
+        "--json",
+        json.to_str().unwrap(),
+    ]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let rows: Vec<serde_json::Value> =
+        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    assert_eq!(rows.len(), 6, "three algorithms on 1 and 2 GPUs");
+    for r in &rows {
+        assert_eq!(r["validation"], "passed", "{r}");
+        assert!(r["time_ms"].as_f64().unwrap() > 0.0, "{r}");
+        assert!(r["floor_ms"].as_f64().unwrap() > 0.0, "{r}");
+        assert!(r["edges_visited"].as_u64().unwrap() > 0, "{r}");
+        let two = r["gpus"] == 2;
+        assert_eq!(r["bytes_sent"].as_u64().unwrap() > 0, two, "{r}");
+        // Peer traffic crosses the NVSwitch only when there is a peer.
+        let peer_bytes: u64 = r["links"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|l| l[0].as_str().unwrap().contains("nvswitch"))
+            .map(|l| l[1].as_u64().unwrap())
+            .sum();
+        assert_eq!(peer_bytes > 0, two, "{r}");
+    }
+    let pr = rows.iter().find(|r| r["algo"] == "pr" && r["gpus"] == 1).unwrap();
+    assert!(pr["per_iteration_ms"].as_f64().unwrap() > 0.0);
+    // The printed table has a row per run.
+    let table = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(table.lines().filter(|l| l.contains("passed")).count(), 6, "{table}");
+}

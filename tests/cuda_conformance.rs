@@ -1,0 +1,590 @@
+//! Kernel conformance: every registered kernel that has a CUDA implementation runs on the
+//! simulator (its Rust implementation) and on a GPU with the same random inputs, and the
+//! outputs are compared: exactly where the contract fixes them, as sets where it leaves
+//! the order free (frontiers, packages), within float tolerance where atomic additions
+//! may come in any order. Without a GPU the GPU half is skipped with a message; the
+//! simulator half (inputs are well formed, the Rust kernels accept them) always runs.
+//!
+//! Inputs where a parallel kernel could legitimately differ from the sequential Rust loop
+//! are avoided, not papered over: frontiers of relaxing kernels (sssp, cc, residual
+//! PageRank) are independent sets, so no frontier vertex's value changes while the kernel
+//! runs.
+
+use std::collections::BTreeSet;
+use switchyard::backend::sim::{SimBackend, SimConfig};
+use switchyard::backend::{
+    Backend, BufferId, BufferSlice, CompletionKind, DeviceId, HostData, KernelCountsReport, Launch,
+    Scalar, StreamPriority, Token,
+};
+use switchyard::driver::builtin_kernels;
+use switchyard_sim::topology::Topology;
+
+struct Rng(u64);
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0
+    }
+    fn below(&mut self, n: u64) -> u64 {
+        self.next() % n.max(1)
+    }
+    fn unit(&mut self) -> f32 {
+        (self.next() >> 40) as f32 / (1u64 << 24) as f32
+    }
+}
+
+/// A random local graph in the bsp slot layout, with a few vertices of degree >= 256 (block
+/// expansion), some of 32..255 (warp expansion) and many small ones.
+struct Case {
+    n: usize,
+    offsets: Vec<u64>,
+    targets: Vec<u32>,
+    weights: Vec<u32>,
+}
+
+fn graph(rng: &mut Rng, n: usize) -> Case {
+    let mut offsets = vec![0u64];
+    let mut targets = Vec::new();
+    for v in 0..n {
+        let degree = match v % 97 {
+            0 if v % 5 == 0 => 4096 + rng.below(4000),
+            0 => 300 + rng.below(400),
+            1..=6 => 32 + rng.below(200),
+            7..=9 => 0,
+            _ => rng.below(12),
+        };
+        for _ in 0..degree {
+            targets.push(rng.below(n as u64) as u32);
+        }
+        offsets.push(targets.len() as u64);
+    }
+    let weights = (0..targets.len()).map(|_| 1 + rng.below(100) as u32).collect();
+    Case { n, offsets, targets, weights }
+}
+
+impl Case {
+    fn out(&self, v: usize) -> &[u32] {
+        &self.targets[self.offsets[v] as usize..self.offsets[v + 1] as usize]
+    }
+
+    /// A random set of vertices none of which is an out-neighbour of another (nor itself).
+    fn independent_frontier(&self, rng: &mut Rng, want: usize) -> Vec<u32> {
+        let mut chosen = BTreeSet::new();
+        let mut blocked = vec![false; self.n];
+        for _ in 0..want * 4 {
+            let v = rng.below(self.n as u64) as usize;
+            if blocked[v] || chosen.contains(&(v as u32)) {
+                continue;
+            }
+            if self.out(v).iter().any(|&t| chosen.contains(&t) || t as usize == v) {
+                continue;
+            }
+            chosen.insert(v as u32);
+            for &t in self.out(v) {
+                blocked[t as usize] = true;
+            }
+            if chosen.len() == want {
+                break;
+            }
+        }
+        chosen.into_iter().collect()
+    }
+
+    fn reverse(&self) -> (Vec<u64>, Vec<u32>) {
+        let mut ins = vec![Vec::new(); self.n];
+        for v in 0..self.n {
+            for &t in self.out(v) {
+                ins[t as usize].push(v as u32);
+            }
+        }
+        let mut off = vec![0u64];
+        let mut tgt = Vec::new();
+        for list in ins {
+            tgt.extend(list);
+            off.push(tgt.len() as u64);
+        }
+        (off, tgt)
+    }
+}
+
+/// The 14 fixed slots plus `packages`, with everything a kernel may read filled in.
+struct Slots {
+    data: Vec<HostData>,
+}
+
+impl Slots {
+    #[allow(clippy::too_many_arguments)]
+    fn new(
+        c: &Case,
+        values: HostData,
+        aux: Vec<f32>,
+        frontier: &[u32],
+        owner: Vec<u32>,
+        reverse: bool,
+        peers: usize,
+        packages: Vec<Vec<u32>>,
+    ) -> Slots {
+        let n = c.n;
+        let degree: Vec<u32> = (0..n).map(|v| c.out(v).len() as u32).collect();
+        let mut fin = vec![0u32; n];
+        fin[..frontier.len()].copy_from_slice(frontier);
+        let (ro, rt) = if reverse { c.reverse() } else { (Vec::new(), Vec::new()) };
+        let mut data = vec![
+            HostData::U64(c.offsets.clone()),
+            HostData::U32(c.targets.clone()),
+            HostData::U32(c.weights.clone()),
+            values,
+            HostData::F32(aux),
+            HostData::U32(degree),
+            HostData::U32(vec![0; n]),
+            HostData::U32(fin),
+            HostData::U32(vec![0; n]),
+            HostData::U64(vec![0; peers + 3]),
+            HostData::U32(owner),
+            HostData::U32((0..n as u32).map(|v| v * 7 + 1).collect()),
+            HostData::U64(ro),
+            HostData::U32(rt),
+        ];
+        data.extend(packages.into_iter().map(HostData::U32));
+        Slots { data }
+    }
+}
+
+/// Runs one launch over `inputs` on `backend`, returning every buffer afterwards and the
+/// kernel's counts.
+fn run_one(
+    backend: &mut dyn Backend,
+    inputs: &[HostData],
+    kernel: &'static str,
+    scalars: Vec<Scalar>,
+    work_items: u64,
+) -> (Vec<HostData>, KernelCountsReport) {
+    let stream = backend.create_stream(DeviceId(0), StreamPriority::Normal).unwrap();
+    let mut ids: Vec<BufferId> = Vec::new();
+    let mut tokens = 0u64;
+    for data in inputs {
+        let id = backend.alloc(DeviceId(0), data.elem(), data.len(), "input").unwrap();
+        if !data.is_empty() {
+            backend.write_from_host(stream, id, 0, data.clone(), None).unwrap();
+        }
+        ids.push(id);
+    }
+    backend
+        .launch(
+            stream,
+            Launch { kernel, buffers: ids.clone(), scalars, work_items },
+            Some(Token(1)),
+        )
+        .unwrap();
+    for (i, &id) in ids.iter().enumerate() {
+        if !inputs[i].is_empty() {
+            backend
+                .read_to_host(
+                    stream,
+                    BufferSlice::new(id, 0, inputs[i].len()),
+                    Token(100 + i as u64),
+                )
+                .unwrap();
+            tokens += 1;
+        }
+    }
+    let mut out: Vec<HostData> = inputs.to_vec();
+    let mut counts = None;
+    while let Some(c) = backend.next_completion().unwrap() {
+        match c.kind {
+            CompletionKind::Kernel(k) => counts = Some(k),
+            CompletionKind::HostRead(d) => {
+                out[(c.token.0 - 100) as usize] = d;
+                tokens -= 1;
+            }
+            _ => {}
+        }
+    }
+    assert_eq!(tokens, 0, "{kernel}: reads missing");
+    (out, counts.expect("kernel completion"))
+}
+
+fn sim() -> SimBackend {
+    let topology = Topology::bundled("dgx1-v100").unwrap();
+    SimBackend::new(topology, 1, builtin_kernels(), SimConfig::default()).unwrap()
+}
+
+#[cfg(feature = "cuda")]
+fn gpu() -> Option<switchyard::backend::cuda::CudaBackend> {
+    if switchyard::backend::cuda::gpus_present() == 0 {
+        return None;
+    }
+    Some(switchyard::backend::cuda::CudaBackend::open(1, builtin_kernels()).expect("open GPU 0"))
+}
+
+#[cfg(not(feature = "cuda"))]
+fn gpu() -> Option<SimBackend> {
+    None
+}
+
+/// How one output buffer is compared.
+#[derive(Clone, Copy, Debug)]
+enum Cmp {
+    Exact,
+    /// The first `counters[index]` entries (of the expected run) as sets.
+    SetPrefix {
+        counter: usize,
+        from: usize,
+    },
+    /// Pairs `(id, bits)` of the first `counters[index]` pairs, as sets.
+    PairSet {
+        counter: usize,
+    },
+    /// f32 values within a relative tolerance.
+    Close,
+    /// Counters: exact except the listed f64 entries (compared within tolerance).
+    CountersExceptF64(usize),
+}
+
+fn set_prefix(d: &HostData, len: usize) -> Vec<u32> {
+    let mut v = d.as_u32().unwrap()[..len].to_vec();
+    v.sort_unstable();
+    v
+}
+
+fn compare(kernel: &str, rule: &[(usize, Cmp)], want: &[HostData], got: &[HostData]) {
+    let counters = want[9].as_u64().unwrap();
+    for (i, (w, g)) in want.iter().zip(got).enumerate() {
+        let cmp = rule.iter().find(|(j, _)| *j == i).map_or(Cmp::Exact, |r| r.1);
+        match cmp {
+            Cmp::Exact => assert_eq!(w, g, "{kernel}: buffer {i} differs"),
+            Cmp::SetPrefix { counter, from } => {
+                let len = counters[counter] as usize;
+                assert_eq!(
+                    &w.as_u32().unwrap()[..from],
+                    &g.as_u32().unwrap()[..from],
+                    "{kernel}: buffer {i} prefix"
+                );
+                assert_eq!(set_prefix(w, len), set_prefix(g, len), "{kernel}: buffer {i} as a set");
+            }
+            Cmp::PairSet { counter } => {
+                let len = counters[counter] as usize;
+                let pairs = |d: &HostData| {
+                    let mut p: Vec<(u32, u32)> =
+                        d.as_u32().unwrap()[..2 * len].chunks(2).map(|c| (c[0], c[1])).collect();
+                    p.sort_unstable();
+                    p
+                };
+                assert_eq!(pairs(w), pairs(g), "{kernel}: package {i} as a set of pairs");
+            }
+            Cmp::Close => {
+                let (w, g) = (w.as_f32().unwrap(), g.as_f32().unwrap());
+                for (j, (a, b)) in w.iter().zip(g).enumerate() {
+                    let tol = 1e-5 * a.abs().max(b.abs()).max(1e-6);
+                    assert!((a - b).abs() <= tol, "{kernel}: buffer {i}[{j}] {a} vs {b}");
+                }
+            }
+            Cmp::CountersExceptF64(k) => {
+                let (w, g) = (w.as_u64().unwrap(), g.as_u64().unwrap());
+                for j in 0..w.len() {
+                    if j == k {
+                        let (a, b) = (f64::from_bits(w[j]), f64::from_bits(g[j]));
+                        assert!((a - b).abs() <= 1e-6 * a.abs().max(1e-9), "{kernel}: {a} vs {b}");
+                    } else {
+                        assert_eq!(w[j], g[j], "{kernel}: counter {j}");
+                    }
+                }
+            }
+        }
+    }
+}
+
+struct Check {
+    kernel: &'static str,
+    inputs: Vec<HostData>,
+    scalars: Vec<Scalar>,
+    work_items: u64,
+    rule: Vec<(usize, Cmp)>,
+}
+
+fn advance_scalars(frontier: usize, superstep: u32, param: f64, extra: f64) -> Vec<Scalar> {
+    vec![
+        Scalar::U64(frontier as u64),
+        Scalar::U32(2 * superstep + 1),
+        Scalar::U32(superstep),
+        Scalar::F64(param),
+        Scalar::U32(0),
+        Scalar::F64(extra),
+    ]
+}
+
+/// Output frontier as a set; marker exact.
+fn advance_rule() -> Vec<(usize, Cmp)> {
+    vec![(8, Cmp::SetPrefix { counter: 0, from: 0 })]
+}
+
+fn checks() -> Vec<Check> {
+    let mut rng = Rng(0x5eed_cafe_f00d_1234);
+    let c = graph(&mut rng, 3000);
+    let n = c.n;
+    let mut checks = Vec::new();
+    let no_aux = Vec::new();
+    let one_gpu = vec![0u32; n];
+    let two_gpus: Vec<u32> = (0..n).map(|_| (rng.below(4) == 0) as u32).collect();
+
+    // BFS and the push half of DOBFS: superstep 2, frontier = vertices at level 2.
+    let mut labels = vec![u32::MAX; n];
+    let mut frontier = Vec::new();
+    for (v, label) in labels.iter_mut().enumerate() {
+        match rng.below(10) {
+            0 | 1 => *label = rng.below(2) as u32,
+            2 | 3 => {
+                *label = 2;
+                frontier.push(v as u32);
+            }
+            _ => {}
+        }
+    }
+    for (kernel, reverse, param) in
+        [("bfs_advance", false, 0.0), ("dobfs_advance", true, 0.0), ("dobfs_advance", true, 1.0)]
+    {
+        let slots = Slots::new(
+            &c,
+            HostData::U32(labels.clone()),
+            no_aux.clone(),
+            &frontier,
+            one_gpu.clone(),
+            reverse,
+            1,
+            vec![vec![]],
+        );
+        checks.push(Check {
+            kernel,
+            inputs: slots.data,
+            scalars: advance_scalars(frontier.len(), 2, param, 0.0),
+            work_items: frontier.len() as u64,
+            rule: advance_rule(),
+        });
+    }
+
+    // SSSP and CC: an independent frontier.
+    let independent = c.independent_frontier(&mut rng, 400);
+    let dist: Vec<u32> =
+        (0..n).map(|_| if rng.below(3) == 0 { u32::MAX } else { rng.below(500) as u32 }).collect();
+    let cc: Vec<u32> = (0..n).map(|v| (v as u32).min(rng.below(n as u64) as u32)).collect();
+    for (kernel, values) in [("sssp_advance", dist), ("cc_advance", cc)] {
+        let slots = Slots::new(
+            &c,
+            HostData::U32(values),
+            no_aux.clone(),
+            &independent,
+            one_gpu.clone(),
+            false,
+            1,
+            vec![vec![]],
+        );
+        checks.push(Check {
+            kernel,
+            inputs: slots.data,
+            scalars: advance_scalars(independent.len(), 3, 0.0, 0.0),
+            work_items: independent.len() as u64,
+            rule: advance_rule(),
+        });
+    }
+
+    // PageRank LDBC push over every owned vertex, with proxies (owner 1) forwarded.
+    let owned: Vec<u32> = (0..n as u32).filter(|&v| two_gpus[v as usize] == 0).collect();
+    let rank: Vec<f32> = (0..n).map(|_| rng.unit() / n as f32 + 1e-7).collect();
+    let slots = Slots::new(
+        &c,
+        HostData::F32(vec![0.0; n]),
+        rank.clone(),
+        &owned,
+        two_gpus.clone(),
+        false,
+        2,
+        vec![vec![], vec![]],
+    );
+    checks.push(Check {
+        kernel: "pr_ldbc_push",
+        inputs: slots.data,
+        scalars: advance_scalars(owned.len(), 0, f64::INFINITY, 0.85),
+        work_items: owned.len() as u64,
+        rule: vec![(3, Cmp::Close), (8, Cmp::SetPrefix { counter: 0, from: 0 })],
+    });
+
+    // PageRank LDBC apply.
+    let sums: Vec<f32> = (0..n).map(|_| rng.unit() / n as f32).collect();
+    let slots = Slots::new(
+        &c,
+        HostData::F32(sums),
+        rank.clone(),
+        &[],
+        two_gpus.clone(),
+        false,
+        2,
+        vec![vec![], vec![]],
+    );
+    checks.push(Check {
+        kernel: "pr_ldbc_apply",
+        inputs: slots.data,
+        scalars: vec![Scalar::F64(0.01), Scalar::U32(n as u32), Scalar::F64(0.85), Scalar::U32(0)],
+        work_items: n as u64,
+        rule: vec![
+            (4, Cmp::Close),
+            (7, Cmp::SetPrefix { counter: 1, from: 0 }),
+            (9, Cmp::CountersExceptF64(4)),
+        ],
+    });
+
+    // Residual PageRank push from an independent frontier.
+    let residual: Vec<f32> = (0..n).map(|_| rng.unit() * 0.1).collect();
+    let slots = Slots::new(
+        &c,
+        HostData::F32(residual),
+        rank.clone(),
+        &independent,
+        two_gpus.clone(),
+        false,
+        2,
+        vec![vec![], vec![]],
+    );
+    checks.push(Check {
+        kernel: "pr_residual_push",
+        inputs: slots.data,
+        scalars: advance_scalars(independent.len(), 0, 0.01, 0.85),
+        work_items: independent.len() as u64,
+        rule: vec![(3, Cmp::Close), (4, Cmp::Close), (8, Cmp::SetPrefix { counter: 0, from: 0 })],
+    });
+
+    // Split: three GPUs, this is gpu 0; selective and broadcast, min and add.
+    let three: Vec<u32> = (0..n).map(|_| rng.below(3) as u32).collect();
+    let mut out: Vec<u32> = (0..n as u32).filter(|_| rng.below(3) == 0).collect();
+    out.reverse();
+    for (broadcast, add) in [(0u32, 0u32), (1, 0), (0, 1)] {
+        let values = if add == 1 {
+            HostData::F32((0..n).map(|_| rng.unit()).collect())
+        } else {
+            HostData::U32((0..n).map(|_| rng.below(1000) as u32).collect())
+        };
+        let room = 2 * n;
+        let mut slots = Slots::new(
+            &c,
+            values,
+            no_aux.clone(),
+            &[],
+            three.clone(),
+            false,
+            3,
+            vec![vec![0; room], vec![0; room], vec![0; room]],
+        );
+        let mut fout = vec![0u32; n];
+        fout[..out.len()].copy_from_slice(&out);
+        slots.data[8] = HostData::U32(fout);
+        slots.data[9] = HostData::U64(vec![out.len() as u64, 0, 0, 0, 0, 0]);
+        checks.push(Check {
+            kernel: "bsp_split",
+            inputs: slots.data,
+            scalars: vec![
+                Scalar::U32(0),
+                Scalar::U32(3),
+                Scalar::U32(9),
+                Scalar::U32(broadcast),
+                Scalar::U32(add),
+            ],
+            work_items: out.len() as u64,
+            rule: vec![
+                (7, Cmp::SetPrefix { counter: 1, from: 0 }),
+                (14, Cmp::Exact),
+                (15, Cmp::PairSet { counter: 3 }),
+                (16, Cmp::PairSet { counter: 4 }),
+            ],
+        });
+    }
+
+    // Merge: packages from gpus 1 and 2 into gpu 0, min and add; the next frontier
+    // continues after 5 entries the split left.
+    for add in [0u32, 1] {
+        let mut packages = vec![vec![]];
+        let mut lengths = vec![Scalar::U64(0)];
+        for _ in 1..3 {
+            let len = 500 + rng.below(500) as usize;
+            let mut p = Vec::new();
+            for _ in 0..len {
+                p.push(rng.below(n as u64) as u32);
+                p.push(if add == 1 {
+                    (rng.unit() * 0.01).to_bits()
+                } else {
+                    rng.below(1000) as u32
+                });
+            }
+            p.extend(std::iter::repeat_n(0, 20));
+            packages.push(p);
+            lengths.push(Scalar::U64(len as u64));
+        }
+        let values = if add == 1 {
+            HostData::F32((0..n).map(|_| rng.unit() * 0.01).collect())
+        } else {
+            HostData::U32((0..n).map(|_| rng.below(1000) as u32).collect())
+        };
+        let mut slots =
+            Slots::new(&c, values, no_aux.clone(), &[], three.clone(), false, 3, packages);
+        let mut fin = vec![0u32; n];
+        for (i, v) in fin.iter_mut().enumerate().take(5) {
+            *v = 10 + i as u32;
+        }
+        slots.data[7] = HostData::U32(fin);
+        slots.data[9] = HostData::U64(vec![0, 5, 0, 0, 0, 0]);
+        let mut scalars = vec![
+            Scalar::U32(0),
+            Scalar::U32(3),
+            Scalar::U32(10),
+            Scalar::U32(add),
+            Scalar::F64(if add == 1 { 0.012 } else { 0.0 }),
+        ];
+        let incoming = lengths.iter().map(|s| if let Scalar::U64(l) = s { *l } else { 0 }).sum();
+        scalars.extend(lengths);
+        checks.push(Check {
+            kernel: "bsp_merge",
+            inputs: slots.data,
+            scalars,
+            work_items: incoming,
+            rule: vec![
+                (3, if add == 1 { Cmp::Close } else { Cmp::Exact }),
+                (7, Cmp::SetPrefix { counter: 1, from: 5 }),
+            ],
+        });
+    }
+    checks
+}
+
+#[test]
+fn every_cuda_kernel_matches_its_rust_contract() {
+    let registry = builtin_kernels();
+    let checks = checks();
+    // Every kernel with a CUDA implementation is covered.
+    let covered: BTreeSet<&str> = checks.iter().map(|c| c.kernel).collect();
+    for def in registry.iter().filter(|d| d.cuda_name.is_some()) {
+        assert!(covered.contains(def.name), "no conformance check for `{}`", def.name);
+    }
+    let mut gpu = gpu();
+    if gpu.is_none() {
+        println!("cuda conformance: no GPU here, the GPU half is skipped (simulator half runs)");
+    }
+    for check in &checks {
+        let (want, want_counts) = run_one(
+            &mut sim(),
+            &check.inputs,
+            check.kernel,
+            check.scalars.clone(),
+            check.work_items,
+        );
+        assert!(want_counts.items > 0, "{}: the check gives the kernel no work", check.kernel);
+        if let Some(g) = gpu.as_mut() {
+            let (got, got_counts) =
+                run_one(g, &check.inputs, check.kernel, check.scalars.clone(), check.work_items);
+            compare(check.kernel, &check.rule, &want, &got);
+            assert_eq!(want_counts.edges, got_counts.edges, "{}: edges", check.kernel);
+            assert_eq!(want_counts.items, got_counts.items, "{}: items", check.kernel);
+            assert_eq!(want_counts.atomics, got_counts.atomics, "{}: atomics", check.kernel);
+            println!("cuda conformance: {} matches ({:?})", check.kernel, got_counts);
+        }
+    }
+}
