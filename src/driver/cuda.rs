@@ -31,16 +31,10 @@ pub fn run_cuda_with_summary(
     summary: Option<&GraphSummary>,
     config: &RunConfig,
 ) -> Result<RunOutput, RunError> {
-    use super::algorithm;
-    use super::report::{
-        self, AlgorithmInfo, BackendInfo, GraphInfo, PartitionInfo, RunReport, RuntimeInfo,
-        TopologyInfo,
-    };
-    use super::{bsp_options, builtin_kernels, git_sha};
+    use super::report::{BackendInfo, TopologyInfo};
+    use super::{Executed, Machine, bsp_options, builtin_kernels, finish, prepare};
     use crate::backend::Backend;
     use crate::backend::cuda::CudaBackend;
-    use crate::graph::partition::{partition_metrics, partitioner_by_name};
-    use crate::graph::summary::summarize;
     use crate::runtime::bsp;
     if config.runtime != super::RuntimeKind::Bsp {
         return Err(RunError::Options(format!(
@@ -49,38 +43,22 @@ pub fn run_cuda_with_summary(
             config.runtime.name()
         )));
     }
-    algorithm::check(config.algorithm, &config.params, graph)?;
-    let prepared = algorithm::prepare_graph(config.algorithm, graph);
-    let graph = prepared.as_ref();
-    let partition =
-        partitioner_by_name(&config.partitioner, config.seed)?.partition(graph, config.gpus)?;
-    let partition_metrics = partition_metrics(graph, &partition)?;
-    let primitive = algorithm::primitive(config.algorithm, &config.params);
+    let prepared = prepare(graph, config)?;
+    let primitive = super::algorithm::primitive(config.algorithm, &config.params);
     let options = bsp_options(config.algorithm, config.bsp);
     let mut backend = CudaBackend::open(config.gpus, builtin_kernels())?;
-    let outcome =
-        bsp::run(&mut backend, graph, &partition.owner, config.gpus, primitive.as_ref(), &options)?;
-    let validation = if config.validate {
-        Some(algorithm::validate(
-            config.algorithm,
-            &config.params,
-            graph,
-            &outcome.values,
-            outcome.aux.as_deref(),
-        )?)
-    } else {
-        None
-    };
+    let outcome = bsp::run(
+        &mut backend,
+        prepared.graph.as_ref(),
+        &prepared.partition.owner,
+        config.gpus,
+        primitive.as_ref(),
+        &options,
+    )?;
     let stats = backend.stats();
-    let time_ps = outcome.compute_time_ps;
-    let seconds = time_ps as f64 / 1e12;
     let gpu_name = backend.device_info(crate::backend::DeviceId(0)).name;
-    let report = RunReport {
-        schema: report::SCHEMA,
-        schema_version: report::SCHEMA_VERSION,
-        command_line: config.command_line.clone(),
-        git_sha: git_sha().to_string(),
-        seed: config.seed,
+    let elapsed_ps = outcome.compute_time_ps;
+    let machine = Machine {
         backend: BackendInfo {
             name: backend.name().to_string(),
             fidelity: None,
@@ -93,34 +71,8 @@ pub fn run_cuda_with_summary(
             hash: String::new(),
             gpus: config.gpus,
         },
-        graph: GraphInfo {
-            name: graph_name.to_string(),
-            summary: summary.cloned().unwrap_or_else(|| summarize(graph)),
-        },
-        partition: PartitionInfo {
-            partitioner: config.partitioner.clone(),
-            metrics: serde_json::to_value(&partition_metrics).unwrap_or_default(),
-        },
-        runtime: RuntimeInfo {
-            name: config.runtime.name().to_string(),
-            bsp: Some(options),
-            groute: None,
-        },
-        algorithm: AlgorithmInfo { name: config.algorithm, params: config.params },
-        gpus: report::gpu_reports(&stats, time_ps),
-        links: report::link_reports(&stats, time_ps),
-        work: report::WorkReport {
-            edges_visited: outcome.edges_visited,
-            work_items: outcome.frontier_sizes.iter().sum(),
-            messages: outcome.messages,
-            bytes_sent: outcome.bytes_sent,
-            frontier_sizes: outcome.frontier_sizes.clone(),
-        },
-        supersteps: outcome.supersteps,
-        time_ps,
-        gteps: if seconds > 0.0 { outcome.edges_visited as f64 / seconds / 1e9 } else { 0.0 },
-        validation,
-        groute: None,
+        stats,
+        elapsed_ps,
     };
-    Ok(RunOutput { report, trace: None, values: outcome.values })
+    finish(&prepared, graph_name, summary, config, Executed::from_bsp(outcome, options), machine)
 }

@@ -134,12 +134,9 @@ pub fn run_with_summary(
     summary: Option<&GraphSummary>,
     config: &RunConfig,
 ) -> Result<RunOutput, RunError> {
-    algorithm::check(config.algorithm, &config.params, graph)?;
-    let prepared = algorithm::prepare_graph(config.algorithm, graph);
-    let graph = prepared.as_ref();
-    let partition =
-        partitioner_by_name(&config.partitioner, config.seed)?.partition(graph, config.gpus)?;
-    let partition_metrics = partition_metrics(graph, &partition)?;
+    let prepared = prepare(graph, config)?;
+    let graph = prepared.graph.as_ref();
+    let owner = &prepared.partition.owner;
     let sim_config = SimConfig {
         fidelity: config.fidelity,
         seed: config.seed,
@@ -147,66 +144,29 @@ pub fn run_with_summary(
         jitter_ps: config.jitter_ps,
         ..SimConfig::default()
     };
+    let mut backend =
+        SimBackend::new(config.topology.clone(), config.gpus, builtin_kernels(), sim_config)?;
     let executed = match config.runtime {
         RuntimeKind::Bsp => {
             let primitive = algorithm::primitive(config.algorithm, &config.params);
             let bsp = bsp_options(config.algorithm, config.bsp);
-            let (outcome, backend) = simulate(
-                graph,
-                primitive.as_ref(),
-                builtin_kernels(),
-                &config.topology,
-                config.gpus,
-                &partition.owner,
-                &bsp,
-                sim_config,
-            )?;
-            Executed::from_bsp(outcome, backend, bsp)
+            let outcome =
+                bsp::run(&mut backend, graph, owner, config.gpus, primitive.as_ref(), &bsp)?;
+            Executed::from_bsp(outcome, bsp)
         }
         RuntimeKind::Groute if config.algorithm == Algorithm::Cc => {
-            let mut backend = SimBackend::new(
-                config.topology.clone(),
-                config.gpus,
-                builtin_kernels(),
-                sim_config,
-            )?;
             let options = cc::CcOptions { buffers: config.groute.buffers, ..Default::default() };
             let outcome = cc::connected_components(&mut backend, graph, &options)?;
-            Executed::from_groute_cc(outcome, backend, config.groute)
+            Executed::from_groute_cc(outcome, config.groute)
         }
         RuntimeKind::Groute => {
             let problem = groute_problem(config.algorithm, &config.params)?;
-            let mut backend = SimBackend::new(
-                config.topology.clone(),
-                config.gpus,
-                builtin_kernels(),
-                sim_config,
-            )?;
-            let outcome = worklist::run(
-                &mut backend,
-                graph,
-                &partition.owner,
-                config.gpus,
-                problem,
-                &config.groute,
-            )?;
-            Executed::from_groute(outcome, backend, config.groute)
+            let outcome =
+                worklist::run(&mut backend, graph, owner, config.gpus, problem, &config.groute)?;
+            Executed::from_groute(outcome, config.groute)
         }
     };
-    let Executed { values, aux, time_ps, work, supersteps, runtime, groute, backend } = executed;
-    let validation = if config.validate {
-        Some(algorithm::validate(config.algorithm, &config.params, graph, &values, aux.as_deref())?)
-    } else {
-        None
-    };
-    let stats = backend.stats();
-    let seconds = time_ps as f64 / 1e12;
-    let report = RunReport {
-        schema: report::SCHEMA,
-        schema_version: report::SCHEMA_VERSION,
-        command_line: config.command_line.clone(),
-        git_sha: git_sha().to_string(),
-        seed: config.seed,
+    let machine = Machine {
         backend: BackendInfo {
             name: backend.name().to_string(),
             fidelity: Some(format!("{:?}", config.fidelity).to_lowercase()),
@@ -219,18 +179,83 @@ pub fn run_with_summary(
             hash: format!("{:016x}", config.topology.source_hash),
             gpus: config.gpus,
         },
+        stats: backend.stats(),
+        elapsed_ps: backend.now_ps(),
+    };
+    let mut output = finish(&prepared, graph_name, summary, config, executed, machine)?;
+    output.trace = config.trace.then(|| backend.trace().to_vec());
+    Ok(output)
+}
+
+/// A graph made ready for a run: checked, prepared for the algorithm, partitioned.
+pub(crate) struct Prepared<'g> {
+    /// The graph the algorithm runs on.
+    pub graph: std::borrow::Cow<'g, Csr>,
+    /// Its partition over the run's GPUs.
+    pub partition: crate::graph::partition::Partition,
+    /// Edge cut, borders and balance of the partition.
+    pub metrics: crate::graph::partition::PartitionMetrics,
+}
+
+/// Checks the parameters, prepares the graph for the algorithm and partitions it.
+pub(crate) fn prepare<'g>(graph: &'g Csr, config: &RunConfig) -> Result<Prepared<'g>, RunError> {
+    algorithm::check(config.algorithm, &config.params, graph)?;
+    let graph = algorithm::prepare_graph(config.algorithm, graph);
+    let partition = partitioner_by_name(&config.partitioner, config.seed)?
+        .partition(graph.as_ref(), config.gpus)?;
+    let metrics = partition_metrics(graph.as_ref(), &partition)?;
+    Ok(Prepared { graph, partition, metrics })
+}
+
+/// The machine side of a report: which backend ran, on what, and what it counted.
+pub(crate) struct Machine {
+    /// Backend facts.
+    pub backend: BackendInfo,
+    /// The machine.
+    pub topology: TopologyInfo,
+    /// The backend's statistics.
+    pub stats: crate::backend::BackendStats,
+    /// Time the links' utilisation is measured over, in picoseconds.
+    pub elapsed_ps: u64,
+}
+
+/// Validates a runtime's result and assembles the report (every backend shares this).
+pub(crate) fn finish(
+    prepared: &Prepared<'_>,
+    graph_name: &str,
+    summary: Option<&GraphSummary>,
+    config: &RunConfig,
+    executed: Executed,
+    machine: Machine,
+) -> Result<RunOutput, RunError> {
+    let graph = prepared.graph.as_ref();
+    let Executed { values, aux, time_ps, work, supersteps, runtime, groute } = executed;
+    let validation = if config.validate {
+        Some(algorithm::validate(config.algorithm, &config.params, graph, &values, aux.as_deref())?)
+    } else {
+        None
+    };
+    let seconds = time_ps as f64 / 1e12;
+    let report = RunReport {
+        schema: report::SCHEMA,
+        schema_version: report::SCHEMA_VERSION,
+        command_line: config.command_line.clone(),
+        git_sha: git_sha().to_string(),
+        seed: config.seed,
+        backend: machine.backend,
+        topology: machine.topology,
         graph: GraphInfo {
             name: graph_name.to_string(),
             summary: summary.cloned().unwrap_or_else(|| summarize(graph)),
         },
         partition: PartitionInfo {
             partitioner: config.partitioner.clone(),
-            metrics: serde_json::to_value(&partition_metrics).unwrap_or_default(),
+            metrics: serde_json::to_value(&prepared.metrics).unwrap_or_default(),
         },
         runtime: RuntimeInfo { name: config.runtime.name().to_string(), ..runtime },
         algorithm: AlgorithmInfo { name: config.algorithm, params: config.params },
-        gpus: report::gpu_reports(&stats, time_ps),
-        links: report::link_reports(&stats, backend.now_ps()),
+        gpus: report::gpu_reports(&machine.stats, time_ps),
+        links: report::link_reports(&machine.stats, machine.elapsed_ps),
         gteps: if seconds > 0.0 { work.edges_visited as f64 / seconds / 1e9 } else { 0.0 },
         work,
         supersteps,
@@ -238,12 +263,11 @@ pub fn run_with_summary(
         validation,
         groute,
     };
-    let trace = config.trace.then(|| backend.trace().to_vec());
-    Ok(RunOutput { report, trace, values })
+    Ok(RunOutput { report, trace: None, values })
 }
 
 /// What a runtime produced, in the shape the report needs.
-struct Executed {
+pub(crate) struct Executed {
     values: Vec<u32>,
     aux: Option<Vec<f32>>,
     time_ps: u64,
@@ -251,11 +275,10 @@ struct Executed {
     supersteps: u32,
     runtime: RuntimeInfo,
     groute: Option<report::GrouteReport>,
-    backend: SimBackend,
 }
 
 impl Executed {
-    fn from_bsp(outcome: bsp::BspOutcome, backend: SimBackend, bsp: BspOptions) -> Executed {
+    pub(crate) fn from_bsp(outcome: bsp::BspOutcome, bsp: BspOptions) -> Executed {
         Executed {
             time_ps: outcome.compute_time_ps,
             work: report::WorkReport {
@@ -270,15 +293,10 @@ impl Executed {
             groute: None,
             values: outcome.values,
             aux: outcome.aux,
-            backend,
         }
     }
 
-    fn from_groute(
-        outcome: worklist::WorklistOutcome,
-        backend: SimBackend,
-        options: WorklistOptions,
-    ) -> Executed {
+    fn from_groute(outcome: worklist::WorklistOutcome, options: WorklistOptions) -> Executed {
         Executed {
             time_ps: outcome.compute_time_ps,
             work: report::WorkReport {
@@ -300,7 +318,6 @@ impl Executed {
             }),
             values: outcome.values,
             aux: outcome.ranks,
-            backend,
         }
     }
 }
@@ -308,11 +325,7 @@ impl Executed {
 impl Executed {
     /// Groute's topology-driven connected components (no worklist: an edge-scattering
     /// router and a reduction router).
-    fn from_groute_cc(
-        outcome: cc::CcOutcome,
-        backend: SimBackend,
-        options: WorklistOptions,
-    ) -> Executed {
+    fn from_groute_cc(outcome: cc::CcOutcome, options: WorklistOptions) -> Executed {
         let edges: u64 = outcome.edges_per_gpu.iter().sum();
         let per_gpu = outcome
             .edges_per_gpu
@@ -340,7 +353,6 @@ impl Executed {
             }),
             values: outcome.labels,
             aux: None,
-            backend,
         }
     }
 }
