@@ -53,6 +53,12 @@ struct SyArgs {
 #define SY_ERR_WEIGHTS 5        // [1] weights, [2] arcs
 #define SY_ERR_NO_REVERSE 6     // [1] reverse offsets length, [2] vertices
 #define SY_ERR_OUT_LEN 7        // [1] output frontier length, [2] buffer length
+#define SY_ERR_LEN 8            // [1] length given, [2] buffer length
+#define SY_ERR_VERTEX 9         // [1] vertex, [2] vertex count
+#define SY_ERR_UPWARD 10        // [1] vertex v, [2] parent[v] > v
+#define SY_ERR_ODD 11           // [1] edge-list length (elements)
+#define SY_ERR_RANGE 12         // [1] offset + len, [2] vertex count
+#define SY_ERR_PREDICATE 13     // [1] kind, [2] a
 
 template <class T> __device__ __forceinline__ T *sy_buf(const SyArgs &a, int i) {
     return reinterpret_cast<T *>(a.ptr[i]);

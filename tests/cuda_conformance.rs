@@ -9,6 +9,18 @@
 //! are avoided, not papered over: frontiers of relaxing kernels (sssp, cc, residual
 //! PageRank) are independent sets, so no frontier vertex's value changes while the kernel
 //! runs.
+//!
+//! The Groute CC kernels `groute_cc_hook` and `groute_cc_merge` hook with compare-and-swap
+//! in whatever order the threads get there, so the parent array they leave may differ in
+//! shape from the sequential one; what is order-independent is compared: every vertex's
+//! root (the smallest id of its tree, reached by following parents), which must be equal
+//! for every vertex, and `parent[x] <= x` everywhere ([`Cmp::Roots`]). Their counts are
+//! exact: edges are the pairs hooked and atomics the successful hooks, and every
+//! successful hook joins two different trees, so their number is the drop in the tree
+//! count in either order. The compress kernels and `groute_cc_init` are compared exactly
+//! (every path they shorten ends at the same root whatever the order), and so is
+//! `groute_filter`, whose CUDA version keeps input order (per-tile counts and an ordered
+//! scan); its atomics are the model's count (warps with a kept element), reported as such.
 
 use std::collections::BTreeSet;
 use switchyard::backend::sim::{SimBackend, SimConfig};
@@ -241,6 +253,23 @@ enum Cmp {
     Close,
     /// Counters: exact except the listed f64 entries (compared within tolerance).
     CountersExceptF64(usize),
+    /// A parent array (u32, `parent[x] <= x`): the root of every vertex, exactly.
+    Roots,
+}
+
+/// The root of every vertex of a parent array, checking that parents never point upwards.
+fn roots(kernel: &str, d: &HostData) -> Vec<u32> {
+    let p = d.as_u32().unwrap();
+    (0..p.len())
+        .map(|v| {
+            let mut x = v;
+            while p[x] as usize != x {
+                assert!((p[x] as usize) < x, "{kernel}: parent[{x}] = {} points upwards", p[x]);
+                x = p[x] as usize;
+            }
+            x as u32
+        })
+        .collect()
 }
 
 fn set_prefix(d: &HostData, len: usize) -> Vec<u32> {
@@ -250,13 +279,13 @@ fn set_prefix(d: &HostData, len: usize) -> Vec<u32> {
 }
 
 fn compare(kernel: &str, rule: &[(usize, Cmp)], want: &[HostData], got: &[HostData]) {
-    let counters = want[9].as_u64().unwrap();
+    let counters = || want[9].as_u64().unwrap();
     for (i, (w, g)) in want.iter().zip(got).enumerate() {
         let cmp = rule.iter().find(|(j, _)| *j == i).map_or(Cmp::Exact, |r| r.1);
         match cmp {
             Cmp::Exact => assert_eq!(w, g, "{kernel}: buffer {i} differs"),
             Cmp::SetPrefix { counter, from } => {
-                let len = counters[counter] as usize;
+                let len = counters()[counter] as usize;
                 assert_eq!(
                     &w.as_u32().unwrap()[..from],
                     &g.as_u32().unwrap()[..from],
@@ -265,7 +294,7 @@ fn compare(kernel: &str, rule: &[(usize, Cmp)], want: &[HostData], got: &[HostDa
                 assert_eq!(set_prefix(w, len), set_prefix(g, len), "{kernel}: buffer {i} as a set");
             }
             Cmp::PairSet { counter } => {
-                let len = counters[counter] as usize;
+                let len = counters()[counter] as usize;
                 let pairs = |d: &HostData| {
                     let mut p: Vec<(u32, u32)> =
                         d.as_u32().unwrap()[..2 * len].chunks(2).map(|c| (c[0], c[1])).collect();
@@ -280,6 +309,9 @@ fn compare(kernel: &str, rule: &[(usize, Cmp)], want: &[HostData], got: &[HostDa
                     let tol = 1e-5 * a.abs().max(b.abs()).max(1e-6);
                     assert!((a - b).abs() <= tol, "{kernel}: buffer {i}[{j}] {a} vs {b}");
                 }
+            }
+            Cmp::Roots => {
+                assert_eq!(roots(kernel, w), roots(kernel, g), "{kernel}: buffer {i} roots");
             }
             Cmp::CountersExceptF64(k) => {
                 let (w, g) = (w.as_u64().unwrap(), g.as_u64().unwrap());
@@ -552,7 +584,101 @@ fn checks() -> Vec<Check> {
             ],
         });
     }
+    groute_checks(&mut rng, &mut checks);
     checks
+}
+
+/// A random forest over `n` vertices with `parent[v] <= v`: chains of a few steps down.
+fn forest(rng: &mut Rng, n: usize) -> Vec<u32> {
+    (0..n)
+        .map(|v| {
+            if v == 0 || rng.below(4) == 0 {
+                v as u32
+            } else {
+                v.saturating_sub(1 + rng.below(5) as usize) as u32
+            }
+        })
+        .collect()
+}
+
+/// Random edge endpoints, `len` of them, then a tail the kernels must not read (out of
+/// range: reading it would fail the run).
+fn endpoints(rng: &mut Rng, n: usize, len: usize) -> Vec<u32> {
+    let mut e: Vec<u32> = (0..len).map(|_| rng.below(n as u64) as u32).collect();
+    e.extend(std::iter::repeat_n(u32::MAX, 7));
+    e
+}
+
+/// The Groute CC and filter kernels.
+fn groute_checks(rng: &mut Rng, checks: &mut Vec<Check>) {
+    let n = 20_000;
+    checks.push(Check {
+        kernel: "groute_cc_init",
+        inputs: vec![HostData::U32((0..n as u32).map(|v| v ^ 0x55).collect())],
+        scalars: vec![],
+        work_items: n as u64,
+        rule: vec![],
+    });
+    // Hook: sparse (many components left) and dense (heavy compare-and-swap contention).
+    for pairs in [6_000usize, 60_000] {
+        let len = 2 * pairs;
+        checks.push(Check {
+            kernel: "groute_cc_hook",
+            inputs: vec![HostData::U32(forest(rng, n)), HostData::U32(endpoints(rng, n, len))],
+            scalars: vec![Scalar::U64(len as u64)],
+            work_items: pairs as u64,
+            rule: vec![(0, Cmp::Roots)],
+        });
+    }
+    // Merge: a packet of another GPU's (compressed) parent array at an offset.
+    let (offset, len) = (3_000usize, 12_000usize);
+    let mut packet: Vec<u32> =
+        (0..len).map(|i| rng.below((offset + i + 1) as u64) as u32).collect();
+    packet.extend(std::iter::repeat_n(u32::MAX, 5));
+    checks.push(Check {
+        kernel: "groute_cc_merge",
+        inputs: vec![HostData::U32(forest(rng, n)), HostData::U32(packet)],
+        scalars: vec![Scalar::U64(offset as u64), Scalar::U64(len as u64)],
+        work_items: len as u64,
+        rule: vec![(0, Cmp::Roots)],
+    });
+    checks.push(Check {
+        kernel: "groute_cc_compress",
+        inputs: vec![HostData::U32(forest(rng, n))],
+        scalars: vec![],
+        work_items: n as u64,
+        rule: vec![],
+    });
+    let len = 9_001;
+    checks.push(Check {
+        kernel: "groute_cc_compress_segment",
+        inputs: vec![HostData::U32(forest(rng, n)), HostData::U32(endpoints(rng, n, len))],
+        scalars: vec![Scalar::U64(len as u64)],
+        work_items: len as u64,
+        rule: vec![],
+    });
+    // Filter: a length that is no multiple of a warp or a tile, a tail that is not read,
+    // a count that must be overwritten; modulo (sparse) and less-than (dense).
+    let len = 100_003;
+    let input: Vec<u32> = (0..len + 97).map(|_| rng.below(1000) as u32).collect();
+    for (kind, a, b) in [(0u32, 7u32, 3u32), (1, 600, 0), (0, 1000, 999)] {
+        checks.push(Check {
+            kernel: "groute_filter",
+            inputs: vec![
+                HostData::U32(input.clone()),
+                HostData::U32(vec![0; input.len()]),
+                HostData::U32(vec![12_345]),
+            ],
+            scalars: vec![
+                Scalar::U64(len as u64),
+                Scalar::U32(kind),
+                Scalar::U32(a),
+                Scalar::U32(b),
+            ],
+            work_items: len as u64,
+            rule: vec![],
+        });
+    }
 }
 
 #[test]
@@ -576,7 +702,11 @@ fn every_cuda_kernel_matches_its_rust_contract() {
             check.scalars.clone(),
             check.work_items,
         );
-        assert!(want_counts.items > 0, "{}: the check gives the kernel no work", check.kernel);
+        assert!(
+            want_counts.items + want_counts.edges > 0,
+            "{}: the check gives the kernel no work",
+            check.kernel
+        );
         if let Some(g) = gpu.as_mut() {
             let (got, got_counts) =
                 run_one(g, &check.inputs, check.kernel, check.scalars.clone(), check.work_items);

@@ -40,10 +40,12 @@ pub const COMMON_SOURCE: &str = include_str!("../../../kernels/common.cuh");
 pub const BSP_SOURCE: &str = include_str!("../../../kernels/bsp.cu");
 /// The algorithms' advance and apply kernels.
 pub const ALGO_SOURCE: &str = include_str!("../../../kernels/algo.cu");
+/// The Groute applications' kernels (connected components, predicate-based filtering).
+pub const GROUTE_SOURCE: &str = include_str!("../../../kernels/groute.cu");
 
 /// The whole program NVRTC compiles: the header, then every kernel file.
 pub fn program_source() -> String {
-    format!("{COMMON_SOURCE}\n{BSP_SOURCE}\n{ALGO_SOURCE}\n")
+    format!("{COMMON_SOURCE}\n{BSP_SOURCE}\n{ALGO_SOURCE}\n{GROUTE_SOURCE}\n")
 }
 
 /// Whether the CUDA program defines `extern "C"` kernel `name`.
@@ -163,6 +165,12 @@ pub fn error_message(code: u64, d1: u64, d2: u64) -> String {
             "pull step without the reverse CSR of every vertex ({d1} offsets, {d2} vertices)"
         ),
         7 => format!("output frontier length {d1} exceeds its buffer of {d2}"),
+        8 => format!("length {d1} exceeds its buffer of {d2}"),
+        9 => format!("vertex {d1} is outside {d2} vertices"),
+        10 => format!("parent[{d1}] = {d2} points upwards"),
+        11 => format!("len {d1} is odd: edges are pairs"),
+        12 => format!("{d1} (offset + len) exceeds {d2} vertices"),
+        13 => format!("predicate kind {d1} with a = {d2} is not one of 0 (modulus >= 1), 1"),
         _ => format!("unknown kernel error code {code} ({d1}, {d2})"),
     }
 }

@@ -87,7 +87,7 @@ pub fn register(registry: &mut KernelRegistry) {
         name: INIT_KERNEL,
         contract: "buffers [parent u32[n]]: parent[v] = v for every v",
         sim: init_kernel,
-        cuda_name: None,
+        cuda_name: Some("groute_cc_init"),
         remote_args: &[],
     });
     registry.register(KernelDef {
@@ -98,7 +98,7 @@ pub fn register(registry: &mut KernelRegistry) {
                    min(ru, rv) with a compare-and-swap on parent[max] (retry on failure); \
                    afterwards u and v share a root and parent[x] <= x for every x",
         sim: hook_kernel,
-        cuda_name: None,
+        cuda_name: Some("groute_cc_hook"),
         remote_args: &[],
     });
     registry.register(KernelDef {
@@ -107,7 +107,7 @@ pub fn register(registry: &mut KernelRegistry) {
                    hooks (offset + i, packet[i]) as an edge for every i < len, as \
                    groute_cc_hook (another GPU's parent array taken as a graph)",
         sim: merge_kernel,
-        cuda_name: None,
+        cuda_name: Some("groute_cc_merge"),
         remote_args: &[],
     });
     registry.register(KernelDef {
@@ -115,7 +115,7 @@ pub fn register(registry: &mut KernelRegistry) {
         contract: "buffers [parent u32[n]]: pointer jumping until every vertex points at its \
                    root (parent[v] = parent[parent[v]] until stable)",
         sim: compress_kernel,
-        cuda_name: None,
+        cuda_name: Some("groute_cc_compress"),
         remote_args: &[],
     });
     registry.register(KernelDef {
@@ -124,7 +124,7 @@ pub fn register(registry: &mut KernelRegistry) {
                    endpoint x in edges[0..len], pointer jumping until parent[x] is a root \
                    (every vertex on the way is pointed at the root too)",
         sim: compress_segment_kernel,
-        cuda_name: None,
+        cuda_name: Some("groute_cc_compress_segment"),
         remote_args: &[],
     });
 }

@@ -148,11 +148,12 @@ pub fn register(registry: &mut KernelRegistry) {
         contract: "buffers [input u32, output u32, count u32[1]], scalars [len u64, kind u32, \
                    a u32, b u32]: copies the elements of input[0..len] that satisfy the \
                    predicate (kind 0: x % a == b, kind 1: x < a) to output[0..k] in input \
-                   order and sets count[0] = k; CUDA design: warp-aggregated atomic append \
-                   (one atomic per warp with a kept element; order restored by a stable \
-                   warp-ordered scan)",
+                   order and sets count[0] = k; atomics count the warps (aligned chunks of 32 \
+                   elements) with a kept element, the adds of a warp-aggregated append; CUDA \
+                   design: per-tile kept counts, then an ordered block scan per tile (input \
+                   order kept, no append atomics)",
         sim: filter_kernel,
-        cuda_name: None,
+        cuda_name: Some("groute_filter"),
         remote_args: &[],
     });
 }
