@@ -291,3 +291,18 @@ fn topology_driven_cc_runs_through_the_driver_on_every_gpu_count() {
         assert!(out.report.work.edges_visited > 0);
     }
 }
+
+#[test]
+fn every_application_at_every_gpu_count_of_every_topology() {
+    let graph = shared_graph("power.graph");
+    let weighted = with_uniform_weights(&graph, 1, 64, 3).expect("weights");
+    for name in bundled_names() {
+        let max = Topology::bundled(name).expect("bundled").gpus.len() as u32;
+        for gpus in 1..=max {
+            for algorithm in APPS.into_iter().chain([Algorithm::Cc]) {
+                let g = if algorithm.needs_weights() { &weighted } else { &graph };
+                check(g, "--graph power.graph", &config(name, gpus, algorithm));
+            }
+        }
+    }
+}

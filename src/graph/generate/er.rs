@@ -34,7 +34,7 @@ const GNP_ROWS: u64 = 1024;
 /// Erdos-Renyi G(n, p): every pair independently with probability `p` (undirected: pairs
 /// `u < v`; directed: ordered pairs `u != v`), by geometric skipping (Batagelj and Brandes,
 /// 2005): time proportional to the edges drawn, not to `n^2`. Rows come in fixed chunks of
-/// [`GNP_ROWS`] with their own streams.
+/// `GNP_ROWS` (1024) with their own streams.
 pub fn gnp_edges(n: u32, p: f64, directed: bool, seed: u64) -> Result<Vec<(u32, u32)>, GraphError> {
     let n64 = u64::from(n);
     let pairs =
