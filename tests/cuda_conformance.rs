@@ -691,6 +691,7 @@ fn every_cuda_kernel_matches_its_rust_contract() {
         assert!(covered.contains(def.name), "no conformance check for `{}`", def.name);
     }
     let mut gpu = gpu();
+    let mut failures: Vec<&str> = Vec::new();
     if gpu.is_none() {
         println!("cuda conformance: no GPU here, the GPU half is skipped (simulator half runs)");
     }
@@ -708,13 +709,37 @@ fn every_cuda_kernel_matches_its_rust_contract() {
             check.kernel
         );
         if let Some(g) = gpu.as_mut() {
-            let (got, got_counts) =
-                run_one(g, &check.inputs, check.kernel, check.scalars.clone(), check.work_items);
-            compare(check.kernel, &check.rule, &want, &got);
-            assert_eq!(want_counts.edges, got_counts.edges, "{}: edges", check.kernel);
-            assert_eq!(want_counts.items, got_counts.items, "{}: items", check.kernel);
-            assert_eq!(want_counts.atomics, got_counts.atomics, "{}: atomics", check.kernel);
-            println!("cuda conformance: {} matches ({:?})", check.kernel, got_counts);
+            // A mismatch is recorded and the remaining checks still run, so one GPU run
+            // says which kernels conform.
+            let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                let (got, got_counts) = run_one(
+                    g,
+                    &check.inputs,
+                    check.kernel,
+                    check.scalars.clone(),
+                    check.work_items,
+                );
+                compare(check.kernel, &check.rule, &want, &got);
+                assert_eq!(want_counts.edges, got_counts.edges, "{}: edges", check.kernel);
+                assert_eq!(want_counts.items, got_counts.items, "{}: items", check.kernel);
+                assert_eq!(want_counts.atomics, got_counts.atomics, "{}: atomics", check.kernel);
+                got_counts
+            }));
+            match outcome {
+                Ok(got_counts) => {
+                    println!("cuda conformance: {} matches ({:?})", check.kernel, got_counts)
+                }
+                Err(e) => {
+                    let message = e
+                        .downcast_ref::<String>()
+                        .cloned()
+                        .or_else(|| e.downcast_ref::<&str>().map(|s| s.to_string()))
+                        .unwrap_or_default();
+                    println!("cuda conformance: {} MISMATCH: {message}", check.kernel);
+                    failures.push(check.kernel);
+                }
+            }
         }
     }
+    assert!(failures.is_empty(), "kernels that do not conform: {failures:?}");
 }
