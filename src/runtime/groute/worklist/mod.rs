@@ -408,6 +408,18 @@ pub fn run<B: Backend + ?Sized>(
     }
     state.outcome.traffic = ctx.traffic();
     state.outcome.per_gpu = devices.iter().map(|d| d.work.clone()).collect();
+    // Free every device buffer the run allocated (the context frees its links' buffers).
+    for d in &devices {
+        let mut buffers: Vec<BufferId> = d.slots.to_vec();
+        buffers.push(d.dummy);
+        buffers.extend(&d.free_sends);
+        buffers.extend(&d.free_passes);
+        buffers.sort();
+        buffers.dedup();
+        for b in buffers {
+            ctx.backend.free(b)?;
+        }
+    }
     let mut values = vec![0u32; n as usize];
     let mut ranks = vec![0f32; if app == App::PageRank { n as usize } else { 0 }];
     for (v, &g) in owner.iter().enumerate() {
