@@ -15,12 +15,11 @@ use switchyard::graph::generate::{GeneratorSpec, generate};
 use switchyard::graph::reference::{compare_components, weakly_connected_components};
 use switchyard::graph::{BuildOptions, Csr, LoadOptions, load_graph};
 use switchyard::runtime::groute::cc::{self, CcOptions, CcOutcome, connected_components};
-use switchyard::runtime::groute::collectives::{
-    RingOptions, direct_broadcast, ring_broadcast, widest_chain,
-};
+use switchyard::runtime::groute::collectives::{RingOptions, direct_broadcast, ring_broadcast};
 use switchyard::runtime::groute::filter::{
     self, FilterMode, FilterOptions, FilterOutcome, Predicate, filter, filter_sequential,
 };
+use switchyard::runtime::groute::widest_chain;
 use switchyard_sim::topology::{Topology, bundled_names};
 
 fn registry() -> KernelRegistry {

@@ -17,7 +17,7 @@
 
 use super::context::{Context, Endpoint, Event, LinkConfig, LinkTraffic, ReceivedData};
 use super::context::{Segment, SegmentData};
-use super::policy::Policy;
+use super::policy::{Policy, widest_chain};
 use crate::backend::{
     Backend, BackendError, BufferId, BufferSlice, CompletionKind, DeviceId, ElemType, HostData,
     StreamId, StreamPriority, Token,
@@ -94,7 +94,7 @@ pub fn ring_broadcast<B: Backend + ?Sized>(
         packet_elems: (options.packet_bytes / 4) as usize,
         buffers: options.buffers,
     };
-    let mut done_ps = vec![0u64; gpus as usize];
+    let mut arrivals = Arrivals::new(gpus, elems, start_ps);
     if gpus > 1 {
         let router = ctx.router(
             ring.clone(),
@@ -107,7 +107,6 @@ pub fn ring_broadcast<B: Backend + ?Sized>(
         let next_of: BTreeMap<u32, Option<u32>> =
             order.iter().enumerate().map(|(i, &g)| (g, order.get(i + 1).copied())).collect();
         let mut copies: BTreeMap<Token, (super::context::Received, u32)> = BTreeMap::new();
-        let mut landed = vec![0usize; gpus as usize];
         while let Some(event) = ctx.next_event()? {
             match event {
                 Event::Received(r) => {
@@ -133,25 +132,16 @@ pub fn ring_broadcast<B: Backend + ?Sized>(
                         .remove(&c.token)
                         .ok_or_else(|| unexpected("an unknown completion"))?;
                     ctx.release(&r)?;
-                    landed[g as usize] += r.len;
-                    if landed[g as usize] == elems {
-                        done_ps[g as usize] = c.time_ps - start_ps;
-                    }
+                    arrivals.land(g, r.len, c.time_ps);
                 }
                 Event::Sent { .. } | Event::Shutdown { .. } => {}
             }
         }
-        if let Some(g) = (1..gpus).find(|&g| landed[g as usize] != elems) {
-            return Err(BackendError::Deadlock(format!(
-                "ring broadcast stopped with {} of {elems} elements on gpu{g}",
-                landed[g as usize]
-            ))
-            .into());
-        }
+        arrivals.check("ring broadcast")?;
     }
     let traffic = ctx.traffic();
     drop(ctx); // frees the links' receive buffers
-    finish(backend, &buffers, &streams, elems, done_ps, order, traffic)
+    finish(backend, &buffers, &streams, elems, arrivals.done_ps, order, traffic)
 }
 
 /// Broadcasts `bytes` from GPU 0 to every other GPU with direct copies: unsegmented when
@@ -168,7 +158,7 @@ pub fn direct_broadcast<B: Backend + ?Sized>(
     let start_ps = backend.now_ps();
     let mut ctx = Context::new(backend);
     let devices = ctx.devices();
-    let mut done_ps = vec![0u64; gpus as usize];
+    let mut arrivals = Arrivals::new(gpus, elems, start_ps);
     if gpus > 1 {
         let buffers_per_link = if packet_bytes.is_some() { 2 } else { 1 };
         let config = LinkConfig { elem: ElemType::U32, packet_elems, buffers: buffers_per_link };
@@ -183,7 +173,6 @@ pub fn direct_broadcast<B: Backend + ?Sized>(
         let mut copies: BTreeMap<Token, (super::context::Received, u32)> = BTreeMap::new();
         // Unsegmented copies land in the receive buffers, which are the destinations.
         let mut held: Vec<(super::context::Received, u32)> = Vec::new();
-        let mut landed = vec![0usize; gpus as usize];
         while let Some(event) = ctx.next_event()? {
             match event {
                 Event::Received(r) => {
@@ -192,8 +181,7 @@ pub fn direct_broadcast<B: Backend + ?Sized>(
                         return Err(unexpected("a packet outside device memory"));
                     };
                     if packet_bytes.is_none() {
-                        landed[g as usize] += r.len;
-                        done_ps[g as usize] = ctx.backend.now_ps() - start_ps;
+                        arrivals.land(g, r.len, ctx.backend.now_ps());
                         held.push((r, g));
                         continue;
                     }
@@ -208,21 +196,12 @@ pub fn direct_broadcast<B: Backend + ?Sized>(
                         .remove(&c.token)
                         .ok_or_else(|| unexpected("an unknown completion"))?;
                     ctx.release(&r)?;
-                    landed[g as usize] += r.len;
-                    if landed[g as usize] == elems {
-                        done_ps[g as usize] = c.time_ps - start_ps;
-                    }
+                    arrivals.land(g, r.len, c.time_ps);
                 }
                 Event::Sent { .. } | Event::Shutdown { .. } => {}
             }
         }
-        if let Some(g) = (1..gpus).find(|&g| landed[g as usize] != elems) {
-            return Err(BackendError::Deadlock(format!(
-                "direct broadcast stopped with {} of {elems} elements on gpu{g}",
-                landed[g as usize]
-            ))
-            .into());
-        }
+        arrivals.check("direct broadcast")?;
         // After the timing: move what landed in receive buffers into the buffers the check
         // reads.
         for (r, g) in held {
@@ -240,49 +219,47 @@ pub fn direct_broadcast<B: Backend + ?Sized>(
     let traffic = ctx.traffic();
     drop(ctx); // frees the links' receive buffers
     let order = (0..gpus).collect();
-    finish(backend, &buffers, &streams, elems, done_ps, order, traffic)
+    finish(backend, &buffers, &streams, elems, arrivals.done_ps, order, traffic)
 }
 
-/// The order of `devices` GPUs, starting at device 0, whose narrowest hop from one to the
-/// next (not back to 0) is widest; ties: larger total bandwidth, then lexicographically
-/// smallest. Exhaustive for up to 9 devices; index order beyond.
-pub fn widest_chain(devices: u32, bandwidth: impl Fn(u32, u32) -> u64) -> Vec<u32> {
-    let index_order: Vec<u32> = (0..devices).collect();
-    if devices <= 2 || devices > 9 {
-        return index_order;
-    }
-    let score = |order: &[u32]| {
-        let hops = order.windows(2).map(|w| bandwidth(w[0], w[1]));
-        (hops.clone().min().unwrap_or(0), hops.sum::<u64>())
-    };
-    let mut best = index_order.clone();
-    let mut best_score = score(&best);
-    // Heap's algorithm over the devices after 0.
-    let mut rest: Vec<u32> = (1..devices).collect();
-    let mut counters = vec![0usize; rest.len()];
-    let mut visit = |rest: &[u32]| {
-        let order: Vec<u32> = std::iter::once(0).chain(rest.iter().copied()).collect();
-        let s = score(&order);
-        if s > best_score || (s == best_score && order < best) {
-            best_score = s;
-            best = order;
-        }
-    };
-    visit(&rest);
-    let mut i = 0;
-    while i < rest.len() {
-        if counters[i] < i {
-            let j = if i % 2 == 0 { 0 } else { counters[i] };
-            rest.swap(j, i);
-            visit(&rest);
-            counters[i] += 1;
-            i = 0;
-        } else {
-            counters[i] = 0;
-            i += 1;
+/// Elements landed per GPU and when each GPU had them all.
+struct Arrivals {
+    elems: usize,
+    start_ps: u64,
+    landed: Vec<usize>,
+    done_ps: Vec<u64>,
+}
+
+impl Arrivals {
+    fn new(gpus: u32, elems: usize, start_ps: u64) -> Self {
+        Arrivals {
+            elems,
+            start_ps,
+            landed: vec![0; gpus as usize],
+            done_ps: vec![0; gpus as usize],
         }
     }
-    best
+
+    /// `len` more elements are in GPU `g`'s buffer at `time_ps`.
+    fn land(&mut self, g: u32, len: usize, time_ps: u64) {
+        let g = g as usize;
+        self.landed[g] += len;
+        if self.landed[g] == self.elems {
+            self.done_ps[g] = time_ps - self.start_ps;
+        }
+    }
+
+    /// Every GPU but the source has the whole buffer.
+    fn check(&self, what: &str) -> Result<(), RuntimeError> {
+        match (1..self.landed.len()).find(|&g| self.landed[g] != self.elems) {
+            Some(g) => Err(BackendError::Deadlock(format!(
+                "{what} stopped with {} of {} elements on gpu{g}",
+                self.landed[g], self.elems
+            ))
+            .into()),
+            None => Ok(()),
+        }
+    }
 }
 
 fn check<B: Backend + ?Sized>(

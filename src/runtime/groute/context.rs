@@ -219,7 +219,8 @@ struct QueuedPacket {
 }
 
 struct LinkState {
-    src: Endpoint,
+    /// The sending endpoint; `None` for a router's output (fed by any of its inputs).
+    src: Option<Endpoint>,
     dst: Endpoint,
     config: LinkConfig,
     /// Receive buffers on the destination device (empty when the destination is the host).
@@ -316,30 +317,39 @@ impl<'b, B: Backend + ?Sized> Context<'b, B> {
         dst: Endpoint,
         config: LinkConfig,
     ) -> Result<LinkId, RuntimeError> {
-        if config.packet_elems == 0 || config.buffers == 0 {
-            return Err(RuntimeError::Options(format!(
-                "link {src} -> {dst}: packet size ({}) and receive buffers ({}) must be at \
-                 least 1",
-                config.packet_elems, config.buffers
-            )));
-        }
+        let what = format!("link {src} -> {dst}");
+        check_config(&what, config)?;
         if src == dst {
             return Err(RuntimeError::Options(format!(
-                "link {src} -> {dst}: a link connects two different endpoints"
+                "{what}: a link connects two different endpoints"
             )));
         }
+        self.add_link(Some(src), dst, config, what)
+    }
+
+    /// Allocates a link's receive buffers on `dst` (none for the host) and registers it.
+    /// `src` is `None` for a router's output, fed by whichever input sends.
+    fn add_link(
+        &mut self,
+        src: Option<Endpoint>,
+        dst: Endpoint,
+        config: LinkConfig,
+        name: String,
+    ) -> Result<LinkId, RuntimeError> {
         let id = LinkId(self.links.len() as u32);
         let mut buffers = Vec::new();
         if let Some(device) = dst.device() {
             for b in 0..config.buffers {
+                let label = format!("groute {name} receive buffer {b}");
                 buffers.push(self.backend.alloc(
                     device,
                     config.elem,
                     config.packet_elems,
-                    &format!("groute link {} receive buffer {b}", id.0),
+                    &label,
                 )?);
             }
         }
+        let source_name = src.map_or_else(|| name.clone(), |e| e.to_string());
         self.links.push(LinkState {
             src,
             dst,
@@ -350,11 +360,7 @@ impl<'b, B: Backend + ?Sized> Context<'b, B> {
             in_flight: 0,
             shutdown_asked: false,
             shutdown_sent: false,
-            traffic: LinkTraffic {
-                src: src.to_string(),
-                dst: dst.to_string(),
-                ..Default::default()
-            },
+            traffic: LinkTraffic { src: source_name, dst: dst.to_string(), ..Default::default() },
         });
         Ok(id)
     }
@@ -371,47 +377,11 @@ impl<'b, B: Backend + ?Sized> Context<'b, B> {
         if outputs.is_empty() {
             return Err(RuntimeError::Options("a router needs at least one destination".into()));
         }
-        if config.packet_elems == 0 || config.buffers == 0 {
-            return Err(RuntimeError::Options(format!(
-                "router: packet size ({}) and receive buffers ({}) must be at least 1",
-                config.packet_elems, config.buffers
-            )));
-        }
+        let name = format!("router{}", self.routers.len());
+        check_config(&name, config)?;
         let mut links = Vec::with_capacity(outputs.len());
         for &dst in &outputs {
-            // The link's source is the router; transfers are issued from whichever input
-            // sends, so the source endpoint is filled in per packet.
-            let id = LinkId(self.links.len() as u32);
-            let mut buffers = Vec::new();
-            if let Some(device) = dst.device() {
-                for b in 0..config.buffers {
-                    buffers.push(self.backend.alloc(
-                        device,
-                        config.elem,
-                        config.packet_elems,
-                        &format!(
-                            "groute router {} -> {dst} receive buffer {b}",
-                            self.routers.len()
-                        ),
-                    )?);
-                }
-            }
-            self.links.push(LinkState {
-                src: Endpoint::Host,
-                dst,
-                config,
-                buffers,
-                free: (0..config.buffers).collect(),
-                queue: VecDeque::new(),
-                in_flight: 0,
-                shutdown_asked: false,
-                shutdown_sent: false,
-                traffic: LinkTraffic {
-                    src: format!("router{}", self.routers.len()),
-                    dst: dst.to_string(),
-                    ..Default::default()
-                },
-            });
+            let id = self.add_link(None, dst, config, name.clone())?;
             links.push((dst, id));
         }
         let id = RouterId(self.routers.len() as u32);
@@ -436,7 +406,12 @@ impl<'b, B: Backend + ?Sized> Context<'b, B> {
 
     /// Sends `segment` over `link` (from the link's source endpoint).
     pub fn send(&mut self, link: LinkId, segment: Segment) -> Result<(), RuntimeError> {
-        let source = self.link_state(link)?.src;
+        let source = self.link_state(link)?.src.ok_or_else(|| {
+            RuntimeError::Options(format!(
+                "link {} is a router's output: send through the router (Context::route)",
+                link.0
+            ))
+        })?;
         let packet_elems = self.links[link.0 as usize].config.packet_elems;
         let segment_id = self.begin_segment(&segment, source, packet_elems);
         for (offset, len) in packets(segment.data.len(), packet_elems) {
@@ -775,6 +750,17 @@ impl<B: Backend + ?Sized> Drop for Context<'_, B> {
             }
         }
     }
+}
+
+/// A link needs a packet size and a receive buffer.
+fn check_config(what: &str, config: LinkConfig) -> Result<(), RuntimeError> {
+    if config.packet_elems == 0 || config.buffers == 0 {
+        return Err(RuntimeError::Options(format!(
+            "{what}: packet size ({}) and receive buffers ({}) must be at least 1",
+            config.packet_elems, config.buffers
+        )));
+    }
+    Ok(())
 }
 
 /// `(offset, len)` of the packets a segment of `len` elements is cut into.

@@ -25,7 +25,7 @@ pub use context::{
     Segment, SegmentData,
 };
 pub use policy::{
-    Policy, Route, RouteMode, RoutingPolicy, SegmentInfo, reduction_tree, widest_ring,
+    Policy, Route, RouteMode, RoutingPolicy, SegmentInfo, reduction_tree, widest_chain, widest_ring,
 };
 
 /// Registers every Groute kernel.

@@ -148,18 +148,29 @@ pub fn reduction_tree(devices: u32, bandwidth: impl Fn(u32, u32) -> u64) -> Vec<
     rounds
 }
 
-/// The ring order over `devices` GPUs whose narrowest hop is widest (ties: larger total
-/// bandwidth, then lexicographically smallest), starting at device 0. Exhaustive for up to
-/// 9 devices; index order beyond.
+/// The ring order over `devices` GPUs whose narrowest hop (the one back to device 0
+/// included) is widest; ties: larger total bandwidth, then lexicographically smallest;
+/// starting at device 0. Exhaustive for up to 9 devices; index order beyond.
 pub fn widest_ring(devices: u32, bandwidth: impl Fn(u32, u32) -> u64) -> Vec<u32> {
+    widest_order(devices, bandwidth, true)
+}
+
+/// The chain from device 0 through all `devices` GPUs whose narrowest hop is widest (no hop
+/// back to 0: a broadcast's path), with [`widest_ring`]'s tie rules.
+pub fn widest_chain(devices: u32, bandwidth: impl Fn(u32, u32) -> u64) -> Vec<u32> {
+    widest_order(devices, bandwidth, false)
+}
+
+fn widest_order(devices: u32, bandwidth: impl Fn(u32, u32) -> u64, closed: bool) -> Vec<u32> {
     let index_order: Vec<u32> = (0..devices).collect();
-    if devices <= 3 || devices > 9 {
+    if devices > 9 {
         return index_order;
     }
     let score = |order: &[u32]| {
-        let hops = (0..order.len()).map(|i| bandwidth(order[i], order[(i + 1) % order.len()]));
-        let min = hops.clone().min().unwrap_or(0);
-        (min, hops.sum::<u64>())
+        let n = order.len();
+        let hops = if closed { n } else { n.saturating_sub(1) };
+        let widths = (0..hops).map(|i| bandwidth(order[i], order[(i + 1) % n]));
+        (widths.clone().min().unwrap_or(0), widths.sum::<u64>())
     };
     let mut best = index_order.clone();
     let mut best_score = score(&best);

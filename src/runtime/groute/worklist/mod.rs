@@ -194,8 +194,8 @@ struct Device {
     receiver: StreamId,
     slots: [BufferId; SLOTS],
     dummy: BufferId,
-    wl_capacity: u64,
-    deferred_capacity: u64,
+    /// Items the worklist and the deferred bag can each hold (they grow together).
+    capacity: u64,
     /// Items in the worklist, per the reports received so far (signed: a fused worker may
     /// consume items whose arrival the host has not heard of yet; exact once every report
     /// is in).
@@ -273,7 +273,6 @@ pub fn run<B: Backend + ?Sized>(
     )?;
 
     let mut state = State {
-        app,
         problem,
         options: *options,
         out_items: out_items as u64,
@@ -525,7 +524,6 @@ fn upload<B: Backend + ?Sized>(
     // PageRank starts with every owned vertex queued; BFS and SSSP start small and grow.
     let initial = if matches!(problem, Problem::PageRank { .. }) { owned.len() } else { 0 };
     let wl_capacity = options.initial_worklist_items.max(out_items + initial) as u64;
-    let deferred_capacity = wl_capacity;
     let label = |what: &str| format!("groute gpu{g} {what}");
     let alloc = |b: &mut B, elem, len: usize, what: &str| b.alloc(dev, elem, len, &label(what));
     let (values, rank, wl_init, end) = match problem {
@@ -557,7 +555,7 @@ fn upload<B: Backend + ?Sized>(
         alloc(backend, ElemType::U32, wl_capacity as usize, "worklist")?,
         alloc(backend, ElemType::U64, ctl::LEN, "control")?,
         alloc(backend, ElemType::U32, out_items, "work output")?,
-        alloc(backend, ElemType::U32, deferred_capacity as usize, "deferred")?,
+        alloc(backend, ElemType::U32, wl_capacity as usize, "deferred")?,
         dummy,
         dummy,
     ];
@@ -598,8 +596,7 @@ fn upload<B: Backend + ?Sized>(
         receiver,
         slots,
         dummy,
-        wl_capacity,
-        deferred_capacity,
+        capacity: wl_capacity,
         wl_count: wl_init.len() as i64,
         deferred_count: 0,
         deferred_min_prio: u64::MAX,
@@ -617,7 +614,6 @@ fn upload<B: Backend + ?Sized>(
 
 /// The host side of the run: work counting, consensus, and the agents' scheduling.
 struct State {
-    app: App,
     problem: Problem,
     options: WorklistOptions,
     out_items: u64,
@@ -665,7 +661,7 @@ impl State {
         };
         ctx.backend.launch(
             stream,
-            Launch { kernel: self.app.kernel(which), buffers, scalars, work_items },
+            Launch { kernel: self.problem.app().kernel(which), buffers, scalars, work_items },
             None,
         )?;
         Ok(())
@@ -690,8 +686,8 @@ impl State {
 
     /// Whether `d` has room for `more` pushes beyond what is there and reserved.
     fn fits(d: &Device, more: u64) -> bool {
-        d.wl_count.max(0) as u64 + d.reserved + more <= d.wl_capacity
-            && d.deferred_count + d.reserved + more <= d.deferred_capacity
+        let fullest = (d.wl_count.max(0) as u64).max(d.deferred_count);
+        fullest + d.reserved + more <= d.capacity
     }
 
     /// Starts whatever device `g` can do now: a held packet, the worker, a growth.
@@ -755,11 +751,8 @@ impl State {
         // A fused launch may push up to half the free room (at least one Out; the other
         // half stays for the receiver); it stops its rounds before it could exceed that.
         let pushes = if self.options.fused {
-            (d.wl_capacity
-                .saturating_sub(d.wl_count.max(0) as u64 + d.reserved)
-                .min(d.deferred_capacity.saturating_sub(d.deferred_count + d.reserved))
-                / 2)
-            .max(self.out_items)
+            let fullest = (d.wl_count.max(0) as u64).max(d.deferred_count);
+            (d.capacity.saturating_sub(fullest + d.reserved) / 2).max(self.out_items)
         } else {
             self.out_items
         };
@@ -799,7 +792,7 @@ impl State {
             return Ok(());
         }
         let need = (d.wl_count.max(0) as u64).max(d.deferred_count) + held + 2 * self.out_items;
-        let mut new_cap = 2 * d.wl_capacity.max(1);
+        let mut new_cap = 2 * d.capacity.max(1);
         while new_cap < 2 * need {
             new_cap *= 2;
         }
@@ -840,13 +833,12 @@ impl State {
         let growths = vec![Growth {
             gpu: g as u32,
             buffer: "worklist and deferred bag",
-            from_items: d.wl_capacity,
+            from_items: d.capacity,
             to_items: new_cap,
         }];
         d.slots[Slot::Worklist as usize] = new_wl;
         d.slots[Slot::Deferred as usize] = new_def;
-        d.wl_capacity = new_cap;
-        d.deferred_capacity = new_cap;
+        d.capacity = new_cap;
         d.worker_busy = true; // until the growth completes
         let stream = d.worker;
         self.read_ctl(ctx, d, stream, Op::Grow { gpu: g, old: vec![old_wl, old_def], growths })
