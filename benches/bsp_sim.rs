@@ -9,10 +9,9 @@
 
 use std::time::Instant;
 use switchyard::algo::sequential;
+use switchyard::algo::{Algorithm, AlgorithmParams};
 use switchyard::backend::sim::SimConfig;
-use switchyard::driver::algorithm::primitive;
-use switchyard::driver::algorithm::{Algorithm, AlgorithmParams};
-use switchyard::driver::{RunConfig, RuntimeKind, builtin_kernels, run, simulate};
+use switchyard::driver::{RunSpec, RuntimeKind, SimRun, SimSetup, builtin_kernels, simulate};
 use switchyard::graph::generate::{GeneratorSpec, generate};
 use switchyard::graph::partition::partitioner_by_name;
 use switchyard::graph::summary::summarize;
@@ -51,28 +50,32 @@ fn main() {
             Algorithm::Bfs => sequential::bfs_levels(&graph, source).len(),
             _ => sequential::pagerank_ldbc(&graph, 0.85, params.iterations).len(),
         });
-        let config = RunConfig {
-            topology: topology.clone(),
-            gpus: 8,
-            runtime: RuntimeKind::Bsp,
-            algorithm,
-            params,
-            partitioner: "random".into(),
-            seed: 1,
-            bsp: BspOptions::default(),
-            groute: Default::default(),
-            fidelity: Fidelity::Flow,
-            trace: false,
-            validate: false,
-            command_line: vec!["bench".into()],
-            jitter_ps: 0,
+        let config = SimRun {
+            spec: RunSpec {
+                gpus: 8,
+                runtime: RuntimeKind::Bsp,
+                algorithm,
+                params,
+                partitioner: "random".into(),
+                seed: 1,
+                bsp: BspOptions::default(),
+                groute: Default::default(),
+                validate: false,
+                command_line: vec!["bench".into()],
+            },
+            sim: SimSetup {
+                topology: topology.clone(),
+                fidelity: Fidelity::Flow,
+                trace: false,
+                jitter_ps: 0,
+            },
         };
         let (partition_s, partition) = best_of(3, || {
             partitioner_by_name("random", 1)
                 .and_then(|p| p.partition(&graph, 8))
                 .expect("partition")
         });
-        let primitive = primitive(algorithm, &params);
+        let primitive = algorithm.instance(&params).bsp().expect("a bulk-synchronous algorithm");
         let (simulate_s, _) = best_of(3, || {
             simulate(
                 &graph,
@@ -88,7 +91,7 @@ fn main() {
         });
         let (summary_s, _) = best_of(1, || summarize(&graph));
         let (simulated_s, output) =
-            best_of(3, || run(&graph, &spec.to_string(), &config).expect("simulated run"));
+            best_of(3, || config.run(&graph, &spec.to_string()).expect("simulated run"));
         println!(
             "{:<4} phases: partition {partition_s:.3} s, simulate {simulate_s:.3} s, graph summary for the report {summary_s:.3} s",
             algorithm.name()

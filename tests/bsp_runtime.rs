@@ -5,8 +5,8 @@
 
 use proptest::prelude::*;
 use std::path::PathBuf;
-use switchyard::driver::algorithm::{Algorithm, AlgorithmParams};
-use switchyard::driver::{RunConfig, RunError, RuntimeKind, run};
+use switchyard::algo::{Algorithm, AlgorithmParams};
+use switchyard::driver::{RunError, RunSpec, RuntimeKind, SimRun, SimSetup};
 use switchyard::graph::generate::with_uniform_weights;
 use switchyard::graph::{BuildOptions, Csr, LoadOptions, load_graph};
 use switchyard::runtime::bsp::{BspOptions, Communication, Duplication};
@@ -18,42 +18,46 @@ fn shared_graph(name: &str) -> Csr {
     load_graph(&path, &LoadOptions::default()).unwrap_or_else(|e| panic!("{name}: {e}")).csr
 }
 
-fn config(topology: &Topology, gpus: u32, algorithm: Algorithm) -> RunConfig {
-    RunConfig {
-        topology: topology.clone(),
-        gpus,
-        runtime: RuntimeKind::Bsp,
-        algorithm,
-        params: AlgorithmParams { epsilon: 1e-3, ..AlgorithmParams::default() },
-        partitioner: "random".into(),
-        seed: 7,
-        bsp: BspOptions::default(),
-        groute: Default::default(),
-        fidelity: Fidelity::Flow,
-        trace: false,
-        validate: true,
-        command_line: vec!["test".into()],
-        jitter_ps: 0,
+fn config(topology: &Topology, gpus: u32, algorithm: Algorithm) -> SimRun {
+    SimRun {
+        spec: RunSpec {
+            gpus,
+            runtime: RuntimeKind::Bsp,
+            algorithm,
+            params: AlgorithmParams { epsilon: 1e-3, ..AlgorithmParams::default() },
+            partitioner: "random".into(),
+            seed: 7,
+            bsp: BspOptions::default(),
+            groute: Default::default(),
+            validate: true,
+            command_line: vec!["test".into()],
+        },
+        sim: SimSetup {
+            topology: topology.clone(),
+            fidelity: Fidelity::Flow,
+            trace: false,
+            jitter_ps: 0,
+        },
     }
 }
 
-fn check(graph: &Csr, name: &str, config: &RunConfig) {
-    let output = run(graph, name, config).unwrap_or_else(|e| {
+fn check(graph: &Csr, name: &str, config: &SimRun) {
+    let output = config.run(graph, name).unwrap_or_else(|e| {
         panic!(
             "{} on {name}, {} x{}: {e}",
-            config.algorithm.name(),
-            config.topology.name,
-            config.gpus
+            config.spec.algorithm.name(),
+            config.sim.topology.name,
+            config.spec.gpus
         )
     });
     let v = output.report.validation.as_ref().expect("validated");
     assert!(
         v.is_ok(),
         "{} on {name}, {} x{} (seed {}): {v}",
-        config.algorithm.name(),
-        config.topology.name,
-        config.gpus,
-        config.seed
+        config.spec.algorithm.name(),
+        config.sim.topology.name,
+        config.spec.gpus,
+        config.spec.seed
     );
 }
 
@@ -78,7 +82,7 @@ fn every_topology(graph: &Csr, name: &str, algorithms: &[Algorithm], source: u32
         for &algorithm in algorithms {
             let g = if algorithm.needs_weights() { &weighted } else { graph };
             let mut c = config(topology, gpus, algorithm);
-            c.params.source = source;
+            c.spec.params.source = source;
             check(g, name, &c);
         }
     });
@@ -143,7 +147,7 @@ fn broadcast_with_duplicate_all_gives_the_same_answers() {
     for algorithm in [Algorithm::Bfs, Algorithm::Cc, Algorithm::Pr] {
         for communication in [Communication::Selective, Communication::Broadcast] {
             let mut c = config(&dgx1, 4, algorithm);
-            c.bsp = BspOptions {
+            c.spec.bsp = BspOptions {
                 duplication: Duplication::All,
                 communication,
                 ..BspOptions::default()
@@ -158,7 +162,7 @@ fn packet_level_fidelity_gives_the_same_answers() {
     let graph = shared_graph("power.graph");
     let dgx1 = Topology::bundled("dgx1-v100").unwrap();
     let mut c = config(&dgx1, 8, Algorithm::Bfs);
-    c.fidelity = Fidelity::Packet;
+    c.sim.fidelity = Fidelity::Packet;
     check(&graph, "power", &c);
 }
 
@@ -166,7 +170,7 @@ fn packet_level_fidelity_gives_the_same_answers() {
 fn more_gpus_than_the_topology_has_is_an_error() {
     let graph = shared_graph("chesapeake.mtx");
     let station = Topology::bundled("dgx-station-v100x4").unwrap();
-    let err = run(&graph, "chesapeake", &config(&station, 5, Algorithm::Bfs)).unwrap_err();
+    let err = config(&station, 5, Algorithm::Bfs).run(&graph, "chesapeake").unwrap_err();
     assert!(err.to_string().contains("has 4 GPUs"), "{err}");
 }
 
@@ -174,7 +178,7 @@ fn more_gpus_than_the_topology_has_is_an_error() {
 fn sssp_without_weights_is_an_error_that_names_the_fix() {
     let graph = shared_graph("chesapeake.mtx");
     let dgx1 = Topology::bundled("dgx1-v100").unwrap();
-    let err = run(&graph, "chesapeake", &config(&dgx1, 2, Algorithm::Sssp)).unwrap_err();
+    let err = config(&dgx1, 2, Algorithm::Sssp).run(&graph, "chesapeake").unwrap_err();
     assert!(matches!(err, RunError::Graph(_)), "{err:?}");
     assert!(err.to_string().contains("--weights"), "{err}");
 }
@@ -184,8 +188,8 @@ fn a_source_out_of_range_is_an_error() {
     let graph = shared_graph("chesapeake.mtx");
     let dgx1 = Topology::bundled("dgx1-v100").unwrap();
     let mut c = config(&dgx1, 2, Algorithm::Bfs);
-    c.params.source = 39;
-    let err = run(&graph, "chesapeake", &c).unwrap_err();
+    c.spec.params.source = 39;
+    let err = c.run(&graph, "chesapeake").unwrap_err();
     assert!(err.to_string().contains("bfs source (--source) 39 is out of range"), "{err}");
 }
 
@@ -194,8 +198,8 @@ fn broadcast_without_duplicate_all_is_an_error() {
     let graph = shared_graph("chesapeake.mtx");
     let dgx1 = Topology::bundled("dgx1-v100").unwrap();
     let mut c = config(&dgx1, 2, Algorithm::Bfs);
-    c.bsp.communication = Communication::Broadcast;
-    let err = run(&graph, "chesapeake", &c).unwrap_err();
+    c.spec.bsp.communication = Communication::Broadcast;
+    let err = c.run(&graph, "chesapeake").unwrap_err();
     assert!(err.to_string().contains("needs duplicate-all"), "{err}");
 }
 
@@ -205,7 +209,7 @@ fn a_graph_that_does_not_fit_gets_the_out_of_memory_error_of_a_real_gpu() {
     let toml = include_str!("data/tiny-memory.toml");
     let tiny = Topology::from_str("tiny-memory.toml", toml).expect("tiny topology loads");
     let graph = shared_graph("delaunay_n16.mtx");
-    let err = run(&graph, "delaunay", &config(&tiny, 1, Algorithm::Bfs)).unwrap_err();
+    let err = config(&tiny, 1, Algorithm::Bfs).run(&graph, "delaunay").unwrap_err();
     assert!(err.to_string().contains("out of device memory on GPU 0"), "{err}");
 }
 
@@ -234,9 +238,9 @@ proptest! {
         let gpus = 1 + gpu_pick % (topology.gpus.len() as u32).min(graph.num_vertices());
         let graph = if algorithm.needs_weights() { with_uniform_weights(&graph, 1, 64, seed).unwrap() } else { graph };
         let mut c = config(&topology, gpus, algorithm);
-        c.partitioner = partitioner.into();
-        c.seed = seed;
-        let output = run(&graph, "random", &c).map_err(|e| TestCaseError::fail(e.to_string()))?;
+        c.spec.partitioner = partitioner.into();
+        c.spec.seed = seed;
+        let output = c.run(&graph, "random").map_err(|e| TestCaseError::fail(e.to_string()))?;
         let v = output.report.validation.unwrap();
         prop_assert!(v.is_ok(), "{} on {} x{gpus} ({partitioner}, seed {seed}): {v}", algorithm.name(), topology.name);
     }
@@ -247,7 +251,7 @@ fn direction_optimizing_bfs_skips_edges_on_a_social_graph() {
     let graph = shared_graph("facebook_combined.txt");
     let dgx1 = Topology::bundled("dgx1-v100").unwrap();
     let edges = |algorithm| {
-        let output = run(&graph, "facebook", &config(&dgx1, 4, algorithm)).unwrap();
+        let output = config(&dgx1, 4, algorithm).run(&graph, "facebook").unwrap();
         assert!(output.report.validation.as_ref().unwrap().is_ok());
         (
             output.report.work.edges_visited,
@@ -289,15 +293,15 @@ fn results_hold_under_jittered_latencies_and_kernel_times() {
         let mut times = std::collections::BTreeSet::new();
         for seed in 0..8 {
             let mut c = config(&dgx1, 4, algorithm);
-            c.seed = seed;
+            c.spec.seed = seed;
             // A seed-independent partition: timing differences come from the jitter alone.
-            c.partitioner = "seg".into();
-            c.jitter_ps = 2_000_000;
-            let output = run(&graph, "facebook", &c).unwrap();
+            c.spec.partitioner = "seg".into();
+            c.sim.jitter_ps = 2_000_000;
+            let output = c.run(&graph, "facebook").unwrap();
             let v = output.report.validation.as_ref().unwrap();
             assert!(v.is_ok(), "{} seed {seed} with jitter: {v}", algorithm.name());
             times.insert(output.report.time_ps);
-            let again = run(&graph, "facebook", &c).unwrap();
+            let again = c.run(&graph, "facebook").unwrap();
             assert_eq!(again.report.time_ps, output.report.time_ps, "seed {seed} not reproducible");
         }
         assert!(times.len() > 1, "{}: jitter changed no timing", algorithm.name());

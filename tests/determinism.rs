@@ -2,9 +2,9 @@
 //! the small run's report and trace match their reviewed snapshots.
 
 use std::path::PathBuf;
-use switchyard::driver::algorithm::{Algorithm, AlgorithmParams};
+use switchyard::algo::{Algorithm, AlgorithmParams};
 use switchyard::driver::trace::chrome_trace;
-use switchyard::driver::{RunConfig, RuntimeKind, run};
+use switchyard::driver::{RunSpec, RuntimeKind, SimRun, SimSetup};
 use switchyard::graph::{Csr, LoadOptions, load_graph};
 use switchyard::runtime::bsp::BspOptions;
 use switchyard_sim::interconnect::Fidelity;
@@ -15,28 +15,32 @@ fn chesapeake() -> Csr {
     load_graph(&path, &LoadOptions::default()).expect("chesapeake loads").csr
 }
 
-fn config(algorithm: Algorithm, seed: u64, fidelity: Fidelity) -> RunConfig {
-    RunConfig {
-        topology: Topology::bundled("dgx1-v100").expect("bundled"),
-        gpus: 2,
-        runtime: RuntimeKind::Bsp,
-        algorithm,
-        params: AlgorithmParams::default(),
-        partitioner: "random".into(),
-        seed,
-        bsp: BspOptions::default(),
-        groute: Default::default(),
-        fidelity,
-        trace: true,
-        validate: true,
-        command_line: vec!["switchyard".into(), "run".into(), "(determinism test)".into()],
-        jitter_ps: 0,
+fn config(algorithm: Algorithm, seed: u64, fidelity: Fidelity) -> SimRun {
+    SimRun {
+        spec: RunSpec {
+            gpus: 2,
+            runtime: RuntimeKind::Bsp,
+            algorithm,
+            params: AlgorithmParams::default(),
+            partitioner: "random".into(),
+            seed,
+            bsp: BspOptions::default(),
+            groute: Default::default(),
+            validate: true,
+            command_line: vec!["switchyard".into(), "run".into(), "(determinism test)".into()],
+        },
+        sim: SimSetup {
+            topology: Topology::bundled("dgx1-v100").expect("bundled"),
+            fidelity,
+            trace: true,
+            jitter_ps: 0,
+        },
     }
 }
 
 /// Report and trace as JSON text, with the build's git commit masked.
-fn run_json(graph: &Csr, config: &RunConfig) -> (String, String) {
-    let mut output = run(graph, "chesapeake.mtx", config).expect("run succeeds");
+fn run_json(graph: &Csr, config: &SimRun) -> (String, String) {
+    let mut output = config.run(graph, "chesapeake.mtx").expect("run succeeds");
     output.report.git_sha = "<masked>".into();
     let report = serde_json::to_string_pretty(&output.report).expect("report serialises");
     let trace =

@@ -9,12 +9,12 @@
 //! (run them with `--release -- --ignored --nocapture`).
 
 use std::path::PathBuf;
+use switchyard::algo::cc::groute::{self as cc, CcOptions, CcOutcome, connected_components};
 use switchyard::backend::sim::{SimBackend, SimConfig};
 use switchyard::backend::{Backend, DeviceId, KernelRegistry};
 use switchyard::graph::generate::{GeneratorSpec, generate};
 use switchyard::graph::reference::{compare_components, weakly_connected_components};
 use switchyard::graph::{BuildOptions, Csr, LoadOptions, load_graph};
-use switchyard::runtime::groute::cc::{self, CcOptions, CcOutcome, connected_components};
 use switchyard::runtime::groute::collectives::{RingOptions, direct_broadcast, ring_broadcast};
 use switchyard::runtime::groute::filter::{
     self, FilterMode, FilterOptions, FilterOutcome, Predicate, filter, filter_sequential,
@@ -605,9 +605,9 @@ fn measure_broadcast_m60() {
 #[test]
 #[ignore = "measurement: cargo test --release --test groute_filter_cc -- --ignored --nocapture measure_cc"]
 fn measure_cc_dgx1() {
-    use switchyard::driver::algorithm::{Algorithm, AlgorithmParams};
+    use switchyard::algo::{Algorithm, AlgorithmParams};
     use switchyard::driver::sweep::{SweepRow, fill_speedups, plot_scaling};
-    use switchyard::driver::{RunConfig, RuntimeKind, run};
+    use switchyard::driver::{RunSpec, RuntimeKind, SimRun, SimSetup};
     let rmat = GeneratorSpec::parse("rmat:scale=20,ef=16").expect("spec");
     let graphs: Vec<(String, Csr)> = vec![
         ("luxembourg_osm.mtx".into(), shared_graph("luxembourg_osm.mtx")),
@@ -644,23 +644,27 @@ fn measure_cc_dgx1() {
             let a = check_cc(&mut sim("dgx1-v100", gpus), graph, &small, name);
             let large = CcOptions { segment_edges: 1 << 18, ..CcOptions::default() };
             let b = check_cc(&mut sim("dgx1-v100", gpus), graph, &large, name);
-            let config = RunConfig {
-                topology: topology.clone(),
-                gpus,
-                runtime: RuntimeKind::Bsp,
-                algorithm: Algorithm::Cc,
-                params: AlgorithmParams::default(),
-                partitioner: "random".into(),
-                seed: 1,
-                bsp: Default::default(),
-                groute: Default::default(),
-                fidelity: switchyard_sim::interconnect::Fidelity::Flow,
-                trace: false,
-                validate: true,
-                command_line: vec!["measure_cc_dgx1".into()],
-                jitter_ps: 0,
+            let config = SimRun {
+                spec: RunSpec {
+                    gpus,
+                    runtime: RuntimeKind::Bsp,
+                    algorithm: Algorithm::Cc,
+                    params: AlgorithmParams::default(),
+                    partitioner: "random".into(),
+                    seed: 1,
+                    bsp: Default::default(),
+                    groute: Default::default(),
+                    validate: true,
+                    command_line: vec!["measure_cc_dgx1".into()],
+                },
+                sim: SimSetup {
+                    topology: topology.clone(),
+                    fidelity: switchyard_sim::interconnect::Fidelity::Flow,
+                    trace: false,
+                    jitter_ps: 0,
+                },
             };
-            let bsp = run(graph, name, &config).expect("bsp cc").report;
+            let bsp = config.run(graph, name).expect("bsp cc").report;
             assert!(bsp.validation.as_ref().is_some_and(|v| v.is_ok()), "bsp cc on {name}");
             let best = a.compute_time_ps.min(b.compute_time_ps);
             println!(

@@ -7,8 +7,8 @@
 //! 200). A failing run prints the command that reproduces it.
 
 use std::path::PathBuf;
-use switchyard::driver::algorithm::{Algorithm, AlgorithmParams};
-use switchyard::driver::{RunConfig, RunOutput, RuntimeKind, run};
+use switchyard::algo::{Algorithm, AlgorithmParams};
+use switchyard::driver::{RunOutput, RunSpec, RuntimeKind, SimRun, SimSetup};
 use switchyard::graph::generate::{GeneratorSpec, generate, with_uniform_weights};
 use switchyard::graph::{Csr, LoadOptions, load_graph};
 use switchyard::runtime::bsp::BspOptions;
@@ -27,59 +27,64 @@ fn generated(spec: &str) -> Csr {
     generate(&GeneratorSpec::parse(spec).expect("spec")).expect("generate")
 }
 
-fn config(topology: &str, gpus: u32, algorithm: Algorithm) -> RunConfig {
-    RunConfig {
-        topology: Topology::bundled(topology).expect("bundled"),
-        gpus,
-        runtime: RuntimeKind::Groute,
-        algorithm,
-        params: AlgorithmParams { epsilon: 1e-3, ..AlgorithmParams::default() },
-        partitioner: "random".into(),
-        seed: 7,
-        bsp: BspOptions::default(),
-        groute: WorklistOptions::default(),
-        fidelity: Fidelity::Flow,
-        trace: false,
-        validate: true,
-        command_line: vec!["test".into()],
-        jitter_ps: 0,
+fn config(topology: &str, gpus: u32, algorithm: Algorithm) -> SimRun {
+    SimRun {
+        spec: RunSpec {
+            gpus,
+            runtime: RuntimeKind::Groute,
+            algorithm,
+            params: AlgorithmParams { epsilon: 1e-3, ..AlgorithmParams::default() },
+            partitioner: "random".into(),
+            seed: 7,
+            bsp: BspOptions::default(),
+            groute: WorklistOptions::default(),
+            validate: true,
+            command_line: vec!["test".into()],
+        },
+        sim: SimSetup {
+            topology: Topology::bundled(topology).expect("bundled"),
+            fidelity: Fidelity::Flow,
+            trace: false,
+            jitter_ps: 0,
+        },
     }
 }
 
 /// The `switchyard run` command line that reproduces `config` on the graph `source`.
-fn reproduce(source: &str, c: &RunConfig) -> String {
+fn reproduce(source: &str, c: &SimRun) -> String {
     let mut cmd = format!(
         "switchyard run --runtime groute --algo {} {source} --topology {} --gpus {} --seed {} \
          --partitioner {} --source {} --epsilon {} --jitter-ns {} --packet-size {} --buffers {}",
-        c.algorithm.name(),
-        c.topology.name,
-        c.gpus,
-        c.seed,
-        c.partitioner,
-        c.params.source,
-        c.params.epsilon,
-        c.jitter_ps / 1000,
-        c.groute.packet_items,
-        c.groute.buffers,
+        c.spec.algorithm.name(),
+        c.sim.topology.name,
+        c.spec.gpus,
+        c.spec.seed,
+        c.spec.partitioner,
+        c.spec.params.source,
+        c.spec.params.epsilon,
+        c.sim.jitter_ps / 1000,
+        c.spec.groute.packet_items,
+        c.spec.groute.buffers,
     );
-    if c.algorithm.needs_weights() {
+    if c.spec.algorithm.needs_weights() {
         cmd += " --weights";
     }
-    if let Some(delta) = c.groute.priority_delta {
+    if let Some(delta) = c.spec.groute.priority_delta {
         cmd += &format!(" --priority-delta {delta}");
     }
-    if c.groute.fused {
+    if c.spec.groute.fused {
         cmd += " --fused";
     }
-    if c.groute.ring == RingOrder::Widest {
+    if c.spec.groute.ring == RingOrder::Widest {
         cmd += " --ring widest";
     }
     cmd
 }
 
 /// Runs and checks validation; a failure names the command that reproduces it.
-fn check(graph: &Csr, source: &str, c: &RunConfig) -> RunOutput {
-    let output = run(graph, source, c)
+fn check(graph: &Csr, source: &str, c: &SimRun) -> RunOutput {
+    let output = c
+        .run(graph, source)
         .unwrap_or_else(|e| panic!("{e}\nreproduce with: {}", reproduce(source, c)));
     let v = output.report.validation.as_ref().expect("validated");
     assert!(v.is_ok(), "{v}\nreproduce with: {}", reproduce(source, c));
@@ -96,7 +101,7 @@ fn every_topology(graph: &Csr, source_arg: &str, partitioner: &str) {
             for algorithm in APPS {
                 let g = if algorithm.needs_weights() { &weighted } else { graph };
                 let mut c = config(name, gpus, algorithm);
-                c.partitioner = partitioner.into();
+                c.spec.partitioner = partitioner.into();
                 check(g, source_arg, &c);
             }
         }
@@ -141,12 +146,12 @@ fn soft_priority_fused_worker_and_the_widest_ring_give_the_same_answers() {
                     continue;
                 }
                 let mut c = config(topology, gpus, algorithm);
-                c.groute.priority_delta = priority.then_some(match algorithm {
+                c.spec.groute.priority_delta = priority.then_some(match algorithm {
                     Algorithm::Bfs => 1,
                     _ => 64,
                 });
-                c.groute.fused = fused;
-                c.groute.ring = ring;
+                c.spec.groute.fused = fused;
+                c.spec.groute.ring = ring;
                 let out = check(g, "--graph facebook_combined.txt", &c);
                 let groute = out.report.groute.expect("groute report");
                 assert_eq!(groute.priority_raises > 0, priority, "{}", reproduce("", &c));
@@ -172,13 +177,13 @@ fn every_application_validates_and_terminates_under_many_seeds_of_jitter() {
                     }
                     let g = if algorithm.needs_weights() { &weighted } else { &graph };
                     let mut c = config(topology, gpus, algorithm);
-                    c.seed = seed;
-                    c.jitter_ps = 2_000_000; // up to 2 us on every transfer and kernel
-                    c.params.source = (seed * 7919 % 4941) as u32;
-                    c.groute.priority_delta =
+                    c.spec.seed = seed;
+                    c.sim.jitter_ps = 2_000_000; // up to 2 us on every transfer and kernel
+                    c.spec.params.source = (seed * 7919 % 4941) as u32;
+                    c.spec.groute.priority_delta =
                         delta.map(|d| if algorithm == Algorithm::Bfs { 1 } else { d });
-                    c.groute.fused = fused;
-                    c.groute.packet_items = 64; // many small packets: more interleavings
+                    c.spec.groute.fused = fused;
+                    c.spec.groute.packet_items = 64; // many small packets: more interleavings
                     check(g, "--graph power.graph", &c);
                 }
             }
@@ -191,9 +196,9 @@ fn the_same_seed_gives_a_byte_identical_report_and_another_seed_another_schedule
     let graph = with_uniform_weights(&shared_graph("power.graph"), 1, 64, 3).expect("weights");
     let json = |seed: u64| {
         let mut c = config("dgx1-v100", 4, Algorithm::Sssp);
-        c.seed = seed;
-        c.partitioner = "hash".into(); // the same partition for every seed
-        c.jitter_ps = 1_000_000;
+        c.spec.seed = seed;
+        c.spec.partitioner = "hash".into(); // the same partition for every seed
+        c.sim.jitter_ps = 1_000_000;
         serde_json::to_string(&check(&graph, "power", &c).report).expect("json")
     };
     assert_eq!(json(11), json(11));
@@ -208,9 +213,9 @@ fn a_full_worklist_grows_and_says_so_without_losing_work() {
             let weighted = with_uniform_weights(&graph, 1, 64, 3).expect("weights");
             let g = if algorithm.needs_weights() { &weighted } else { &graph };
             let mut c = config("dgx1-v100", 2, algorithm);
-            c.groute.initial_worklist_items = 8;
-            c.groute.out_items = 8; // raised to the largest out-degree
-            c.groute.fused = fused;
+            c.spec.groute.initial_worklist_items = 8;
+            c.spec.groute.out_items = 8; // raised to the largest out-degree
+            c.spec.groute.fused = fused;
             let out = check(g, "--graph facebook_combined.txt", &c);
             let groute = out.report.groute.as_ref().expect("groute report");
             if algorithm != Algorithm::PrResidual {
@@ -226,19 +231,19 @@ fn a_full_worklist_grows_and_says_so_without_losing_work() {
 fn bad_groute_options_are_errors_that_say_what_to_do() {
     let graph = shared_graph("chesapeake.mtx");
     let mut c = config("dgx1-v100", 2, Algorithm::Bfs);
-    c.groute.priority_delta = Some(0);
-    let err = run(&graph, "chesapeake", &c).unwrap_err().to_string();
+    c.spec.groute.priority_delta = Some(0);
+    let err = c.run(&graph, "chesapeake").unwrap_err().to_string();
     assert!(err.contains("--priority-delta must be at least 1"), "{err}");
     let mut c = config("dgx1-v100", 2, Algorithm::PrResidual);
-    c.groute.priority_delta = Some(4);
-    let err = run(&graph, "chesapeake", &c).unwrap_err().to_string();
+    c.spec.groute.priority_delta = Some(4);
+    let err = c.run(&graph, "chesapeake").unwrap_err().to_string();
     assert!(err.contains("PageRank has no priority"), "{err}");
     let mut c = config("dgx1-v100", 2, Algorithm::Bfs);
-    c.groute.packet_items = 0;
-    let err = run(&graph, "chesapeake", &c).unwrap_err().to_string();
+    c.spec.groute.packet_items = 0;
+    let err = c.run(&graph, "chesapeake").unwrap_err().to_string();
     assert!(err.contains("--packet-size (0)"), "{err}");
     let c = config("dgx1-v100", 2, Algorithm::Dobfs);
-    let err = run(&graph, "chesapeake", &c).unwrap_err().to_string();
+    let err = c.run(&graph, "chesapeake").unwrap_err().to_string();
     assert!(err.contains("use --runtime bsp"), "{err}");
 }
 
@@ -250,7 +255,7 @@ fn claim_1_soft_priority_cuts_sssp_work_on_a_road_like_graph_tenfold_at_4_gpus()
     let graph = generated(spec);
     let work = |delta: Option<u64>| {
         let mut c = config("m60x8-pcie", 4, Algorithm::Sssp);
-        c.groute.priority_delta = delta;
+        c.spec.groute.priority_delta = delta;
         check(&graph, &format!("--generate {spec}"), &c).report.work.work_items
     };
     let (plain, prioritised) = (work(None), work(Some(128)));
@@ -271,8 +276,8 @@ fn claim_4_groute_beats_bulk_synchronous_bfs_and_sssp_on_a_road_graph_on_the_m60
             let g = if algorithm.needs_weights() { &weighted } else { &graph };
             let time = |runtime| {
                 let mut c = config("m60x8-pcie", gpus, algorithm);
-                c.runtime = runtime;
-                c.partitioner = "metis".into();
+                c.spec.runtime = runtime;
+                c.spec.partitioner = "metis".into();
                 check(g, "--graph luxembourg_osm.mtx", &c).report.time_ps
             };
             let (groute, bsp) = (time(RuntimeKind::Groute), time(RuntimeKind::Bsp));

@@ -1,8 +1,11 @@
 //! Breadth-first search: levels from a source (unreached vertices keep `u32::MAX`).
 
-use super::BspPrimitive;
+use super::{BspPrimitive, GraphAlgorithm, GrouteOperators, VertexResult};
 use crate::backend::{BackendError, ElemType, KernelContext, KernelDef, KernelRegistry};
+use crate::graph::reference::{self, ValidationReport, compare_exact};
+use crate::graph::{Csr, GraphError};
 use crate::runtime::bsp::{AdvanceArgs, Combiner};
+use crate::runtime::groute::worklist::Problem;
 
 /// Level of a vertex BFS never reached.
 pub const UNREACHED: u32 = u32::MAX;
@@ -12,6 +15,30 @@ pub const UNREACHED: u32 = u32::MAX;
 pub struct Bfs {
     /// Source vertex (global id).
     pub source: u32,
+}
+
+impl GraphAlgorithm for Bfs {
+    fn name(&self) -> &'static str {
+        "bfs"
+    }
+    fn source(&self) -> Option<u32> {
+        Some(self.source)
+    }
+    /// Levels are integers: compared exactly.
+    fn validate(
+        &self,
+        graph: &Csr,
+        result: VertexResult<'_>,
+    ) -> Result<ValidationReport, GraphError> {
+        let expected = reference::bfs_levels(graph, self.source)?;
+        Ok(compare_exact("bfs levels", &expected, result.values))
+    }
+    fn bsp(&self) -> Option<Box<dyn BspPrimitive>> {
+        Some(Box::new(self.clone()))
+    }
+    fn groute(&self) -> Option<GrouteOperators> {
+        Some(GrouteOperators::Worklist(Problem::Bfs { source: self.source }))
+    }
 }
 
 impl BspPrimitive for Bfs {

@@ -12,9 +12,11 @@
 //! as the paper does, because each switch scans every vertex. `alpha = 14`, `beta = 24`
 //! (Beamer's defaults).
 
-use super::BspPrimitive;
 use super::bfs::UNREACHED;
+use super::{BspPrimitive, GraphAlgorithm, VertexResult};
 use crate::backend::{BackendError, ElemType, KernelContext, KernelDef, KernelRegistry};
+use crate::graph::reference::{self, ValidationReport, compare_exact};
+use crate::graph::{Csr, GraphError};
 use crate::runtime::bsp::{AdvanceArgs, Combiner};
 
 /// Direction-optimizing BFS from `source`.
@@ -54,6 +56,27 @@ impl DirectionOptimizingBfs {
             out.push(pulling);
         }
         out
+    }
+}
+
+impl GraphAlgorithm for DirectionOptimizingBfs {
+    fn name(&self) -> &'static str {
+        "dobfs"
+    }
+    fn source(&self) -> Option<u32> {
+        Some(self.source)
+    }
+    /// Levels are integers: compared exactly with BFS's reference.
+    fn validate(
+        &self,
+        graph: &Csr,
+        result: VertexResult<'_>,
+    ) -> Result<ValidationReport, GraphError> {
+        let expected = reference::bfs_levels(graph, self.source)?;
+        Ok(compare_exact("bfs levels", &expected, result.values))
+    }
+    fn bsp(&self) -> Option<Box<dyn BspPrimitive>> {
+        Some(Box::new(self.clone()))
     }
 }
 

@@ -1,6 +1,13 @@
-//! Graph algorithms as bulk-synchronous primitives: each is a single-GPU advance kernel
-//! plus what seed 002 asks the programmer for (data to communicate, combiner, stop
-//! condition). The framework in [`crate::runtime::bsp`] does the rest.
+//! The algorithm seam: one module per algorithm, owning everything about it.
+//!
+//! Architecture invariant: an algorithm is one module here. It says what it is called, what
+//! it needs of its graph (weights, symmetry, a source), how its parameters are checked, how
+//! its result is validated against its sequential reference (with the tolerance and why),
+//! and the operators it gives each runtime that can run it: a [`BspPrimitive`] for the
+//! bulk-synchronous runtime, [`GrouteOperators`] for Groute. Runtimes own mechanisms only
+//! (frontiers, worklists, routers, termination) and never name an algorithm. Adding an
+//! algorithm means a module here, its section of `kernels/*.cu` and its reference in
+//! `graph::reference`, plus one line in [`Algorithm`]'s table ([`Algorithm::instance`]).
 
 pub mod bfs;
 pub mod cc;
@@ -9,76 +16,192 @@ pub mod pagerank;
 pub mod sequential;
 pub mod sssp;
 
-use crate::backend::{ElemType, KernelRegistry, Scalar};
-use crate::runtime::bsp::Combiner;
+use crate::backend::KernelRegistry;
+use crate::graph::reference::ValidationReport;
+use crate::graph::{Csr, EdgeWeights, GraphError};
+pub use crate::runtime::bsp::BspPrimitive;
+pub use crate::runtime::groute::GrouteOperators;
+use std::borrow::Cow;
 
-/// What one algorithm tells the bulk-synchronous framework.
-pub trait BspPrimitive {
-    /// Algorithm name as the CLI spells it.
-    fn name(&self) -> &'static str;
-    /// Registered name of its advance kernel (contract: the bsp slot layout, scalars
-    /// `frontier_len u64, stamp u32, superstep u32, param f64, gpu u32`).
-    fn advance_kernel(&self) -> &'static str;
-    /// Value element type (`U32` with [`Combiner::MinU32`], `F32` with [`Combiner::AddF32`]).
-    fn value_elem(&self) -> ElemType;
-    /// How received values are combined.
-    fn combiner(&self) -> Combiner;
+/// An algorithm by name: the registry of every algorithm the product runs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, clap::ValueEnum, serde::Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Algorithm {
+    /// Breadth-first search levels from a source.
+    Bfs,
+    /// Direction-optimizing BFS (push/pull; broadcasts, seed 002 section VI-A).
+    Dobfs,
+    /// Single-source shortest paths (integer weights).
+    Sssp,
+    /// Weakly connected components.
+    Cc,
+    /// PageRank, LDBC Graphalytics definition (fixed iterations, dangling spread).
+    Pr,
+    /// Residual push PageRank to a tolerance (Groute/Atos).
+    PrResidual,
+}
+
+impl Algorithm {
+    /// All algorithms, in CLI order.
+    pub const ALL: [Algorithm; 6] = [
+        Algorithm::Bfs,
+        Algorithm::Dobfs,
+        Algorithm::Sssp,
+        Algorithm::Cc,
+        Algorithm::Pr,
+        Algorithm::PrResidual,
+    ];
+
+    /// The algorithm with its parameters: the one table from names to modules.
+    pub fn instance(self, params: &AlgorithmParams) -> Box<dyn GraphAlgorithm> {
+        match self {
+            Algorithm::Bfs => Box::new(bfs::Bfs { source: params.source }),
+            Algorithm::Dobfs => Box::new(dobfs::DirectionOptimizingBfs::new(params.source)),
+            Algorithm::Sssp => Box::new(sssp::Sssp { source: params.source }),
+            Algorithm::Cc => Box::new(cc::ConnectedComponents),
+            Algorithm::Pr => Box::new(pagerank::PageRankLdbc {
+                damping: params.damping,
+                iterations: params.iterations,
+            }),
+            Algorithm::PrResidual => Box::new(pagerank::PageRankResidual {
+                damping: params.damping,
+                epsilon: params.epsilon,
+            }),
+        }
+    }
+
+    /// Name as the CLI spells it.
+    pub fn name(self) -> &'static str {
+        self.instance(&AlgorithmParams::default()).name()
+    }
+
+    /// What it needs of its graph.
+    pub fn needs(self) -> Needs {
+        self.instance(&AlgorithmParams::default()).needs()
+    }
+
     /// Whether it needs integer edge weights.
-    fn needs_weights(&self) -> bool {
-        false
-    }
-    /// Whether it must run on the symmetrised graph (weakly connected components).
-    fn needs_undirected(&self) -> bool {
-        false
-    }
-    /// Initial value bits of global vertex `v` (u32, or f32 bits).
-    fn initial_value(&self, v: u32, num_vertices: u32) -> u32;
-    /// Initial aux value of global vertex `v` (f32), if the algorithm uses aux.
-    fn initial_aux(&self, _v: u32, _num_vertices: u32) -> Option<f32> {
-        None
-    }
-    /// Whether global vertex `v` is in the first frontier.
-    fn initially_active(&self, v: u32) -> bool;
-    /// The per-algorithm scalar `param` passed to advance and merge (threshold for add).
-    fn param(&self) -> f64 {
-        0.0
-    }
-    /// Whether its advance pulls from in-neighbours (direction-optimizing BFS): the runtime
-    /// then uploads the in-arcs of owned vertices, which needs duplicate-all and broadcast.
-    fn needs_reverse(&self) -> bool {
-        false
-    }
-    /// The `param` scalar of the advance of the superstep whose total frontier size is the
-    /// last entry of `frontier_sizes` (earlier entries: earlier supersteps). Defaults to
-    /// [`BspPrimitive::param`]; direction-optimizing BFS chooses its direction here.
-    fn advance_param(&self, frontier_sizes: &[u64], num_vertices: u32) -> f64 {
-        let _ = (frontier_sizes, num_vertices);
-        self.param()
-    }
-    /// The algorithm's second scalar passed to advance (`extra`; the damping factor).
-    fn extra(&self) -> f64 {
-        0.0
-    }
-    /// An apply kernel run on every GPU after each merge (LDBC PageRank's rank update), with
-    /// its all-reduced input value; it rebuilds the next frontier itself.
-    fn apply_kernel(&self) -> Option<&'static str> {
-        None
-    }
-    /// Initial value of the all-reduced quantity given to the apply kernel.
-    fn initial_reduction(&self, _degrees: &[u32], _num_vertices: u32) -> f64 {
-        0.0
-    }
-    /// Stop after this many supersteps even if the frontier is not empty.
-    fn max_supersteps(&self) -> Option<u32> {
-        None
-    }
-    /// Extra scalars for the apply kernel (after `reduction f64, num_vertices u32`).
-    fn apply_scalars(&self) -> Vec<Scalar> {
-        Vec::new()
+    pub fn needs_weights(self) -> bool {
+        self.needs().weights
     }
 }
 
-/// Registers every algorithm kernel of this module.
+/// Parameters of the algorithms.
+#[derive(Clone, Copy, Debug, PartialEq, serde::Serialize)]
+pub struct AlgorithmParams {
+    /// Source vertex of BFS and SSSP.
+    pub source: u32,
+    /// PageRank damping factor.
+    pub damping: f64,
+    /// LDBC PageRank iterations.
+    pub iterations: u32,
+    /// Residual PageRank tolerance on the raw scale (each vertex starts with `1 - d`).
+    pub epsilon: f64,
+}
+
+impl Default for AlgorithmParams {
+    fn default() -> Self {
+        AlgorithmParams { source: 0, damping: 0.85, iterations: 20, epsilon: 1e-4 }
+    }
+}
+
+/// What an algorithm needs of its input graph.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Needs {
+    /// Integer edge weights.
+    pub weights: bool,
+    /// The symmetrised graph (weakly connected components of a directed graph).
+    pub undirected: bool,
+}
+
+/// A run's per-vertex result as the runtimes return it.
+#[derive(Clone, Copy, Debug)]
+pub struct VertexResult<'a> {
+    /// One value per vertex: `u32` values, or `f32` bits.
+    pub values: &'a [u32],
+    /// One `f32` per vertex where the algorithm has a second value (PageRank ranks).
+    pub aux: Option<&'a [f32]>,
+}
+
+/// One algorithm with its parameters: everything the product knows about it.
+pub trait GraphAlgorithm {
+    /// Name as the CLI spells it.
+    fn name(&self) -> &'static str;
+    /// What it needs of its graph.
+    fn needs(&self) -> Needs {
+        Needs::default()
+    }
+    /// Its source vertex, if it has one (checked against the graph).
+    fn source(&self) -> Option<u32> {
+        None
+    }
+    /// Checks its parameters against the graph before a run (the needs and the source are
+    /// checked by [`check`], which calls this too).
+    fn check_params(&self, _graph: &Csr) -> Result<(), GraphError> {
+        Ok(())
+    }
+    /// Validates a result on `graph` (as [`prepare_graph`] made it) against the
+    /// algorithm's sequential reference.
+    fn validate(
+        &self,
+        graph: &Csr,
+        result: VertexResult<'_>,
+    ) -> Result<ValidationReport, GraphError>;
+    /// Its operators for the bulk-synchronous runtime, if it runs there.
+    fn bsp(&self) -> Option<Box<dyn BspPrimitive>> {
+        None
+    }
+    /// Its operators for the Groute runtime, if it runs there.
+    fn groute(&self) -> Option<GrouteOperators> {
+        None
+    }
+}
+
+/// Checks `algorithm`'s needs, source and parameters against `graph` before a run.
+pub fn check(algorithm: &dyn GraphAlgorithm, graph: &Csr) -> Result<(), GraphError> {
+    if let Some(source) = algorithm.source()
+        && source >= graph.num_vertices()
+    {
+        return Err(GraphError::VertexOutOfRange {
+            what: format!("{} source (--source)", algorithm.name()),
+            vertex: u64::from(source),
+            num_vertices: graph.num_vertices(),
+        });
+    }
+    if algorithm.needs().weights && !matches!(graph.weights(), Some(EdgeWeights::Int(_))) {
+        return Err(GraphError::WrongWeights {
+            algorithm: algorithm.name().into(),
+            reason: "needs integer edge weights and the graph has none; add --weights to draw \
+                     uniform weights 1..=64, or load a weighted graph"
+                .into(),
+        });
+    }
+    algorithm.check_params(graph)
+}
+
+/// The graph `algorithm` runs on: the symmetrised graph where it needs one, else `graph`.
+pub fn prepare_graph<'g>(algorithm: &dyn GraphAlgorithm, graph: &'g Csr) -> Cow<'g, Csr> {
+    if algorithm.needs().undirected && graph.is_directed() {
+        Cow::Owned(graph.symmetrized())
+    } else {
+        Cow::Borrowed(graph)
+    }
+}
+
+/// Checks a PageRank damping factor.
+pub(crate) fn check_damping(damping: f64) -> Result<(), GraphError> {
+    if damping > 0.0 && damping < 1.0 {
+        Ok(())
+    } else {
+        Err(GraphError::InvalidArgument {
+            what: "--damping".into(),
+            found: damping.to_string(),
+            expected: "a number strictly between 0 and 1, such as 0.85".into(),
+        })
+    }
+}
+
+/// Registers every algorithm's kernels (every runtime's operators).
 pub fn register(registry: &mut KernelRegistry) {
     bfs::register(registry);
     sssp::register(registry);

@@ -6,11 +6,14 @@
 //!   is active while its residual exceeds `epsilon`; remote residuals are always forwarded
 //!   to the owner, which accumulates them.
 
-use super::BspPrimitive;
+use super::{BspPrimitive, GraphAlgorithm, GrouteOperators, VertexResult, check_damping};
 use crate::backend::{
     BackendError, ElemType, HostData, KernelContext, KernelDef, KernelRegistry, Scalar,
 };
+use crate::graph::reference::{self, FloatTolerance, ValidationReport, compare_float};
+use crate::graph::{Csr, GraphError};
 use crate::runtime::bsp::{AdvanceArgs, Combiner, kernels::FIXED_SLOTS, reduce_counter};
+use crate::runtime::groute::worklist::Problem;
 
 /// LDBC Graphalytics PageRank.
 #[derive(Clone, Debug)]
@@ -28,6 +31,85 @@ pub struct PageRankResidual {
     pub damping: f64,
     /// A vertex is active while its residual exceeds this.
     pub epsilon: f64,
+}
+
+impl GraphAlgorithm for PageRankLdbc {
+    fn name(&self) -> &'static str {
+        "pr"
+    }
+    fn check_params(&self, _graph: &Csr) -> Result<(), GraphError> {
+        check_damping(self.damping)
+    }
+    /// The runtimes compute LDBC PageRank in `f32`: compared within `1e-3 / n + 1e-3 *
+    /// |expected|`.
+    fn validate(
+        &self,
+        graph: &Csr,
+        result: VertexResult<'_>,
+    ) -> Result<ValidationReport, GraphError> {
+        let n = f64::from(graph.num_vertices().max(1));
+        let expected = reference::pagerank_ldbc(graph, self.damping, self.iterations)?;
+        let actual: Vec<f64> =
+            result.aux.unwrap_or_default().iter().map(|&r| f64::from(r)).collect();
+        Ok(compare_float(
+            "pagerank (ldbc)",
+            &expected,
+            &actual,
+            FloatTolerance { abs: 1e-3 / n, rel: 1e-3 },
+        ))
+    }
+    fn bsp(&self) -> Option<Box<dyn BspPrimitive>> {
+        Some(Box::new(self.clone()))
+    }
+}
+
+impl GraphAlgorithm for PageRankResidual {
+    fn name(&self) -> &'static str {
+        "pr-residual"
+    }
+    fn check_params(&self, _graph: &Csr) -> Result<(), GraphError> {
+        check_damping(self.damping)?;
+        if self.epsilon > 0.0 && self.epsilon.is_finite() {
+            Ok(())
+        } else {
+            Err(GraphError::InvalidArgument {
+                what: "--epsilon".into(),
+                found: self.epsilon.to_string(),
+                expected: "a positive tolerance such as 1e-4".into(),
+            })
+        }
+    }
+    /// Ranks are normalised (divided by their sum) and compared with the residual
+    /// reference run to a 100x tighter tolerance, within `20 * epsilon / ((1 - d) * n) +
+    /// 2e-3 * |expected|`: each leftover residual below `epsilon` changes a raw rank by at
+    /// most `epsilon / (1 - d)`.
+    fn validate(
+        &self,
+        graph: &Csr,
+        result: VertexResult<'_>,
+    ) -> Result<ValidationReport, GraphError> {
+        let n = f64::from(graph.num_vertices().max(1));
+        let expected = reference::pagerank_residual(graph, self.damping, self.epsilon / 100.0)?;
+        let raw: Vec<f64> = result.aux.unwrap_or_default().iter().map(|&r| f64::from(r)).collect();
+        let sum: f64 = raw.iter().sum();
+        let actual: Vec<f64> = raw.iter().map(|r| r / sum.max(f64::MIN_POSITIVE)).collect();
+        let abs = 20.0 * self.epsilon / ((1.0 - self.damping) * n);
+        Ok(compare_float(
+            "pagerank (residual, normalised)",
+            &expected.ranks,
+            &actual,
+            FloatTolerance { abs, rel: 2e-3 },
+        ))
+    }
+    fn bsp(&self) -> Option<Box<dyn BspPrimitive>> {
+        Some(Box::new(self.clone()))
+    }
+    fn groute(&self) -> Option<GrouteOperators> {
+        Some(GrouteOperators::Worklist(Problem::PageRank {
+            damping: self.damping,
+            epsilon: self.epsilon,
+        }))
+    }
 }
 
 impl BspPrimitive for PageRankLdbc {

@@ -1,9 +1,12 @@
 //! Single-source shortest paths (Bellman-Ford over frontiers, integer weights): distances
 //! from a source, unreachable vertices keep `u32::MAX`.
 
-use super::BspPrimitive;
+use super::{BspPrimitive, GraphAlgorithm, GrouteOperators, Needs, VertexResult};
 use crate::backend::{BackendError, ElemType, KernelContext, KernelDef, KernelRegistry};
+use crate::graph::reference::{self, ValidationReport, compare_exact};
+use crate::graph::{Csr, GraphError};
 use crate::runtime::bsp::{AdvanceArgs, Combiner};
+use crate::runtime::groute::worklist::Problem;
 
 /// Distance of a vertex SSSP never reached.
 pub const UNREACHED: u32 = u32::MAX;
@@ -13,6 +16,38 @@ pub const UNREACHED: u32 = u32::MAX;
 pub struct Sssp {
     /// Source vertex (global id).
     pub source: u32,
+}
+
+impl GraphAlgorithm for Sssp {
+    fn name(&self) -> &'static str {
+        "sssp"
+    }
+    fn needs(&self) -> Needs {
+        Needs { weights: true, ..Needs::default() }
+    }
+    fn source(&self) -> Option<u32> {
+        Some(self.source)
+    }
+    /// Distances are integer sums: compared exactly (unreached as the reference's marker).
+    fn validate(
+        &self,
+        graph: &Csr,
+        result: VertexResult<'_>,
+    ) -> Result<ValidationReport, GraphError> {
+        let expected: Vec<u64> = reference::sssp_distances_int(graph, self.source)?;
+        let actual: Vec<u64> = result
+            .values
+            .iter()
+            .map(|&d| if d == UNREACHED { reference::SSSP_UNREACHED_INT } else { u64::from(d) })
+            .collect();
+        Ok(compare_exact("sssp distances", &expected, &actual))
+    }
+    fn bsp(&self) -> Option<Box<dyn BspPrimitive>> {
+        Some(Box::new(self.clone()))
+    }
+    fn groute(&self) -> Option<GrouteOperators> {
+        Some(GrouteOperators::Worklist(Problem::Sssp { source: self.source }))
+    }
 }
 
 impl BspPrimitive for Sssp {

@@ -11,8 +11,8 @@ use super::run::RunOptions;
 use anyhow::{Context, bail};
 use serde::Serialize;
 use std::path::PathBuf;
-use switchyard::driver::algorithm::Algorithm;
-use switchyard::driver::{RunOutput, RuntimeKind};
+use switchyard::algo::Algorithm;
+use switchyard::driver::{BackendSetup, CudaSetup, RunOutput, RuntimeKind};
 use switchyard_sim::topology::Topology;
 
 /// `switchyard calibrate` subcommands.
@@ -76,6 +76,13 @@ pub struct RunsArgs {
     /// GPU counts, comma-separated.
     #[arg(long, value_delimiter = ',', default_value = "1")]
     gpu_counts: Vec<u32>,
+    /// Runtime of every run.
+    #[arg(long, value_enum, default_value = "bsp")]
+    runtime: RuntimeKind,
+    /// With --backend cuda: run each GPU count as logical GPUs on this machine's GPUs
+    /// (several share one where it has fewer; checks multi-GPU bookkeeping, not scaling).
+    #[arg(long)]
+    logical_gpus: bool,
     /// Real GPUs or the simulator.
     #[arg(long, value_enum, default_value = "cuda")]
     backend: RunsBackend,
@@ -201,34 +208,27 @@ fn runs(args: RunsArgs) -> anyhow::Result<()> {
     );
     for &algo in &args.algos {
         for (i, &gpus) in args.gpu_counts.iter().enumerate() {
-            let mut config = args.options.config(
-                algo,
-                RuntimeKind::Bsp,
-                topology.clone(),
-                gpus,
-                false,
-                std::env::args().collect(),
-            )?;
+            let mut spec =
+                args.options.spec(algo, args.runtime, gpus, std::env::args().collect())?;
             if args.hub_source {
-                config.params.source = hub;
+                spec.params.source = hub;
             }
-            config.validate = match args.validate {
+            let setup = match args.backend {
+                RunsBackend::Cuda => {
+                    BackendSetup::Cuda(CudaSetup { logical_gpus: args.logical_gpus })
+                }
+                RunsBackend::Sim => {
+                    BackendSetup::Sim(args.options.sim_setup(topology.clone(), gpus, false)?)
+                }
+            };
+            spec.validate = match args.validate {
                 ValidatePolicy::All => true,
                 ValidatePolicy::First => i == 0,
                 ValidatePolicy::None => false,
             };
             let t0 = std::time::Instant::now();
-            let result = match args.backend {
-                RunsBackend::Cuda => switchyard::driver::cuda::run_cuda_with_summary(
-                    &graph,
-                    &label,
-                    Some(&summary),
-                    &config,
-                ),
-                RunsBackend::Sim => {
-                    switchyard::driver::run_with_summary(&graph, &label, Some(&summary), &config)
-                }
-            };
+            let result =
+                switchyard::driver::run_with_summary(&graph, &label, Some(&summary), &spec, &setup);
             // A failed run is a row too: the others still run.
             let output: RunOutput = match result {
                 Ok(output) => output,
@@ -363,12 +363,14 @@ mod measure {
     use serde::Serialize;
     use std::fmt::Write as _;
     use std::time::Instant;
+    use switchyard::algo::{Algorithm, AlgorithmParams};
     use switchyard::backend::cuda::CudaBackend;
     use switchyard::backend::{Backend, BufferSlice, DeviceId, ElemType, StreamPriority, Token};
-    use switchyard::driver::algorithm::{Algorithm, AlgorithmParams};
-    use switchyard::driver::builtin_kernels;
+    use switchyard::driver::{RunSpec, RuntimeKind, builtin_kernels, execute, prepare};
     use switchyard::graph::generate::{GeneratorSpec, generate};
-    use switchyard::runtime::bsp::{self, BspOptions};
+    use switchyard::runtime::Outcome;
+    use switchyard::runtime::bsp::BspOptions;
+    use switchyard::runtime::groute::worklist::WorklistOptions;
 
     /// Copy sizes of the peer sweep.
     const SIZES: [usize; 5] = [4 << 10, 64 << 10, 1 << 20, 16 << 20, 256 << 20];
@@ -503,12 +505,23 @@ mod measure {
         let spec = GeneratorSpec::parse(&format!("rmat:scale={},ef=16,seed=1", args.fit_scale))?;
         let graph = generate(&spec)?;
         let hub = (0..graph.num_vertices()).max_by_key(|&v| graph.degree(v)).unwrap_or(0);
-        let owner = vec![0u32; graph.num_vertices() as usize];
         let params = AlgorithmParams { source: hub, damping: 0.85, iterations: 10, epsilon: 1e-4 };
-        let fit = |algo| -> anyhow::Result<bsp::BspOutcome> {
+        let fit = |algorithm| -> anyhow::Result<Outcome> {
+            let spec = RunSpec {
+                gpus: 1,
+                runtime: RuntimeKind::Bsp,
+                algorithm,
+                params,
+                partitioner: "random".into(),
+                seed: 1,
+                bsp: BspOptions::default(),
+                groute: WorklistOptions::default(),
+                validate: false,
+                command_line: Vec::new(),
+            };
+            let prepared = prepare(&graph, &spec)?;
             let mut b = CudaBackend::open(1, builtin_kernels())?;
-            let p = switchyard::driver::algorithm::primitive(algo, &params);
-            Ok(bsp::run(&mut b, &graph, &owner, 1, p.as_ref(), &BspOptions::default())?)
+            Ok(execute(&mut b, &prepared, &spec)?)
         };
         let bfs = fit(Algorithm::Bfs)?;
         let pr = fit(Algorithm::Pr)?;
@@ -516,11 +529,11 @@ mod measure {
         let overhead = 4.0 * issue.max(back_to_back) + 2.0 * round_trip;
         let bfs_s = bfs.compute_time_ps as f64 / 1e12;
         let pr_s = pr.compute_time_ps as f64 / 1e12;
-        let bfs_items: u64 = bfs.frontier_sizes.iter().sum();
+        let bfs_items: u64 = bfs.work.frontier_sizes.iter().sum();
         let bfs_kernels = (bfs_s - f64::from(bfs.supersteps) * overhead).max(bfs_s * 0.1);
         // BFS: items * item_ps + edges * edge_ps with item_ps / edge_ps = 27 / 19, the
         // shared H200 model's ratio.
-        let edge_s = bfs_kernels / (bfs.edges_visited as f64 + bfs_items as f64 * 27.0 / 19.0);
+        let edge_s = bfs_kernels / (bfs.work.edges_visited as f64 + bfs_items as f64 * 27.0 / 19.0);
         let item_s = edge_s * 27.0 / 19.0;
         let per_iter = (pr_s - f64::from(pr.supersteps) * overhead).max(pr_s * 0.1)
             / f64::from(pr.supersteps.max(1));
@@ -564,7 +577,7 @@ mod measure {
             fit_graph: spec.to_string(),
             bfs_ms: bfs_s * 1e3,
             bfs_supersteps: bfs.supersteps,
-            bfs_edges: bfs.edges_visited,
+            bfs_edges: bfs.work.edges_visited,
             bfs_items,
             pr_ms: pr_s * 1e3,
             pr_iterations: pr.supersteps,

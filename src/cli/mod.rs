@@ -13,8 +13,8 @@ mod sweep;
 mod topo;
 
 use clap::{Parser, Subcommand};
+use switchyard::algo::Algorithm;
 use switchyard::driver::RuntimeKind;
-use switchyard::driver::algorithm::Algorithm;
 use switchyard::graph::generate::{GeneratorSpec, generate};
 use switchyard::graph::{LoadOptions, load_graph_from_bytes};
 use switchyard_sim::topology::Topology;

@@ -3,8 +3,10 @@
 use super::graph_source::{GraphArgs, resolve};
 use anyhow::{Context, bail};
 use std::path::PathBuf;
-use switchyard::driver::algorithm::{Algorithm, AlgorithmParams};
-use switchyard::driver::{RunConfig, RuntimeKind, run, trace::chrome_trace};
+use switchyard::algo::{Algorithm, AlgorithmParams};
+use switchyard::driver::{
+    BackendSetup, CudaSetup, RunSpec, RuntimeKind, SimSetup, run, trace::chrome_trace,
+};
 use switchyard::runtime::bsp::{BspOptions, Communication, Duplication};
 use switchyard::runtime::groute::worklist::{RingOrder, WorklistOptions};
 use switchyard_sim::interconnect::Fidelity;
@@ -120,9 +122,13 @@ pub struct RunArgs {
     /// Topology: a bundled name (see `switchyard topo list`) or a TOML file.
     #[arg(long, default_value = "dgx1-v100")]
     topology: String,
-    /// GPUs to use (the first N of the topology).
+    /// GPUs to use (the first N of the topology, or of the machine with --backend cuda).
     #[arg(long, default_value_t = 1)]
     gpus: u32,
+    /// With --backend cuda: run --gpus logical GPUs on this machine's GPUs, several sharing
+    /// one where it has fewer (validates multi-GPU code on one GPU; times are not scaling).
+    #[arg(long)]
+    logical_gpus: bool,
     /// Write the JSON run report here.
     #[arg(long)]
     report: Option<PathBuf>,
@@ -132,24 +138,14 @@ pub struct RunArgs {
 }
 
 impl RunOptions {
-    /// The run configuration for `topology` and `gpus`.
-    #[allow(clippy::too_many_arguments)]
-    pub fn config(
+    /// What the run is: `algorithm` on `runtime` over `gpus` GPUs.
+    pub fn spec(
         &self,
         algorithm: Algorithm,
         runtime: RuntimeKind,
-        topology: Topology,
         gpus: u32,
-        trace: bool,
         command_line: Vec<String>,
-    ) -> anyhow::Result<RunConfig> {
-        let available = topology.gpus.len() as u32;
-        if gpus == 0 || gpus > available {
-            bail!(
-                "--gpus {gpus}: topology `{}` has {available} GPUs; choose 1..={available}",
-                topology.name
-            );
-        }
+    ) -> anyhow::Result<RunSpec> {
         let duplication = match self.duplication {
             DuplicationArg::OneHop => Duplication::OneHop,
             DuplicationArg::All => Duplication::All,
@@ -163,8 +159,7 @@ impl RunOptions {
                 "--communication broadcast needs --duplication all (receivers index by global id)"
             );
         }
-        Ok(RunConfig {
-            topology,
+        Ok(RunSpec {
             gpus,
             runtime,
             algorithm,
@@ -185,16 +180,65 @@ impl RunOptions {
                 fused: self.fused,
                 ..WorklistOptions::default()
             },
+            validate: !self.no_validate,
+            command_line,
+        })
+    }
+
+    /// How the simulator is set up: `topology`, whose first `gpus` GPUs the run uses.
+    pub fn sim_setup(
+        &self,
+        topology: Topology,
+        gpus: u32,
+        trace: bool,
+    ) -> anyhow::Result<SimSetup> {
+        let available = topology.gpus.len() as u32;
+        if gpus == 0 || gpus > available {
+            bail!(
+                "--gpus {gpus}: topology `{}` has {available} GPUs; choose 1..={available}",
+                topology.name
+            );
+        }
+        Ok(SimSetup {
+            topology,
             fidelity: match self.fidelity {
                 FidelityArg::Flow => Fidelity::Flow,
                 FidelityArg::Packet => Fidelity::Packet,
             },
             trace,
             jitter_ps: self.jitter_ns.saturating_mul(1000),
-            validate: !self.no_validate,
-            command_line,
         })
     }
+}
+
+/// The backend setup `backend` names; checks before any work that it can run `gpus` GPUs.
+pub fn backend_setup(
+    backend: BackendArg,
+    options: &RunOptions,
+    topology: &str,
+    gpus: u32,
+    logical_gpus: bool,
+    trace: bool,
+) -> anyhow::Result<BackendSetup> {
+    Ok(match backend {
+        BackendArg::Sim => {
+            if logical_gpus {
+                bail!(
+                    "--logical-gpus is for --backend cuda (the simulator has every GPU it models)"
+                );
+            }
+            let topology = Topology::open(topology)
+                .with_context(|| format!("opening topology `{topology}`"))?;
+            BackendSetup::Sim(options.sim_setup(topology, gpus, trace)?)
+        }
+        BackendArg::Cuda => {
+            if gpus == 0 {
+                bail!("--gpus 0: choose at least 1");
+            }
+            switchyard::backend::cuda::check_available(if logical_gpus { 1 } else { gpus })?;
+            BackendSetup::Cuda(CudaSetup { logical_gpus })
+        }
+    })
 }
 
 /// Runs `switchyard run`.
@@ -204,24 +248,17 @@ pub fn run_command(args: RunArgs) -> anyhow::Result<()> {
     {
         bail!("--priority-delta and --fused are Groute options: add --runtime groute");
     }
-    if let BackendArg::Cuda = args.backend {
-        switchyard::backend::cuda::check_available(args.gpus)?;
-    }
-    let topology = Topology::open(&args.topology)
-        .with_context(|| format!("opening topology `{}`", args.topology))?;
-    let (graph, name) = resolve(&args.graph, args.options.seed)?;
-    let config = args.options.config(
-        args.algo,
-        args.runtime,
-        topology,
+    let setup = backend_setup(
+        args.backend,
+        &args.options,
+        &args.topology,
         args.gpus,
+        args.logical_gpus,
         args.trace.is_some(),
-        std::env::args().collect(),
     )?;
-    let output = match args.backend {
-        BackendArg::Sim => run(&graph, &name, &config)?,
-        BackendArg::Cuda => switchyard::driver::cuda::run_cuda(&graph, &name, &config)?,
-    };
+    let spec = args.options.spec(args.algo, args.runtime, args.gpus, std::env::args().collect())?;
+    let (graph, name) = resolve(&args.graph, args.options.seed)?;
+    let output = run(&graph, &name, &spec, &setup)?;
     print!("{}", output.report.summary_table());
     if let Some(path) = &args.report {
         let json = serde_json::to_string_pretty(&output.report)?;

@@ -7,10 +7,9 @@ use anyhow::{Context, bail};
 use indicatif::{ProgressBar, ProgressStyle};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use switchyard::driver::algorithm::Algorithm;
-use switchyard::driver::algorithm::prepare_graph;
+use switchyard::algo::{Algorithm, prepare_graph};
 use switchyard::driver::sweep::{SweepRow, fill_speedups, plot_scaling, to_csv, to_table};
-use switchyard::driver::{RuntimeKind, run_with_summary};
+use switchyard::driver::{BackendSetup, RuntimeKind, run_with_summary};
 use switchyard::graph::Csr;
 use switchyard::graph::summary::{GraphSummary, summarize};
 use switchyard_sim::topology::Topology;
@@ -111,24 +110,19 @@ impl Plan {
         for (graph_index, algorithm, runtime, topology, gpus) in jobs {
             let (graph, name, source) = &self.graphs[graph_index];
             bar.set_message(format!("{} {} on {} x{gpus}", algorithm.name(), name, topology.name));
-            let mut config = self.options.config(
-                algorithm,
-                runtime,
-                topology.clone(),
-                gpus,
-                false,
-                std::env::args().collect(),
-            )?;
+            let mut spec =
+                self.options.spec(algorithm, runtime, gpus, std::env::args().collect())?;
             if let Some(source) = source {
-                config.params.source = *source;
+                spec.params.source = *source;
             }
-            let prepared = prepare_graph(algorithm, graph);
+            let setup = BackendSetup::Sim(self.options.sim_setup(topology.clone(), gpus, false)?);
+            let prepared = prepare_graph(algorithm.instance(&spec.params).as_ref(), graph);
             let is_prepared_copy = matches!(prepared, std::borrow::Cow::Owned(_));
             let summary = summaries
                 .entry((graph_index, is_prepared_copy))
                 .or_insert_with(|| summarize(&prepared));
             let output =
-                run_with_summary(graph, name, Some(summary), &config).with_context(|| {
+                run_with_summary(graph, name, Some(summary), &spec, &setup).with_context(|| {
                     format!("{} on {name}, {} with {gpus} GPUs", algorithm.name(), topology.name)
                 })?;
             let r = &output.report;

@@ -1,63 +1,40 @@
-//! Runs on real GPUs: the same preparation, partition, bulk-synchronous runtime and
-//! validation as [`super::run`], with the CUDA backend in place of the simulator.
+//! Runs on real GPUs: the same [`execute`](super::execute) as on the simulator, with the
+//! CUDA backend in place of the simulator.
 
-use super::{RunConfig, RunError, RunOutput};
-use crate::graph::Csr;
+use super::{CudaSetup, Prepared, RunError, RunOutput, RunSpec};
 use crate::graph::summary::GraphSummary;
-
-/// Runs `config` on `graph` on the first `config.gpus` GPUs of this machine. The topology
-/// in `config` is not used (the machine is what it is); the report names the GPUs.
-pub fn run_cuda(graph: &Csr, graph_name: &str, config: &RunConfig) -> Result<RunOutput, RunError> {
-    run_cuda_with_summary(graph, graph_name, None, config)
-}
 
 /// In a build without the `cuda` feature: the one-line error that says so.
 #[cfg(not(feature = "cuda"))]
-pub fn run_cuda_with_summary(
-    _: &Csr,
+pub(crate) fn run_cuda(
+    _: &Prepared<'_>,
     _: &str,
     _: Option<&GraphSummary>,
-    _: &RunConfig,
+    _: &RunSpec,
+    _: &CudaSetup,
 ) -> Result<RunOutput, RunError> {
     Err(crate::backend::BackendError::Unavailable(crate::backend::cuda::UNAVAILABLE.into()).into())
 }
 
-/// [`run_cuda`] with the report's graph summary given (it must be that of the graph the
-/// algorithm runs on, as [`super::run_with_summary`] says).
+/// Runs the prepared graph on the first `spec.gpus` GPUs of this machine (or as many
+/// logical GPUs on the machine's GPUs, when `setup` allows it). The report names the GPUs.
 #[cfg(feature = "cuda")]
-pub fn run_cuda_with_summary(
-    graph: &Csr,
+pub(crate) fn run_cuda(
+    prepared: &Prepared<'_>,
     graph_name: &str,
     summary: Option<&GraphSummary>,
-    config: &RunConfig,
+    spec: &RunSpec,
+    setup: &CudaSetup,
 ) -> Result<RunOutput, RunError> {
     use super::report::{BackendInfo, TopologyInfo};
-    use super::{Executed, Machine, bsp_options, builtin_kernels, finish, prepare};
+    use super::{Machine, builtin_kernels, execute, finish};
     use crate::backend::Backend;
     use crate::backend::cuda::CudaBackend;
-    use crate::runtime::bsp;
-    if config.runtime != super::RuntimeKind::Bsp {
-        return Err(RunError::Options(format!(
-            "--backend cuda runs the bsp runtime; the {} runtime's kernels have no CUDA \
-             implementation yet: use --runtime bsp, or --backend sim",
-            config.runtime.name()
-        )));
-    }
-    let prepared = prepare(graph, config)?;
-    let primitive = super::algorithm::primitive(config.algorithm, &config.params);
-    let options = bsp_options(config.algorithm, config.bsp);
-    let mut backend = CudaBackend::open(config.gpus, builtin_kernels())?;
-    let outcome = bsp::run(
-        &mut backend,
-        prepared.graph.as_ref(),
-        &prepared.partition.owner,
-        config.gpus,
-        primitive.as_ref(),
-        &options,
-    )?;
+    let _ = setup;
+    let mut backend = CudaBackend::open(spec.gpus, builtin_kernels())?;
+    let outcome = execute(&mut backend, prepared, spec)?;
     let stats = backend.stats();
     let gpu_name = backend.device_info(crate::backend::DeviceId(0)).name;
-    let elapsed_ps = outcome.compute_time_ps;
     let machine = Machine {
         backend: BackendInfo {
             name: backend.name().to_string(),
@@ -66,13 +43,13 @@ pub fn run_cuda_with_summary(
             jitter_ps: 0,
         },
         topology: TopologyInfo {
-            name: format!("{} x{}", gpu_name, config.gpus),
+            name: format!("{} x{}", gpu_name, spec.gpus),
             source: "cuda:this machine".to_string(),
             hash: String::new(),
-            gpus: config.gpus,
+            gpus: spec.gpus,
         },
         stats,
-        elapsed_ps,
+        elapsed_ps: outcome.compute_time_ps,
     };
-    finish(&prepared, graph_name, summary, config, Executed::from_bsp(outcome, options), machine)
+    finish(prepared, graph_name, summary, spec, outcome, machine)
 }

@@ -3,11 +3,11 @@
 //! the topology, GPU count and seed.
 
 use super::{RunError, simulate};
-use crate::algo::BspPrimitive;
 use crate::backend::KernelRegistry;
 use crate::backend::sim::SimConfig;
 use crate::graph::Csr;
 use crate::graph::partition::partitioner_by_name;
+use crate::runtime::bsp::BspPrimitive;
 use crate::runtime::bsp::{BspOptions, BspOutcome};
 use switchyard_sim::topology::Topology;
 

@@ -2,23 +2,22 @@
 //! reported. The CLI's `run` and `sweep`, the main job, the tests and the user harness all
 //! go through [`run`].
 
-pub mod algorithm;
 pub mod cuda;
 pub mod harness;
 pub mod report;
 pub mod sweep;
 pub mod trace;
 
-use crate::backend::sim::{SimBackend, SimConfig, TraceSpan};
+use crate::algo::{self, Algorithm, AlgorithmParams, GraphAlgorithm, VertexResult};
+use crate::backend::sim::{SimBackend, SimConfig};
 use crate::backend::{Backend, BackendError, KernelRegistry};
 use crate::graph::partition::{partition_metrics, partitioner_by_name};
 use crate::graph::summary::{GraphSummary, summarize};
 use crate::graph::{Csr, GraphError};
-use crate::runtime::RuntimeError;
-use crate::runtime::bsp::{self, BspOptions};
-use crate::runtime::groute::cc;
-use crate::runtime::groute::worklist::{self, GpuWork, Problem, WorklistOptions};
-use algorithm::{Algorithm, AlgorithmParams};
+use crate::runtime::bsp::{self, BspOptions, BspPrimitive};
+use crate::runtime::groute::GrouteOperators;
+use crate::runtime::groute::worklist::{self, WorklistOptions};
+use crate::runtime::{Outcome, RuntimeError};
 use report::{
     AlgorithmInfo, BackendInfo, GraphInfo, PartitionInfo, RunReport, RuntimeInfo, TopologyInfo,
 };
@@ -53,6 +52,9 @@ pub enum RuntimeKind {
 }
 
 impl RuntimeKind {
+    /// All runtimes, in CLI order.
+    pub const ALL: [RuntimeKind; 2] = [RuntimeKind::Bsp, RuntimeKind::Groute];
+
     /// Name as the CLI spells it.
     pub fn name(self) -> &'static str {
         match self {
@@ -60,14 +62,22 @@ impl RuntimeKind {
             RuntimeKind::Groute => "groute",
         }
     }
+
+    /// Whether `algorithm` has operators for this runtime.
+    pub fn runs(self, algorithm: Algorithm) -> bool {
+        let instance = algorithm.instance(&AlgorithmParams::default());
+        match self {
+            RuntimeKind::Bsp => instance.bsp().is_some(),
+            RuntimeKind::Groute => instance.groute().is_some(),
+        }
+    }
 }
 
-/// Everything that defines a run besides the graph.
+/// What a run is, whatever it runs on: the algorithm, the runtime, the partition, the
+/// validation.
 #[derive(Clone, Debug)]
-pub struct RunConfig {
-    /// The machine.
-    pub topology: Topology,
-    /// GPUs used (the first `gpus` of the topology).
+pub struct RunSpec {
+    /// GPUs used (the first `gpus` of the machine).
     pub gpus: u32,
     /// The runtime.
     pub runtime: RuntimeKind,
@@ -83,16 +93,57 @@ pub struct RunConfig {
     pub bsp: BspOptions,
     /// Groute distributed-worklist options.
     pub groute: WorklistOptions,
+    /// Validate against the references.
+    pub validate: bool,
+    /// The command line, for the report.
+    pub command_line: Vec<String>,
+}
+
+/// How the simulator is set up for a run.
+#[derive(Clone, Debug)]
+pub struct SimSetup {
+    /// The machine.
+    pub topology: Topology,
     /// Interconnect fidelity.
     pub fidelity: Fidelity,
     /// Record a trace.
     pub trace: bool,
     /// Random extra delay bound for transfers and kernels (see [`SimConfig::jitter_ps`]).
     pub jitter_ps: u64,
-    /// Validate against the references.
-    pub validate: bool,
-    /// The command line, for the report.
-    pub command_line: Vec<String>,
+}
+
+/// How the CUDA backend is set up for a run.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct CudaSetup {
+    /// Run `gpus` logical GPUs on the machine's physical GPUs (several may share one) when
+    /// it has fewer: multi-GPU code validated on one GPU. Never implicit: without it, more
+    /// GPUs than the machine has is an error.
+    pub logical_gpus: bool,
+}
+
+/// The backend a run uses and how it is set up.
+#[derive(Clone, Debug)]
+pub enum BackendSetup {
+    /// The deterministic simulator.
+    Sim(SimSetup),
+    /// Real GPUs.
+    Cuda(CudaSetup),
+}
+
+/// A run on the simulator: what the run is and the simulated machine it runs on.
+#[derive(Clone, Debug)]
+pub struct SimRun {
+    /// What the run is.
+    pub spec: RunSpec,
+    /// The simulated machine.
+    pub sim: SimSetup,
+}
+
+impl SimRun {
+    /// Runs it on `graph` (named `graph_name` in the report).
+    pub fn run(&self, graph: &Csr, graph_name: &str) -> Result<RunOutput, RunError> {
+        run(graph, graph_name, &self.spec, &BackendSetup::Sim(self.sim.clone()))
+    }
 }
 
 /// A finished run.
@@ -101,7 +152,7 @@ pub struct RunOutput {
     /// The report.
     pub report: RunReport,
     /// The trace, if recorded.
-    pub trace: Option<Vec<TraceSpan>>,
+    pub trace: Option<Vec<crate::backend::sim::TraceSpan>>,
     /// Final per-vertex values (u32 or f32 bits), by global id.
     pub values: Vec<u32>,
 }
@@ -110,8 +161,8 @@ pub struct RunOutput {
 pub fn builtin_kernels() -> KernelRegistry {
     let mut registry = KernelRegistry::new();
     bsp::kernels::register(&mut registry);
-    crate::algo::register(&mut registry);
     crate::runtime::groute::register(&mut registry);
+    algo::register(&mut registry);
     registry
 }
 
@@ -120,75 +171,67 @@ pub fn git_sha() -> &'static str {
     env!("SWITCHYARD_GIT_SHA")
 }
 
-/// Runs `config` on `graph` (named `graph_name` in the report) on the simulator.
-pub fn run(graph: &Csr, graph_name: &str, config: &RunConfig) -> Result<RunOutput, RunError> {
-    run_with_summary(graph, graph_name, None, config)
+/// Runs `spec` on `graph` (named `graph_name` in the report) on the backend `setup` says.
+pub fn run(
+    graph: &Csr,
+    graph_name: &str,
+    spec: &RunSpec,
+    setup: &BackendSetup,
+) -> Result<RunOutput, RunError> {
+    run_with_summary(graph, graph_name, None, spec, setup)
 }
 
 /// [`run`] with the report's graph summary given (sweeps compute it once per graph rather
 /// than once per run). It must be the summary of the graph the algorithm runs on, i.e. of
-/// [`algorithm::prepare_graph`]'s result.
+/// [`algo::prepare_graph`]'s result.
 pub fn run_with_summary(
     graph: &Csr,
     graph_name: &str,
     summary: Option<&GraphSummary>,
-    config: &RunConfig,
+    spec: &RunSpec,
+    setup: &BackendSetup,
 ) -> Result<RunOutput, RunError> {
-    let prepared = prepare(graph, config)?;
-    let graph = prepared.graph.as_ref();
-    let owner = &prepared.partition.owner;
-    let sim_config = SimConfig {
-        fidelity: config.fidelity,
-        seed: config.seed,
-        trace: config.trace,
-        jitter_ps: config.jitter_ps,
-        ..SimConfig::default()
-    };
-    let mut backend =
-        SimBackend::new(config.topology.clone(), config.gpus, builtin_kernels(), sim_config)?;
-    let executed = match config.runtime {
-        RuntimeKind::Bsp => {
-            let primitive = algorithm::primitive(config.algorithm, &config.params);
-            let bsp = bsp_options(config.algorithm, config.bsp);
-            let outcome =
-                bsp::run(&mut backend, graph, owner, config.gpus, primitive.as_ref(), &bsp)?;
-            Executed::from_bsp(outcome, bsp)
+    let prepared = prepare(graph, spec)?;
+    match setup {
+        BackendSetup::Sim(sim) => {
+            let sim_config = SimConfig {
+                fidelity: sim.fidelity,
+                seed: spec.seed,
+                trace: sim.trace,
+                jitter_ps: sim.jitter_ps,
+                ..SimConfig::default()
+            };
+            let mut backend =
+                SimBackend::new(sim.topology.clone(), spec.gpus, builtin_kernels(), sim_config)?;
+            let outcome = execute(&mut backend, &prepared, spec)?;
+            let machine = Machine {
+                backend: BackendInfo {
+                    name: backend.name().to_string(),
+                    fidelity: Some(format!("{:?}", sim.fidelity).to_lowercase()),
+                    events: backend.events_processed(),
+                    jitter_ps: sim.jitter_ps,
+                },
+                topology: TopologyInfo {
+                    name: sim.topology.name.clone(),
+                    source: sim.topology.source.clone(),
+                    hash: format!("{:016x}", sim.topology.source_hash),
+                    gpus: spec.gpus,
+                },
+                stats: backend.stats(),
+                elapsed_ps: backend.now_ps(),
+            };
+            let mut output = finish(&prepared, graph_name, summary, spec, outcome, machine)?;
+            output.trace = sim.trace.then(|| backend.trace().to_vec());
+            Ok(output)
         }
-        RuntimeKind::Groute if config.algorithm == Algorithm::Cc => {
-            let options = cc::CcOptions { buffers: config.groute.buffers, ..Default::default() };
-            let outcome = cc::connected_components(&mut backend, graph, &options)?;
-            Executed::from_groute_cc(outcome, config.groute)
-        }
-        RuntimeKind::Groute => {
-            let problem = groute_problem(config.algorithm, &config.params)?;
-            let outcome =
-                worklist::run(&mut backend, graph, owner, config.gpus, problem, &config.groute)?;
-            Executed::from_groute(outcome, config.groute)
-        }
-    };
-    let machine = Machine {
-        backend: BackendInfo {
-            name: backend.name().to_string(),
-            fidelity: Some(format!("{:?}", config.fidelity).to_lowercase()),
-            events: backend.events_processed(),
-            jitter_ps: config.jitter_ps,
-        },
-        topology: TopologyInfo {
-            name: config.topology.name.clone(),
-            source: config.topology.source.clone(),
-            hash: format!("{:016x}", config.topology.source_hash),
-            gpus: config.gpus,
-        },
-        stats: backend.stats(),
-        elapsed_ps: backend.now_ps(),
-    };
-    let mut output = finish(&prepared, graph_name, summary, config, executed, machine)?;
-    output.trace = config.trace.then(|| backend.trace().to_vec());
-    Ok(output)
+        BackendSetup::Cuda(cuda) => cuda::run_cuda(&prepared, graph_name, summary, spec, cuda),
+    }
 }
 
 /// A graph made ready for a run: checked, prepared for the algorithm, partitioned.
-pub(crate) struct Prepared<'g> {
+pub struct Prepared<'g> {
+    /// The algorithm with its parameters.
+    pub algorithm: Box<dyn GraphAlgorithm>,
     /// The graph the algorithm runs on.
     pub graph: std::borrow::Cow<'g, Csr>,
     /// Its partition over the run's GPUs.
@@ -197,14 +240,62 @@ pub(crate) struct Prepared<'g> {
     pub metrics: crate::graph::partition::PartitionMetrics,
 }
 
-/// Checks the parameters, prepares the graph for the algorithm and partitions it.
-pub(crate) fn prepare<'g>(graph: &'g Csr, config: &RunConfig) -> Result<Prepared<'g>, RunError> {
-    algorithm::check(config.algorithm, &config.params, graph)?;
-    let graph = algorithm::prepare_graph(config.algorithm, graph);
-    let partition = partitioner_by_name(&config.partitioner, config.seed)?
-        .partition(graph.as_ref(), config.gpus)?;
+/// Checks the parameters, prepares the graph for the algorithm and partitions it; refuses a
+/// runtime that has no operators for the algorithm before any work.
+pub fn prepare<'g>(graph: &'g Csr, spec: &RunSpec) -> Result<Prepared<'g>, RunError> {
+    if !spec.runtime.runs(spec.algorithm) {
+        let runs: Vec<&str> =
+            Algorithm::ALL.iter().filter(|&&a| spec.runtime.runs(a)).map(|a| a.name()).collect();
+        let others: Vec<&str> =
+            RuntimeKind::ALL.iter().filter(|r| r.runs(spec.algorithm)).map(|r| r.name()).collect();
+        return Err(RunError::Options(format!(
+            "--runtime {} has no operators for {} (it runs {}); use --runtime {}",
+            spec.runtime.name(),
+            spec.algorithm.name(),
+            runs.join(", "),
+            others.join(" or --runtime ")
+        )));
+    }
+    let algorithm = spec.algorithm.instance(&spec.params);
+    algo::check(algorithm.as_ref(), graph)?;
+    let graph = algo::prepare_graph(algorithm.as_ref(), graph);
+    let partition =
+        partitioner_by_name(&spec.partitioner, spec.seed)?.partition(graph.as_ref(), spec.gpus)?;
     let metrics = partition_metrics(graph.as_ref(), &partition)?;
-    Ok(Prepared { graph, partition, metrics })
+    Ok(Prepared { algorithm, graph, partition, metrics })
+}
+
+/// Runs the prepared graph with the runtime `spec` names on `backend`: the one entry point
+/// of every runtime on every backend.
+pub fn execute<B: Backend>(
+    backend: &mut B,
+    prepared: &Prepared<'_>,
+    spec: &RunSpec,
+) -> Result<Outcome, RunError> {
+    let graph = prepared.graph.as_ref();
+    let owner = &prepared.partition.owner;
+    let refused = || {
+        RunError::Options(format!(
+            "--runtime {} has no operators for {}",
+            spec.runtime.name(),
+            spec.algorithm.name()
+        ))
+    };
+    Ok(match spec.runtime {
+        RuntimeKind::Bsp => {
+            let primitive = prepared.algorithm.bsp().ok_or_else(refused)?;
+            let options = bsp_options(primitive.as_ref(), spec.bsp);
+            bsp::run(backend, graph, owner, spec.gpus, primitive.as_ref(), &options)?.into()
+        }
+        RuntimeKind::Groute => match prepared.algorithm.groute().ok_or_else(refused)? {
+            GrouteOperators::Worklist(problem) => {
+                worklist::run(backend, graph, owner, spec.gpus, problem, &spec.groute)?.into()
+            }
+            GrouteOperators::Program(program) => {
+                program.run(backend, graph, owner, spec.gpus, &spec.groute)?
+            }
+        },
+    })
 }
 
 /// The machine side of a report: which backend ran, on what, and what it counted.
@@ -224,24 +315,35 @@ pub(crate) fn finish(
     prepared: &Prepared<'_>,
     graph_name: &str,
     summary: Option<&GraphSummary>,
-    config: &RunConfig,
-    executed: Executed,
+    spec: &RunSpec,
+    outcome: Outcome,
     machine: Machine,
 ) -> Result<RunOutput, RunError> {
     let graph = prepared.graph.as_ref();
-    let Executed { values, aux, time_ps, work, supersteps, runtime, groute } = executed;
-    let validation = if config.validate {
-        Some(algorithm::validate(config.algorithm, &config.params, graph, &values, aux.as_deref())?)
+    let Outcome { values, aux, compute_time_ps: time_ps, work, supersteps, groute } = outcome;
+    let validation = if spec.validate {
+        let result = VertexResult { values: &values, aux: aux.as_deref() };
+        Some(prepared.algorithm.validate(graph, result)?)
     } else {
         None
+    };
+    let runtime = match spec.runtime {
+        RuntimeKind::Bsp => RuntimeInfo {
+            name: String::new(),
+            bsp: prepared.algorithm.bsp().map(|p| bsp_options(p.as_ref(), spec.bsp)),
+            groute: None,
+        },
+        RuntimeKind::Groute => {
+            RuntimeInfo { name: String::new(), bsp: None, groute: Some(spec.groute) }
+        }
     };
     let seconds = time_ps as f64 / 1e12;
     let report = RunReport {
         schema: report::SCHEMA,
         schema_version: report::SCHEMA_VERSION,
-        command_line: config.command_line.clone(),
+        command_line: spec.command_line.clone(),
         git_sha: git_sha().to_string(),
-        seed: config.seed,
+        seed: spec.seed,
         backend: machine.backend,
         topology: machine.topology,
         graph: GraphInfo {
@@ -249,11 +351,11 @@ pub(crate) fn finish(
             summary: summary.cloned().unwrap_or_else(|| summarize(graph)),
         },
         partition: PartitionInfo {
-            partitioner: config.partitioner.clone(),
+            partitioner: spec.partitioner.clone(),
             metrics: serde_json::to_value(&prepared.metrics).unwrap_or_default(),
         },
-        runtime: RuntimeInfo { name: config.runtime.name().to_string(), ..runtime },
-        algorithm: AlgorithmInfo { name: config.algorithm, params: config.params },
+        runtime: RuntimeInfo { name: spec.runtime.name().to_string(), ..runtime },
+        algorithm: AlgorithmInfo { name: spec.algorithm, params: spec.params },
         gpus: report::gpu_reports(&machine.stats, time_ps),
         links: report::link_reports(&machine.stats, machine.elapsed_ps),
         gteps: if seconds > 0.0 { work.edges_visited as f64 / seconds / 1e9 } else { 0.0 },
@@ -266,117 +368,11 @@ pub(crate) fn finish(
     Ok(RunOutput { report, trace: None, values })
 }
 
-/// What a runtime produced, in the shape the report needs.
-pub(crate) struct Executed {
-    values: Vec<u32>,
-    aux: Option<Vec<f32>>,
-    time_ps: u64,
-    work: report::WorkReport,
-    supersteps: u32,
-    runtime: RuntimeInfo,
-    groute: Option<report::GrouteReport>,
-}
-
-impl Executed {
-    pub(crate) fn from_bsp(outcome: bsp::BspOutcome, bsp: BspOptions) -> Executed {
-        Executed {
-            time_ps: outcome.compute_time_ps,
-            work: report::WorkReport {
-                edges_visited: outcome.edges_visited,
-                work_items: outcome.frontier_sizes.iter().sum(),
-                messages: outcome.messages,
-                bytes_sent: outcome.bytes_sent,
-                frontier_sizes: outcome.frontier_sizes,
-            },
-            supersteps: outcome.supersteps,
-            runtime: RuntimeInfo { name: String::new(), bsp: Some(bsp), groute: None },
-            groute: None,
-            values: outcome.values,
-            aux: outcome.aux,
-        }
-    }
-
-    fn from_groute(outcome: worklist::WorklistOutcome, options: WorklistOptions) -> Executed {
-        Executed {
-            time_ps: outcome.compute_time_ps,
-            work: report::WorkReport {
-                edges_visited: outcome.edges,
-                work_items: outcome.work_items,
-                messages: outcome.messages,
-                bytes_sent: outcome.traffic.iter().map(|l| l.bytes).sum(),
-                frontier_sizes: Vec::new(),
-            },
-            supersteps: 0,
-            runtime: RuntimeInfo { name: String::new(), bsp: None, groute: Some(options) },
-            groute: Some(report::GrouteReport {
-                priority_raises: outcome.priority_raises,
-                dropped: outcome.dropped,
-                growths: outcome.growths,
-                ring: outcome.ring,
-                per_gpu: outcome.per_gpu,
-                links: outcome.traffic,
-            }),
-            values: outcome.values,
-            aux: outcome.ranks,
-        }
-    }
-}
-
-impl Executed {
-    /// Groute's topology-driven connected components (no worklist: an edge-scattering
-    /// router and a reduction router).
-    fn from_groute_cc(outcome: cc::CcOutcome, options: WorklistOptions) -> Executed {
-        let edges: u64 = outcome.edges_per_gpu.iter().sum();
-        let per_gpu = outcome
-            .edges_per_gpu
-            .iter()
-            .map(|&e| GpuWork { work_items: e, ..GpuWork::default() })
-            .collect();
-        Executed {
-            time_ps: outcome.compute_time_ps,
-            work: report::WorkReport {
-                edges_visited: edges,
-                work_items: edges,
-                messages: outcome.segments_per_gpu.iter().sum(),
-                bytes_sent: outcome.traffic.iter().map(|l| l.bytes).sum(),
-                frontier_sizes: Vec::new(),
-            },
-            supersteps: 0,
-            runtime: RuntimeInfo { name: String::new(), bsp: None, groute: Some(options) },
-            groute: Some(report::GrouteReport {
-                priority_raises: 0,
-                dropped: 0,
-                growths: Vec::new(),
-                ring: Vec::new(),
-                per_gpu,
-                links: outcome.traffic,
-            }),
-            values: outcome.labels,
-            aux: None,
-        }
-    }
-}
-
-/// The worklist problem Groute runs for `algorithm`.
-fn groute_problem(algorithm: Algorithm, params: &AlgorithmParams) -> Result<Problem, RunError> {
-    match algorithm {
-        Algorithm::Bfs => Ok(Problem::Bfs { source: params.source }),
-        Algorithm::Sssp => Ok(Problem::Sssp { source: params.source }),
-        Algorithm::PrResidual => {
-            Ok(Problem::PageRank { damping: params.damping, epsilon: params.epsilon })
-        }
-        other => Err(RunError::Options(format!(
-            "--runtime groute runs bfs, sssp, pr-residual (seed 000 sections 4.5-4.6) and cc \
-             (section 5.1.4); {} is bulk-synchronous: use --runtime bsp",
-            other.name()
-        ))),
-    }
-}
-
-/// The bulk-synchronous options a run of `algorithm` uses: direction-optimizing BFS must
-/// broadcast and keep a copy of every vertex (seed 002 section VI-A), whatever was asked.
-pub fn bsp_options(algorithm: Algorithm, asked: BspOptions) -> BspOptions {
-    if algorithm == Algorithm::Dobfs {
+/// The bulk-synchronous options a run of `primitive` uses: a primitive that pulls
+/// (direction-optimizing BFS) must broadcast and keep a copy of every vertex (seed 002
+/// section VI-A), whatever was asked.
+pub fn bsp_options(primitive: &dyn BspPrimitive, asked: BspOptions) -> BspOptions {
+    if primitive.needs_reverse() {
         BspOptions {
             duplication: bsp::Duplication::All,
             communication: bsp::Communication::Broadcast,
@@ -393,7 +389,7 @@ pub fn bsp_options(algorithm: Algorithm, asked: BspOptions) -> BspOptions {
 #[allow(clippy::too_many_arguments)]
 pub fn simulate(
     graph: &Csr,
-    primitive: &dyn crate::algo::BspPrimitive,
+    primitive: &dyn BspPrimitive,
     registry: KernelRegistry,
     topology: &Topology,
     gpus: u32,

@@ -1,13 +1,13 @@
 //! The JSON run report (schema `switchyard.run-report`, version 1; documented in
 //! `reports/SCHEMA.md`) and its human summary table.
 
-use super::algorithm::{Algorithm, AlgorithmParams};
+use crate::algo::{Algorithm, AlgorithmParams};
 use crate::backend::BackendStats;
 use crate::graph::reference::ValidationReport;
 use crate::graph::summary::GraphSummary;
 use crate::runtime::bsp::BspOptions;
-use crate::runtime::groute::LinkTraffic;
-use crate::runtime::groute::worklist::{GpuWork, Growth, WorklistOptions};
+use crate::runtime::groute::worklist::WorklistOptions;
+pub use crate::runtime::{GrouteReport, WorkReport};
 use serde::Serialize;
 use std::fmt::Write as _;
 
@@ -59,23 +59,6 @@ pub struct RunReport {
     /// What the Groute runtime did (only for `groute` runs).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub groute: Option<GrouteReport>,
-}
-
-/// The Groute runtime's own account of a run.
-#[derive(Clone, Debug, Serialize)]
-pub struct GrouteReport {
-    /// Soft-priority threshold raises (consensus rounds).
-    pub priority_raises: u32,
-    /// Received work items dropped because they improved nothing.
-    pub dropped: u64,
-    /// Worklists that grew (a full buffer never loses work: it grows, and says so here).
-    pub growths: Vec<Growth>,
-    /// Ring order of the worklist's router.
-    pub ring: Vec<u32>,
-    /// Work per GPU.
-    pub per_gpu: Vec<GpuWork>,
-    /// Packets, elements and bytes per router link.
-    pub links: Vec<LinkTraffic>,
 }
 
 /// Backend facts.
@@ -170,21 +153,6 @@ pub struct LinkReport {
     pub bytes: u64,
     /// Busy fraction of the run's whole time (upload included).
     pub utilisation: f64,
-}
-
-/// Work done.
-#[derive(Clone, Debug, Serialize)]
-pub struct WorkReport {
-    /// Edges visited by advance kernels.
-    pub edges_visited: u64,
-    /// Work items: the sum of every superstep's frontier sizes.
-    pub work_items: u64,
-    /// Vertex updates sent between GPUs.
-    pub messages: u64,
-    /// Bytes sent between GPUs.
-    pub bytes_sent: u64,
-    /// Total frontier size at the start of every superstep.
-    pub frontier_sizes: Vec<u64>,
 }
 
 /// Per-GPU reports from backend statistics over a computation of `time_ps` (the kernel time

@@ -3,6 +3,9 @@
 
 pub mod bsp;
 pub mod groute;
+mod outcome;
+
+pub use outcome::{GrouteReport, Outcome, WorkReport};
 
 use crate::backend::{Backend, BackendError, Completion, Token};
 

@@ -10,12 +10,13 @@
 //! superstep limit.
 
 pub mod kernels;
+mod primitive;
 mod subgraph;
 
 pub use kernels::{Combiner, reduce_counter};
+pub use primitive::BspPrimitive;
 pub use subgraph::{Duplication, Subgraph, build_subgraphs};
 
-use crate::algo::BspPrimitive;
 use crate::backend::{
     Backend, BackendError, BufferId, BufferSlice, CompletionKind, DeviceId, ElemType, HostData,
     KernelContext, KernelEffects, Launch, Scalar, StreamId, StreamPriority, Token,
@@ -75,6 +76,25 @@ pub struct BspOutcome {
     /// Simulated or measured time of the computation (after the graph was loaded onto the
     /// GPUs), in picoseconds.
     pub compute_time_ps: u64,
+}
+
+impl From<BspOutcome> for crate::runtime::Outcome {
+    fn from(outcome: BspOutcome) -> Self {
+        crate::runtime::Outcome {
+            compute_time_ps: outcome.compute_time_ps,
+            work: crate::runtime::WorkReport {
+                edges_visited: outcome.edges_visited,
+                work_items: outcome.frontier_sizes.iter().sum(),
+                messages: outcome.messages,
+                bytes_sent: outcome.bytes_sent,
+                frontier_sizes: outcome.frontier_sizes,
+            },
+            supersteps: outcome.supersteps,
+            groute: None,
+            values: outcome.values,
+            aux: outcome.aux,
+        }
+    }
 }
 
 /// The arguments of an advance kernel, destructured from the bsp slot layout (see

@@ -10,10 +10,8 @@
 //! - [`worklist`]: the distributed worklist and its applications (BFS, SSSP, residual
 //!   PageRank), with soft-priority scheduling and the fused worker.
 //! - [`filter`]: predicate-based filtering (Figs. 5-6, Table 5).
-//! - [`cc`]: topology-driven connected components over an edge list (Fig. 15).
 //! - [`collectives`]: packetized ring broadcast vs direct one-to-all copies (Fig. 2d).
 
-pub mod cc;
 pub mod collectives;
 pub mod context;
 pub mod filter;
@@ -28,9 +26,32 @@ pub use policy::{
     Policy, Route, RouteMode, RoutingPolicy, SegmentInfo, reduction_tree, widest_chain, widest_ring,
 };
 
-/// Registers every Groute kernel.
+/// Registers the Groute runtime's own kernels (the applications' kernels are registered
+/// by their algorithms in `crate::algo`).
 pub fn register(registry: &mut crate::backend::KernelRegistry) {
     worklist::kernels::register(registry);
     filter::register(registry);
-    cc::register(registry);
+}
+
+/// What an algorithm gives the Groute runtime.
+pub enum GrouteOperators {
+    /// An application of the distributed worklist (seed 000 sections 4.3-4.6).
+    Worklist(worklist::Problem),
+    /// A whole program on Groute's constructs (endpoints, links, routers), such as
+    /// topology-driven connected components (section 5.1.4).
+    Program(Box<dyn GrouteProgram>),
+}
+
+/// A program written on Groute's constructs that the driver runs as the Groute runtime.
+pub trait GrouteProgram {
+    /// Runs on the first `gpus` devices of `backend`, vertex `v` owned by `owner[v]` where
+    /// the program partitions by vertex.
+    fn run(
+        &self,
+        backend: &mut dyn crate::backend::Backend,
+        graph: &crate::graph::Csr,
+        owner: &[u32],
+        gpus: u32,
+        options: &worklist::WorklistOptions,
+    ) -> Result<crate::runtime::Outcome, crate::runtime::RuntimeError>;
 }

@@ -175,6 +175,32 @@ pub struct WorklistOutcome {
     pub compute_time_ps: u64,
 }
 
+impl From<WorklistOutcome> for crate::runtime::Outcome {
+    fn from(outcome: WorklistOutcome) -> Self {
+        crate::runtime::Outcome {
+            compute_time_ps: outcome.compute_time_ps,
+            work: crate::runtime::WorkReport {
+                edges_visited: outcome.edges,
+                work_items: outcome.work_items,
+                messages: outcome.messages,
+                bytes_sent: outcome.traffic.iter().map(|l| l.bytes).sum(),
+                frontier_sizes: Vec::new(),
+            },
+            supersteps: 0,
+            groute: Some(crate::runtime::GrouteReport {
+                priority_raises: outcome.priority_raises,
+                dropped: outcome.dropped,
+                growths: outcome.growths,
+                ring: outcome.ring,
+                per_gpu: outcome.per_gpu,
+                links: outcome.traffic,
+            }),
+            values: outcome.values,
+            aux: outcome.ranks,
+        }
+    }
+}
+
 /// Outgoing message buffers per device.
 const SEND_BUFFERS: usize = 2;
 /// Segment-tag bit of pass-through buffers.

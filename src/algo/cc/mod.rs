@@ -1,13 +1,42 @@
 //! Connected components by minimum-label propagation over the symmetrised graph (weakly
 //! connected components of a directed graph). Labels are global vertex ids.
 
-use super::BspPrimitive;
+pub mod groute;
+
+use super::{BspPrimitive, GraphAlgorithm, GrouteOperators, Needs, VertexResult};
 use crate::backend::{BackendError, ElemType, KernelContext, KernelDef, KernelRegistry};
+use crate::graph::reference::{self, ValidationReport, compare_components};
+use crate::graph::{Csr, GraphError};
 use crate::runtime::bsp::{AdvanceArgs, Combiner};
 
 /// Weakly connected components.
 #[derive(Clone, Debug, Default)]
 pub struct ConnectedComponents;
+
+impl GraphAlgorithm for ConnectedComponents {
+    fn name(&self) -> &'static str {
+        "cc"
+    }
+    fn needs(&self) -> Needs {
+        Needs { undirected: true, ..Needs::default() }
+    }
+    /// Components are compared as partitions (labels may differ, groupings may not).
+    fn validate(
+        &self,
+        graph: &Csr,
+        result: VertexResult<'_>,
+    ) -> Result<ValidationReport, GraphError> {
+        let expected = reference::weakly_connected_components(graph);
+        Ok(compare_components(&expected, result.values))
+    }
+    fn bsp(&self) -> Option<Box<dyn BspPrimitive>> {
+        Some(Box::new(self.clone()))
+    }
+    /// Groute's CC is topology-driven (seed 000 section 5.1.4): a program of its own.
+    fn groute(&self) -> Option<GrouteOperators> {
+        Some(GrouteOperators::Program(Box::new(groute::GrouteCc)))
+    }
+}
 
 impl BspPrimitive for ConnectedComponents {
     fn name(&self) -> &'static str {
@@ -33,8 +62,9 @@ impl BspPrimitive for ConnectedComponents {
     }
 }
 
-/// Registers `cc_advance`.
+/// Registers `cc_advance` and Groute's CC kernels.
 pub fn register(registry: &mut KernelRegistry) {
+    groute::register(registry);
     registry.register(KernelDef {
         name: "cc_advance",
         contract: "for every frontier vertex, lower each neighbour's label to its own with \

@@ -1,0 +1,72 @@
+//! What one algorithm tells the bulk-synchronous framework (seed 002 section III-B: the
+//! advance kernel, the data to communicate, the combiner, the stop condition). Algorithms
+//! implement it in `crate::algo`; the runtime never names one.
+
+use super::Combiner;
+use crate::backend::{ElemType, Scalar};
+
+/// What one algorithm tells the bulk-synchronous framework.
+pub trait BspPrimitive {
+    /// Algorithm name as the CLI spells it.
+    fn name(&self) -> &'static str;
+    /// Registered name of its advance kernel (contract: the bsp slot layout, scalars
+    /// `frontier_len u64, stamp u32, superstep u32, param f64, gpu u32`).
+    fn advance_kernel(&self) -> &'static str;
+    /// Value element type (`U32` with [`Combiner::MinU32`], `F32` with [`Combiner::AddF32`]).
+    fn value_elem(&self) -> ElemType;
+    /// How received values are combined.
+    fn combiner(&self) -> Combiner;
+    /// Whether it needs integer edge weights.
+    fn needs_weights(&self) -> bool {
+        false
+    }
+    /// Whether it must run on the symmetrised graph (weakly connected components).
+    fn needs_undirected(&self) -> bool {
+        false
+    }
+    /// Initial value bits of global vertex `v` (u32, or f32 bits).
+    fn initial_value(&self, v: u32, num_vertices: u32) -> u32;
+    /// Initial aux value of global vertex `v` (f32), if the algorithm uses aux.
+    fn initial_aux(&self, _v: u32, _num_vertices: u32) -> Option<f32> {
+        None
+    }
+    /// Whether global vertex `v` is in the first frontier.
+    fn initially_active(&self, v: u32) -> bool;
+    /// The per-algorithm scalar `param` passed to advance and merge (threshold for add).
+    fn param(&self) -> f64 {
+        0.0
+    }
+    /// Whether its advance pulls from in-neighbours (direction-optimizing BFS): the runtime
+    /// then uploads the in-arcs of owned vertices, which needs duplicate-all and broadcast.
+    fn needs_reverse(&self) -> bool {
+        false
+    }
+    /// The `param` scalar of the advance of the superstep whose total frontier size is the
+    /// last entry of `frontier_sizes` (earlier entries: earlier supersteps). Defaults to
+    /// [`BspPrimitive::param`]; direction-optimizing BFS chooses its direction here.
+    fn advance_param(&self, frontier_sizes: &[u64], num_vertices: u32) -> f64 {
+        let _ = (frontier_sizes, num_vertices);
+        self.param()
+    }
+    /// The algorithm's second scalar passed to advance (`extra`; the damping factor).
+    fn extra(&self) -> f64 {
+        0.0
+    }
+    /// An apply kernel run on every GPU after each merge (LDBC PageRank's rank update), with
+    /// its all-reduced input value; it rebuilds the next frontier itself.
+    fn apply_kernel(&self) -> Option<&'static str> {
+        None
+    }
+    /// Initial value of the all-reduced quantity given to the apply kernel.
+    fn initial_reduction(&self, _degrees: &[u32], _num_vertices: u32) -> f64 {
+        0.0
+    }
+    /// Stop after this many supersteps even if the frontier is not empty.
+    fn max_supersteps(&self) -> Option<u32> {
+        None
+    }
+    /// Extra scalars for the apply kernel (after `reduction f64, num_vertices u32`).
+    fn apply_scalars(&self) -> Vec<Scalar> {
+        Vec::new()
+    }
+}

@@ -1,0 +1,124 @@
+//! Runtime tests written once, run on every backend this build and machine have: every
+//! runtime x every algorithm it has operators for x 1, 2, 4 and 8 GPUs, on small real and
+//! generated graphs, each result validated against its reference.
+//!
+//! The simulator always runs them (CI). Where a GPU is present the same bodies run on the
+//! CUDA backend with logical GPUs sharing the machine's GPUs (`just gpu`), so multi-GPU
+//! paths (peer copies, routers, termination across devices) are checked on real CUDA with
+//! one GPU. `SWITCHYARD_MATRIX_BACKENDS=sim` or `=cuda` narrows the list.
+
+use std::path::PathBuf;
+use switchyard::algo::{Algorithm, AlgorithmParams};
+use switchyard::driver::{BackendSetup, CudaSetup, RunSpec, RuntimeKind, SimSetup, run};
+use switchyard::graph::generate::{GeneratorSpec, generate, with_uniform_weights};
+use switchyard::graph::{Csr, LoadOptions, load_graph};
+use switchyard::runtime::bsp::BspOptions;
+use switchyard::runtime::groute::worklist::WorklistOptions;
+use switchyard_sim::interconnect::Fidelity;
+use switchyard_sim::topology::Topology;
+
+/// The backends to run on, by name.
+fn backends() -> Vec<(&'static str, BackendSetup)> {
+    let wanted = std::env::var("SWITCHYARD_MATRIX_BACKENDS").unwrap_or_default();
+    let want = |name: &str| wanted.is_empty() || wanted.split(',').any(|w| w == name);
+    let mut backends = Vec::new();
+    if want("sim") {
+        let topology = Topology::bundled("dgx1-v100").expect("bundled topology");
+        let sim = SimSetup { topology, fidelity: Fidelity::Flow, trace: false, jitter_ps: 0 };
+        backends.push(("sim", BackendSetup::Sim(sim)));
+    }
+    if want("cuda") && switchyard::backend::cuda::gpus_present() > 0 {
+        backends.push(("cuda", BackendSetup::Cuda(CudaSetup { logical_gpus: true })));
+    } else if want("cuda") {
+        eprintln!("cuda: skipped (no GPU usable by CUDA on this machine)");
+    }
+    backends
+}
+
+/// Small graphs of different classes, each with integer weights (SSSP needs them): the
+/// command-line option that loads each, and the graph.
+fn graphs() -> Vec<(String, Csr)> {
+    let power = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("src/embedded/power.graph");
+    let power = load_graph(&power, &LoadOptions::default()).expect("power grid loads").csr;
+    let rmat = generate(&GeneratorSpec::parse("rmat:scale=11,ef=8,seed=3").expect("spec"))
+        .expect("rmat generates");
+    let grid = generate(&GeneratorSpec::parse("grid2d:w=40,h=30,drop=0.1,seed=2").expect("spec"))
+        .expect("grid generates");
+    [
+        ("--graph src/embedded/power.graph", power),
+        ("--generate rmat:scale=11,ef=8,seed=3", rmat),
+        ("--generate grid2d:w=40,h=30,drop=0.1,seed=2", grid),
+    ]
+    .into_iter()
+    .map(|(name, g)| (name.to_string(), with_uniform_weights(&g, 1, 64, 7).expect("weights")))
+    .collect()
+}
+
+fn spec(runtime: RuntimeKind, algorithm: Algorithm, gpus: u32, source: u32) -> RunSpec {
+    RunSpec {
+        gpus,
+        runtime,
+        algorithm,
+        params: AlgorithmParams { source, epsilon: 1e-3, ..AlgorithmParams::default() },
+        partitioner: "random".into(),
+        seed: 7,
+        bsp: BspOptions::default(),
+        groute: WorklistOptions::default(),
+        validate: true,
+        command_line: vec!["runtime_matrix".into()],
+    }
+}
+
+#[test]
+fn every_runtime_validates_every_algorithm_it_runs_on_every_backend() {
+    let graphs = graphs();
+    let mut cases = 0;
+    for (backend_name, setup) in backends() {
+        for (graph_name, graph) in &graphs {
+            let hub = (0..graph.num_vertices()).max_by_key(|&v| graph.degree(v)).unwrap_or(0);
+            for runtime in RuntimeKind::ALL {
+                for algorithm in Algorithm::ALL.into_iter().filter(|&a| runtime.runs(a)) {
+                    for gpus in [1, 2, 4, 8] {
+                        let spec = spec(runtime, algorithm, gpus, hub);
+                        let case = format!(
+                            "{backend_name}: {} on {} x{gpus} GPUs, {graph_name} (reproduce: \
+                             switchyard run {graph_name} --weights --backend {backend_name} \
+                             --runtime {} --algo {} --gpus {gpus} --source {hub} --seed 7 \
+                             --epsilon 1e-3{})",
+                            algorithm.name(),
+                            runtime.name(),
+                            runtime.name(),
+                            algorithm.name(),
+                            if backend_name == "cuda" { " --logical-gpus" } else { "" },
+                        );
+                        let output = run(graph, graph_name, &spec, &setup)
+                            .unwrap_or_else(|e| panic!("{case}: {e}"));
+                        let validation = output.report.validation.expect("validated");
+                        assert!(validation.is_ok(), "{case}: {validation}");
+                        assert_eq!(output.report.topology.gpus, gpus, "{case}");
+                        cases += 1;
+                    }
+                }
+            }
+        }
+    }
+    assert!(cases >= 3 * 10 * 4, "only {cases} cases ran");
+}
+
+#[test]
+fn a_runtime_without_operators_for_an_algorithm_is_refused_before_any_work() {
+    let graph = generate(&GeneratorSpec::parse("rmat:scale=6,ef=4").expect("spec")).expect("rmat");
+    let topology = Topology::bundled("dgx1-v100").expect("bundled topology");
+    let setup = BackendSetup::Sim(SimSetup {
+        topology,
+        fidelity: Fidelity::Flow,
+        trace: false,
+        jitter_ps: 0,
+    });
+    let err = run(&graph, "rmat", &spec(RuntimeKind::Groute, Algorithm::Dobfs, 2, 0), &setup)
+        .expect_err("groute has no dobfs");
+    let text = err.to_string();
+    assert!(text.contains("--runtime groute has no operators for dobfs"), "{text}");
+    assert!(text.contains("use --runtime bsp"), "{text}");
+    assert!(!text.contains('\n'), "one line: {text}");
+}
