@@ -1897,6 +1897,165 @@ impl Drop for CudaBackend {
 
 #[cfg(test)]
 mod tests {
+    use super::{CudaBackend, CudaOptions};
+    use crate::backend::{
+        Backend, BackendError, BufferSlice, CompletionKind, DeviceId, ElemType, HostData,
+        KernelContext, KernelDef, KernelRegistry, Launch, StreamPriority, Token,
+    };
+
+    fn no_sim(_: &mut KernelContext<'_>) -> Result<(), BackendError> {
+        Ok(())
+    }
+
+    /// `groute_cc_init` (`parent[v] = v`) with its one buffer allowed on another GPU.
+    fn iota_registry() -> KernelRegistry {
+        let mut r = KernelRegistry::new();
+        r.register(KernelDef {
+            name: "test_iota",
+            contract: "buffers: parent (u32, may be remote); parent[v] = v",
+            sim: no_sim,
+            cuda_name: Some("groute_cc_init"),
+            remote_args: &[0],
+        });
+        r
+    }
+
+    /// Drains the completions; returns the host reads by token.
+    fn drain(b: &mut CudaBackend) -> Vec<(Token, HostData)> {
+        let mut reads = Vec::new();
+        while let Some(c) = b.next_completion().expect("completion") {
+            if let CompletionKind::HostRead(d) = c.kind {
+                reads.push((c.token, d));
+            }
+        }
+        reads
+    }
+
+    #[test]
+    fn logical_gpus_share_a_physical_gpu_with_their_own_memory_and_busy_time() {
+        let present = super::gpus_present();
+        if present == 0 {
+            eprintln!("skipped: no CUDA GPU on this machine");
+            return;
+        }
+        // Without the option, more GPUs than present stays an error that names the option.
+        let err = CudaBackend::open(present + 1, iota_registry()).expect_err("too many GPUs");
+        assert!(err.to_string().contains("logical GPUs"), "{err}");
+
+        let options = CudaOptions { kernel_spans: true, ..CudaOptions::logical(4) };
+        let mut b = CudaBackend::open_with(options, iota_registry()).expect("open 4 logical");
+        let p = b.physical_count();
+        assert_eq!(b.device_count(), 4);
+        assert_eq!(p, present.min(4));
+        for l in 0..4 {
+            assert_eq!(b.physical_of(DeviceId(l)), Some(l % p));
+            eprintln!(
+                "gpu{l}: {} ({} bytes), path to gpu{} {} B/s",
+                b.device_info(DeviceId(l)).name,
+                b.device_info(DeviceId(l)).memory_bytes,
+                (l + 1) % 4,
+                b.path_bandwidth_bytes_per_s(DeviceId(l), DeviceId((l + 1) % 4))
+            );
+        }
+        if p == 4 {
+            eprintln!("4 physical GPUs: nothing is shared; the shared checks are skipped");
+            assert!(!b.is_shared());
+            return;
+        }
+        assert!(b.is_shared());
+        // Logical GPU p shares physical GPU 0 with logical GPU 0.
+        let (g0, gp) = (DeviceId(0), DeviceId(p));
+        let name = b.device_info(gp).name;
+        assert!(name.contains(&format!("(logical {p} of 4 on GPU 0)")), "{name}");
+        assert!(b.peer_access(g0, gp) && b.peer_access(gp, g0));
+        let d2d = b.path_bandwidth_bytes_per_s(g0, gp);
+        assert!(d2d > 0, "measured device-to-device bandwidth");
+        if p == 1 {
+            assert_eq!(b.path_bandwidth_bytes_per_s(DeviceId(2), DeviceId(3)), d2d, "reused");
+        }
+        let share = b.device_info(g0).memory_bytes;
+        assert_eq!(b.device_info(gp).memory_bytes, share);
+
+        // Memory: each logical GPU its own accounting.
+        let mib = 1usize << 20;
+        let mut bufs = Vec::new();
+        for l in 0..4u32 {
+            let len = (l as usize + 1) * mib / 4;
+            bufs.push(b.alloc(DeviceId(l), ElemType::U32, len, "per-gpu").expect("alloc"));
+            assert_eq!(b.memory_in_use_bytes(DeviceId(l)), (l as u64 + 1) << 20);
+        }
+        for l in 0..4u32 {
+            assert_eq!(b.memory_in_use_bytes(DeviceId(l)), (l as u64 + 1) << 20, "gpu{l}");
+        }
+
+        // A copy between co-located logical GPUs, and a kernel on one writing the other's
+        // buffer (a remote store is a plain store).
+        let n = mib / 4;
+        let s0 = b.create_stream(g0, StreamPriority::Normal).expect("stream");
+        let sp = b.create_stream(gp, StreamPriority::High).expect("stream");
+        let data: Vec<u32> = (0..n as u32).map(|v| v.wrapping_mul(2654435761)).collect();
+        b.write_from_host(s0, bufs[0], 0, HostData::U32(data.clone()), None).expect("write");
+        let dst = bufs[p as usize];
+        b.copy(s0, BufferSlice::new(bufs[0], 0, n), BufferSlice::new(dst, 0, n), Some(Token(1)))
+            .expect("copy");
+        b.read_to_host(s0, BufferSlice::new(dst, 0, n), Token(2)).expect("read");
+        let reads = drain(&mut b);
+        assert_eq!(reads, vec![(Token(2), HostData::U32(data))], "copied between logical GPUs");
+        let launch = |buffer| Launch {
+            kernel: "test_iota",
+            buffers: vec![buffer],
+            scalars: vec![],
+            work_items: n as u64,
+        };
+        b.launch(sp, launch(bufs[0]), Some(Token(3))).expect("remote launch");
+        b.launch(s0, launch(dst), None).expect("launch without a token");
+        b.read_to_host(sp, BufferSlice::new(bufs[0], 0, n), Token(4)).expect("read");
+        b.host_callback(s0, Token(5)).expect("callback");
+        let reads = drain(&mut b);
+        let iota = HostData::U32((0..n as u32).collect());
+        assert_eq!(reads, vec![(Token(4), iota)], "a kernel on gpu{p} filled gpu0's buffer");
+        let stats = b.stats();
+        for (g, d) in stats.devices.iter().enumerate() {
+            eprintln!("gpu{g}: {d:?}");
+        }
+        assert!(stats.devices[p as usize].kernel_busy_ps > 0, "busy time measured");
+        assert!(stats.devices[0].kernel_busy_ps > 0, "busy time without a token measured");
+        assert_eq!(stats.devices[p as usize].kernels, 1);
+        assert!(stats.links.iter().any(|l| l.name == format!("gpu0->gpu{p}")));
+        let spans = b.take_kernel_spans();
+        eprintln!("spans: {spans:?}");
+        assert_eq!(spans.len(), 2);
+        assert!(spans.iter().all(|s| s.kernel == "test_iota" && s.end_ps > s.start_ps));
+
+        // Out of memory: above the share, with the sizes.
+        let too_big = (share / 4) as usize + 1;
+        let err = b.alloc(DeviceId(3), ElemType::U32, too_big, "too big").expect_err("over");
+        let text = err.to_string();
+        eprintln!("{text}");
+        assert!(matches!(err, BackendError::SharedOutOfMemory { device: 3, .. }), "{text}");
+        assert!(text.contains(&share.to_string()) && text.contains("`too big`"), "{text}");
+        let plan = b.check_memory_plan(&[share + 1, 0, 0, 0]).expect_err("over the share");
+        eprintln!("{plan}");
+        assert!(plan.to_string().contains(&(share + 1).to_string()));
+        b.check_memory_plan(&[1 << 20; 4]).expect("a small plan fits");
+
+        for buf in bufs {
+            b.free(buf).expect("free");
+        }
+        for l in 0..4 {
+            assert_eq!(b.memory_in_use_bytes(DeviceId(l)), 0);
+        }
+        assert_eq!(b.stats().devices[3].memory_peak_bytes, 4 << 20);
+
+        // Asking for shares that do not fit together: refused at open, with the sizes.
+        let greedy =
+            CudaOptions { memory_per_gpu_bytes: Some(share * 2), ..CudaOptions::logical(4) };
+        drop(b);
+        let err = CudaBackend::open_with(greedy, iota_registry()).expect_err("shares too big");
+        eprintln!("{err}");
+        assert!(matches!(err, BackendError::SharedOutOfMemory { .. }), "{err}");
+    }
+
     #[test]
     fn the_kernels_compile_with_nvrtc_for_hopper_and_ampere() {
         // SAFETY: probing for the library has no preconditions.
