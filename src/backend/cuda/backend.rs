@@ -395,10 +395,12 @@ impl CudaBackend {
         for g in 0..physical {
             let mut dev = Self::open_device(g as i32)?;
             dev.sharers = super::sharers_of(g, gpus, physical);
-            if dev.sharers > 1 {
-                Self::plan_share(&mut dev, &options)?;
-            }
+            // Pushed first, so that an error below releases the GPU (in `Drop`).
             backend.devices.push(dev);
+            let last = backend.devices.len() - 1;
+            if backend.devices[last].sharers > 1 {
+                Self::plan_share(&mut backend.devices[last], &options)?;
+            }
         }
         for l in physical..gpus {
             let sibling =
@@ -653,7 +655,8 @@ impl CudaBackend {
                         return Err(shared_error(
                             share,
                             format!(
-                                "the run needs {together} bytes on them together ({}), more                                  than the {free} bytes free now",
+                                "the run needs {together} bytes on them together ({}), more \
+                                 than the {free} bytes free now",
                                 each.join(", ")
                             ),
                         ));
@@ -1323,7 +1326,8 @@ impl Backend for CudaBackend {
                 };
                 if d.in_use + bytes > share {
                     return Err(shared_error(format!(
-                        "allocating {bytes} bytes for `{label}` with {} of its {share} bytes                          in use",
+                        "allocating {bytes} bytes for `{label}` with {} of its {share} bytes \
+                         in use",
                         d.in_use
                     )));
                 }
@@ -1335,7 +1339,8 @@ impl Backend for CudaBackend {
                         .map(|o| o.in_use)
                         .sum();
                     return Err(shared_error(format!(
-                        "allocating {bytes} bytes for `{label}`: its sharers use {together} bytes                          together and the physical GPU has {free} bytes free"
+                        "allocating {bytes} bytes for `{label}`: its sharers use {together} bytes \
+                         together and the physical GPU has {free} bytes free"
                     )));
                 }
             }
@@ -2033,6 +2038,7 @@ mod tests {
         let text = err.to_string();
         eprintln!("{text}");
         assert!(matches!(err, BackendError::SharedOutOfMemory { device: 3, .. }), "{text}");
+        assert!(!text.contains("  ") && !text.contains('\n'), "one plain line: {text}");
         assert!(text.contains(&share.to_string()) && text.contains("`too big`"), "{text}");
         let plan = b.check_memory_plan(&[share + 1, 0, 0, 0]).expect_err("over the share");
         eprintln!("{plan}");
