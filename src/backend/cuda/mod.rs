@@ -16,7 +16,7 @@
 //! GPU shared by `k` logical GPUs gives each `free / k` bytes, `free` being its free memory
 //! when the backend opens, unless [`CudaOptions::memory_per_gpu_bytes`] names the share (then
 //! `k` shares must fit in `free`, checked at open); an allocation above the share fails with
-//! [`BackendError::SharedOutOfMemory`](super::BackendError::SharedOutOfMemory), as does one
+//! [`BackendError::SharedOutOfMemory`], as does one
 //! the physical GPU cannot hold. Shared GPUs' names say so (`NVIDIA H200 (logical 3 of 4 on
 //! GPU 0)`); times measured on them are not scaling.
 
