@@ -318,6 +318,29 @@ pub enum BackendError {
         /// Device capacity.
         capacity_bytes: u64,
     },
+    /// Logical GPUs sharing one physical GPU (CUDA backend) would not fit its memory: an
+    /// allocation above a logical GPU's share, or the sharers' needs together above what the
+    /// physical GPU has free.
+    #[error(
+        "out of device memory on logical GPU {device}, one of {sharers} sharing physical GPU \
+         {physical} ({physical_free_bytes} bytes free when opened, {share_bytes} bytes each): \
+         {what}; open fewer logical GPUs per physical GPU, use a smaller graph, or give each \
+         logical GPU a memory share that fits"
+    )]
+    SharedOutOfMemory {
+        /// The logical GPU.
+        device: u32,
+        /// The physical GPU it runs on.
+        physical: u32,
+        /// Logical GPUs on that physical GPU.
+        sharers: u32,
+        /// The physical GPU's free memory when the backend was opened.
+        physical_free_bytes: u64,
+        /// The memory each logical GPU on it may use.
+        share_bytes: u64,
+        /// What did not fit, with its sizes.
+        what: String,
+    },
     /// An operation referred to something that does not exist or was used wrongly.
     #[error("backend misuse: {0}")]
     Usage(String),

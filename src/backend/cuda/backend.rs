@@ -3,6 +3,8 @@
 //!
 //! Design decisions:
 //! - **One primary context per GPU**, made current before each operation on that GPU.
+//!   Logical GPUs (see the parent module) on one physical GPU share its context and
+//!   module; each has its own streams, events, memory accounting and statistics.
 //! - **Memory from `cuMemAlloc`, not the stream-ordered pool.** The runtimes allocate once
 //!   up front, so a pool buys nothing, and pool memory needs `cuMemPoolSetAccess` per peer
 //!   besides `cuCtxEnablePeerAccess` (without it peer stores fault and peer copies crawl,
@@ -20,13 +22,18 @@
 //!   Rust. A watchdog turns a wait with no progress into [`BackendError::Limit`].
 //! - **Counts**: kernels add items, edges and atomics to per-stream device counters; a
 //!   kernel with a token gets the difference of two snapshots around it, and
-//!   [`Backend::stats`] sums the counters of every stream of a GPU. Kernel busy time is not
-//!   measured (`DeviceStats::kernel_busy_ps` is 0; runs report wall-clock compute time);
-//!   link statistics are the bytes copied per ordered GPU pair, without busy time.
+//!   [`Backend::stats`] sums the counters of every stream of a GPU. Link statistics are the
+//!   bytes copied per ordered GPU pair, without busy time.
+//! - **Kernel busy time**: two timing events (from a per-GPU pool) around every launch,
+//!   before its first pass and after its last; [`Backend::next_completion`] polls them
+//!   (launches without a token too) and adds each kernel's interval to its GPU's
+//!   [`BusyClock`] (the union, so kernels overlapping on concurrent streams count once).
+//!   With [`CudaOptions::kernel_spans`] each interval is also kept as a [`KernelSpan`].
 //! - **Kernel errors**: kernels write a code into a host-mapped error word, checked at every
 //!   poll, and name their launch so the message says which kernel failed.
 
 use super::kernels::{self, COUNTERS, HUGE_CAP, SyArgs};
+use super::{BusyClock, CudaOptions, KernelSpan};
 
 /// Bytes of a stream's huge-vertex list.
 const HUGE_BYTES: usize = (1 + 3 * HUGE_CAP) * 8;
@@ -37,6 +44,7 @@ use crate::backend::{
 };
 use cudarc::driver::sys;
 use cudarc::nvrtc::sys as nvrtc;
+use std::cell::Cell;
 use std::collections::{BTreeMap, HashMap, VecDeque};
 use std::ffi::{CStr, CString, c_void};
 use std::sync::{Mutex, OnceLock};
@@ -80,8 +88,19 @@ struct Pinned {
     cap: usize,
 }
 
+/// A (logical) GPU. Without logical GPUs, one per physical GPU.
 struct Dev {
+    /// The physical GPU's ordinal (= its index among the physical GPUs used).
     ordinal: i32,
+    /// The first logical GPU on its physical GPU: owns the context retain, the module and
+    /// the reference event, and releases them.
+    owner: bool,
+    /// Logical GPUs on this physical GPU (1: not shared).
+    sharers: u32,
+    /// The physical GPU's free memory when opened (shared GPUs only; 0 otherwise).
+    physical_free: u64,
+    /// The memory this logical GPU may use, when its physical GPU is shared.
+    share: Option<u64>,
     ctx: sys::CUcontext,
     info: DeviceInfo,
     arch: (i32, i32),
@@ -92,6 +111,45 @@ struct Dev {
     peak: u64,
     kernels: u64,
     free_events: Vec<sys::CUevent>,
+    /// Timing-enabled events for kernel busy time, reused.
+    timing_events: Vec<sys::CUevent>,
+    /// Recorded at open on the physical GPU: the zero of kernel spans.
+    reference: sys::CUevent,
+    busy: BusyClock,
+}
+
+impl Dev {
+    /// Another logical GPU on the same physical GPU: shared context and module, fresh
+    /// accounting.
+    fn logical_sibling(&self) -> Dev {
+        Dev {
+            ordinal: self.ordinal,
+            owner: false,
+            sharers: self.sharers,
+            physical_free: self.physical_free,
+            share: self.share,
+            ctx: self.ctx,
+            info: self.info.clone(),
+            arch: self.arch,
+            module: self.module,
+            functions: HashMap::new(),
+            l2_bytes: self.l2_bytes,
+            in_use: 0,
+            peak: 0,
+            kernels: 0,
+            free_events: Vec::new(),
+            timing_events: Vec::new(),
+            reference: self.reference,
+            busy: BusyClock::default(),
+        }
+    }
+}
+
+/// A launch's timing events, waiting for the kernel to finish.
+struct Timed {
+    kernel: &'static str,
+    start: sys::CUevent,
+    end: sys::CUevent,
 }
 
 struct Buf {
@@ -109,6 +167,8 @@ struct Strm {
     /// The stream's huge-vertex list (`1 + 3 * HUGE_CAP` u64).
     huge: u64,
     pending: VecDeque<Pending>,
+    /// Kernels launched on this stream whose busy time is not yet counted, in order.
+    timed: VecDeque<Timed>,
 }
 
 enum PendingKind {
@@ -229,8 +289,13 @@ pub struct CudaBackend {
     path_bw: Vec<Vec<u64>>,
     seq: u64,
     polls: u64,
-    current: Option<u32>,
+    /// The physical GPU whose context is current on this thread.
+    current: Cell<Option<i32>>,
     probe_streams: HashMap<u32, StreamId>,
+    /// Physical GPUs used.
+    physical: u32,
+    /// Kernel spans kept for traces, when asked for.
+    spans: Option<Vec<KernelSpan>>,
 }
 
 impl std::fmt::Debug for CudaBackend {
@@ -258,8 +323,27 @@ pub fn gpus_present() -> u32 {
 
 impl CudaBackend {
     /// Opens the first `gpus` GPUs of this machine, enables peer access between every pair
-    /// that has it, and compiles the kernels of `registry` for their architecture.
+    /// that has it, and compiles the kernels of `registry` for their architecture. More GPUs
+    /// than the machine has is an error; [`CudaBackend::open_logical`] shares them instead.
     pub fn open(gpus: u32, registry: KernelRegistry) -> Result<CudaBackend, BackendError> {
+        Self::open_with(CudaOptions::new(gpus), registry)
+    }
+
+    /// Opens `logical` logical GPUs on this machine's GPUs: logical GPU `l` runs on physical
+    /// GPU `l % P`, `P = min(logical, GPUs present)`; memory is shared as
+    /// [`memory_share`](super::memory_share) says. See the parent module's docs.
+    pub fn open_logical(
+        logical: u32,
+        registry: KernelRegistry,
+    ) -> Result<CudaBackend, BackendError> {
+        Self::open_with(CudaOptions::logical(logical), registry)
+    }
+
+    /// Opens GPUs as `options` says (physical ones, or logical ones sharing them).
+    pub fn open_with(
+        options: CudaOptions,
+        registry: KernelRegistry,
+    ) -> Result<CudaBackend, BackendError> {
         // SAFETY: probing for the driver library has no preconditions.
         if !unsafe { sys::is_culib_present() } {
             return Err(BackendError::Unavailable(super::NO_DRIVER.to_string()));
@@ -277,12 +361,11 @@ impl CudaBackend {
         // SAFETY: the driver is initialised.
         ck(unsafe { sys::cuDeviceGetCount(&mut count) }, || "counting GPUs".into())?;
         let count = count.max(0) as u32;
-        if gpus == 0 || gpus > count {
-            return Err(BackendError::Unavailable(format!(
-                "{gpus} GPUs asked for, this machine has {count}; choose --gpus 1..={count} or \
-                 run on the simulator with --backend sim"
-            )));
+        if let Some(e) = super::gpu_count_error(&options, count) {
+            return Err(e);
         }
+        let gpus = options.gpus;
+        let physical = super::physical_used(gpus, count);
         let watchdog = std::env::var("SWITCHYARD_CUDA_WATCHDOG_S")
             .ok()
             .and_then(|s| s.parse().ok())
@@ -304,13 +387,32 @@ impl CudaBackend {
             path_bw: Vec::new(),
             seq: 0,
             polls: 0,
-            current: None,
+            current: Cell::new(None),
             probe_streams: HashMap::new(),
+            physical,
+            spans: options.kernel_spans.then(Vec::new),
         };
-        for g in 0..gpus {
-            let dev = Self::open_device(g as i32)?;
+        for g in 0..physical {
+            let mut dev = Self::open_device(g as i32)?;
+            dev.sharers = super::sharers_of(g, gpus, physical);
+            // Pushed first, so that an error below releases the GPU (in `Drop`).
             backend.devices.push(dev);
+            let last = backend.devices.len() - 1;
+            if backend.devices[last].sharers > 1 {
+                Self::plan_share(&mut backend.devices[last], &options)?;
+            }
         }
+        for l in physical..gpus {
+            let sibling =
+                backend.devices[super::physical_gpu_of(l, physical) as usize].logical_sibling();
+            backend.devices.push(sibling);
+        }
+        if backend.is_shared() {
+            for (l, d) in backend.devices.iter_mut().enumerate() {
+                d.info.name = super::logical_name(&d.info.name, l as u32, gpus, d.ordinal as u32);
+            }
+        }
+        backend.current.set(None);
         backend.make_current(0)?;
         // The error word: pinned, mapped into every context (portable), written by kernels.
         let mut p: *mut c_void = std::ptr::null_mut();
@@ -339,8 +441,72 @@ impl CudaBackend {
         for d in &mut backend.devices {
             d.peak = d.in_use;
         }
+        backend.record_references()?;
         backend.start = Instant::now();
         Ok(backend)
+    }
+
+    /// Sets the memory share of a shared physical GPU's first logical GPU (its siblings copy
+    /// it): the free memory now divided among the sharers, or the share asked for if the
+    /// sharers fit in the free memory together.
+    fn plan_share(dev: &mut Dev, options: &CudaOptions) -> Result<(), BackendError> {
+        let (mut free, mut total) = (0usize, 0usize);
+        // SAFETY: valid out pointers; `open_device` left this GPU's context current.
+        ck(unsafe { sys::cuMemGetInfo_v2(&mut free, &mut total) }, || {
+            format!("reading free memory of GPU {}", dev.ordinal)
+        })?;
+        let free = free as u64;
+        dev.physical_free = free;
+        let share = match options.memory_per_gpu_bytes {
+            None => super::memory_share(free, dev.sharers),
+            Some(asked) => {
+                let together = asked.saturating_mul(u64::from(dev.sharers));
+                if together > free {
+                    return Err(BackendError::SharedOutOfMemory {
+                        device: dev.ordinal as u32,
+                        physical: dev.ordinal as u32,
+                        sharers: dev.sharers,
+                        physical_free_bytes: free,
+                        share_bytes: asked,
+                        what: format!(
+                            "{} shares of {asked} bytes need {together} bytes together, more \
+                             than the {free} bytes free",
+                            dev.sharers
+                        ),
+                    });
+                }
+                asked
+            }
+        };
+        dev.share = Some(share);
+        dev.info.memory_bytes = share;
+        Ok(())
+    }
+
+    /// Records each physical GPU's reference event (the zero of kernel spans) and waits for
+    /// it, so that spans and [`Backend::now_ps`] share an origin to within microseconds.
+    fn record_references(&mut self) -> Result<(), BackendError> {
+        for g in 0..self.devices.len() {
+            if !self.devices[g].owner {
+                continue;
+            }
+            self.make_current(g as u32)?;
+            let mut e: sys::CUevent = std::ptr::null_mut();
+            // SAFETY: valid out pointer; the GPU's context is current; the null stream
+            // belongs to it.
+            unsafe {
+                ck(sys::cuEventCreate(&mut e, 0), || "creating the reference event".into())?;
+                ck(sys::cuEventRecord(e, std::ptr::null_mut()), || {
+                    "recording the reference event".into()
+                })?;
+                ck(sys::cuEventSynchronize(e), || "waiting for the reference event".into())?;
+            }
+            let ordinal = self.devices[g].ordinal;
+            for d in self.devices.iter_mut().filter(|d| d.ordinal == ordinal) {
+                d.reference = e;
+            }
+        }
+        Ok(())
     }
 
     fn open_device(ordinal: i32) -> Result<Dev, BackendError> {
@@ -382,6 +548,10 @@ impl CudaBackend {
         let name = unsafe { CStr::from_ptr(name.as_ptr()) }.to_string_lossy().into_owned();
         Ok(Dev {
             ordinal,
+            owner: true,
+            sharers: 1,
+            physical_free: 0,
+            share: None,
             ctx,
             info: DeviceInfo { name, memory_bytes: total as u64, sm_count },
             arch,
@@ -392,15 +562,23 @@ impl CudaBackend {
             peak: 0,
             kernels: 0,
             free_events: Vec::new(),
+            timing_events: Vec::new(),
+            reference: std::ptr::null_mut(),
+            busy: BusyClock::default(),
         })
     }
 
     fn make_current(&mut self, device: u32) -> Result<(), BackendError> {
-        if self.current != Some(device) {
-            let d = self.device(device)?;
+        self.set_context(device)
+    }
+
+    /// Makes the context of `device`'s physical GPU current (a no-op if it is).
+    fn set_context(&self, device: u32) -> Result<(), BackendError> {
+        let d = self.device(device)?;
+        if self.current.get() != Some(d.ordinal) {
             // SAFETY: the context was retained in `open` and is alive.
             ck(unsafe { sys::cuCtxSetCurrent(d.ctx) }, || format!("switching to gpu{device}"))?;
-            self.current = Some(device);
+            self.current.set(Some(d.ordinal));
         }
         Ok(())
     }
@@ -414,13 +592,111 @@ impl CudaBackend {
         })
     }
 
+    /// Whether GPUs `a` and `b` are (logical GPUs on) the same physical GPU.
+    fn same_physical(&self, a: u32, b: u32) -> bool {
+        self.devices[a as usize].ordinal == self.devices[b as usize].ordinal
+    }
+
+    /// The physical GPU that (logical) GPU `device` runs on; `None` if it does not exist.
+    pub fn physical_of(&self, device: DeviceId) -> Option<u32> {
+        self.devices.get(device.0 as usize).map(|d| d.ordinal as u32)
+    }
+
+    /// Physical GPUs in use.
+    pub fn physical_count(&self) -> u32 {
+        self.physical
+    }
+
+    /// Whether any physical GPU runs several logical GPUs: then times are not scaling, and
+    /// reports should say that GPUs were shared.
+    pub fn is_shared(&self) -> bool {
+        self.devices.iter().any(|d| d.sharers > 1)
+    }
+
+    /// Checks, before any work, that a run needing `bytes_per_gpu[g]` bytes on each GPU `g`
+    /// fits: each logical GPU within its share, the sharers of a physical GPU together within
+    /// its free memory, and an unshared GPU within its free memory. The errors give the sizes.
+    pub fn check_memory_plan(&self, bytes_per_gpu: &[u64]) -> Result<(), BackendError> {
+        if bytes_per_gpu.len() != self.devices.len() {
+            return Err(BackendError::Usage(format!(
+                "a memory plan for {} GPUs given to a backend of {}; give one size per GPU",
+                bytes_per_gpu.len(),
+                self.devices.len()
+            )));
+        }
+        for (g, &need) in bytes_per_gpu.iter().enumerate() {
+            let d = &self.devices[g];
+            let free = self.free_bytes(g as u32)?;
+            let shared_error = |share: u64, what: String| BackendError::SharedOutOfMemory {
+                device: g as u32,
+                physical: d.ordinal as u32,
+                sharers: d.sharers,
+                physical_free_bytes: d.physical_free,
+                share_bytes: share,
+                what,
+            };
+            match d.share {
+                Some(share) if need > share => {
+                    return Err(shared_error(
+                        share,
+                        format!("the run needs {need} bytes on it, more than its share"),
+                    ));
+                }
+                Some(share) if d.owner => {
+                    let sharers: Vec<usize> = (0..self.devices.len())
+                        .filter(|&h| self.same_physical(g as u32, h as u32))
+                        .collect();
+                    let together: u64 = sharers.iter().map(|&h| bytes_per_gpu[h]).sum();
+                    if together > free {
+                        let each: Vec<String> = sharers
+                            .iter()
+                            .map(|&h| format!("gpu{h} {}", bytes_per_gpu[h]))
+                            .collect();
+                        return Err(shared_error(
+                            share,
+                            format!(
+                                "the run needs {together} bytes on them together ({}), more \
+                                 than the {free} bytes free now",
+                                each.join(", ")
+                            ),
+                        ));
+                    }
+                }
+                Some(_) => {}
+                None if need > free => {
+                    return Err(BackendError::OutOfMemory {
+                        device: g as u32,
+                        label: "the run's memory plan".into(),
+                        requested_bytes: need,
+                        in_use_bytes: d.in_use,
+                        capacity_bytes: free + d.in_use,
+                    });
+                }
+                None => {}
+            }
+        }
+        Ok(())
+    }
+
+    /// Free memory of `device`'s physical GPU now (`cuMemGetInfo`).
+    fn free_bytes(&self, device: u32) -> Result<u64, BackendError> {
+        self.set_context(device)?;
+        let (mut free, mut total) = (0usize, 0usize);
+        // SAFETY: valid out pointers; the device's context is current.
+        ck(unsafe { sys::cuMemGetInfo_v2(&mut free, &mut total) }, || {
+            format!("reading free memory of gpu{device}")
+        })?;
+        Ok(free as u64)
+    }
+
     fn enable_peers(&mut self) -> Result<(), BackendError> {
         let n = self.devices.len();
         self.peer = vec![vec![false; n]; n];
         for a in 0..n {
-            self.peer[a][a] = true;
             for b in 0..n {
-                if a == b {
+                if self.same_physical(a as u32, b as u32) {
+                    // One context: every pointer of it is directly usable.
+                    self.peer[a][b] = true;
                     continue;
                 }
                 let mut can = 0;
@@ -444,19 +720,29 @@ impl CudaBackend {
         Ok(())
     }
 
-    /// Measures the copy bandwidth of every ordered GPU pair (32 MiB, best of three).
+    /// Measures the copy bandwidth of every ordered GPU pair (32 MiB, best of three after a
+    /// warm-up): once per ordered pair of physical GPUs, and once per shared physical GPU for
+    /// its logical GPUs (a device-to-device copy), reused for every logical pair.
     fn measure_paths(&mut self) -> Result<Vec<Vec<u64>>, BackendError> {
         let n = self.devices.len() as u32;
         let mut table = vec![vec![0u64; n as usize]; n as usize];
-        if n < 2 {
-            return Ok(table);
-        }
+        let mut measured: HashMap<(i32, i32), u64> = HashMap::new();
         for a in 0..n {
             for b in 0..n {
-                if a != b {
-                    let s = self.measure_copy_seconds(a, b, 32 << 20, 3)?;
-                    table[a as usize][b as usize] = ((32u64 << 20) as f64 / s) as u64;
+                if a == b {
+                    continue;
                 }
+                let key = (self.devices[a as usize].ordinal, self.devices[b as usize].ordinal);
+                let bw = match measured.get(&key) {
+                    Some(&bw) => bw,
+                    None => {
+                        let s = self.measure_copy_seconds(a, b, 32 << 20, 3)?;
+                        let bw = ((32u64 << 20) as f64 / s) as u64;
+                        measured.insert(key, bw);
+                        bw
+                    }
+                };
+                table[a as usize][b as usize] = bw;
             }
         }
         Ok(table)
@@ -532,6 +818,7 @@ impl CudaBackend {
         self.check_kernel_error()?;
         // Timed work enqueued no tokens, but host writes may have left pending entries.
         self.reap_untokened()?;
+        self.poll_kernel_timings()?;
         Ok(f64::from(ms) / 1e3)
     }
 
@@ -808,16 +1095,15 @@ impl CudaBackend {
     /// Sum of every stream's device counters of `device` (waits for the GPU to be idle).
     fn device_counters(&self, device: u32) -> [u64; COUNTERS] {
         let mut total = [0u64; COUNTERS];
-        let Some(d) = self.devices.get(device as usize) else {
+        if self.set_context(device).is_err() {
             return total;
-        };
+        }
         for s in self.streams.iter().filter(|s| s.device == device) {
             let mut c = [0u64; COUNTERS];
             // SAFETY: the counters are a live device allocation of COUNTERS u64; the
             // context is made current and synchronised first. Failures leave zeros.
             unsafe {
-                if sys::cuCtxSetCurrent(d.ctx) != sys::CUresult::CUDA_SUCCESS
-                    || sys::cuCtxSynchronize() != sys::CUresult::CUDA_SUCCESS
+                if sys::cuCtxSynchronize() != sys::CUresult::CUDA_SUCCESS
                     || sys::cuMemcpyDtoH_v2(c.as_mut_ptr().cast(), s.counters, COUNTERS * 8)
                         != sys::CUresult::CUDA_SUCCESS
                 {
@@ -829,6 +1115,132 @@ impl CudaBackend {
             }
         }
         total
+    }
+
+    /// Records a timing event (from `device`'s pool) on `raw`, whose context is current.
+    fn kernel_timer_start(
+        &mut self,
+        device: u32,
+        raw: sys::CUstream,
+    ) -> Result<sys::CUevent, BackendError> {
+        let e = match self.devices[device as usize].timing_events.pop() {
+            Some(e) => e,
+            None => {
+                let mut e: sys::CUevent = std::ptr::null_mut();
+                // SAFETY: valid out pointer; the device's context is current.
+                ck(unsafe { sys::cuEventCreate(&mut e, 0) }, || {
+                    format!("creating a timing event on gpu{device}")
+                })?;
+                e
+            }
+        };
+        // SAFETY: event and stream belong to the current context.
+        ck(unsafe { sys::cuEventRecord(e, raw) }, || {
+            format!("recording a timing event on gpu{device}")
+        })?;
+        Ok(e)
+    }
+
+    /// Records the end of a kernel started with [`Self::kernel_timer_start`] on `stream` and
+    /// queues its interval for [`Self::poll_kernel_timings`].
+    fn kernel_timer_end(
+        &mut self,
+        stream: StreamId,
+        kernel: &'static str,
+        start: sys::CUevent,
+    ) -> Result<(), BackendError> {
+        let (device, raw) = {
+            let s = self.stream(stream)?;
+            (s.device, s.raw)
+        };
+        let end = self.kernel_timer_start(device, raw)?;
+        self.streams[stream.0 as usize].timed.push_back(Timed { kernel, start, end });
+        Ok(())
+    }
+
+    /// The interval of a finished kernel in picoseconds since the backend opened; `None`
+    /// while it runs.
+    fn timed_interval(&self, device: u32, t: &Timed) -> Result<Option<(u64, u64)>, BackendError> {
+        // SAFETY: the event was recorded on a live stream.
+        let r = unsafe { sys::cuEventQuery(t.end) };
+        if r == sys::CUresult::CUDA_ERROR_NOT_READY {
+            return Ok(None);
+        }
+        ck(r, || format!("a kernel `{}` on gpu{device} failed", t.kernel))?;
+        let reference = self.devices[device as usize].reference;
+        let (mut from_zero, mut length) = (0f32, 0f32);
+        // SAFETY: all three events belong to the device's context and have completed
+        // (`start` precedes `end` on one stream; the reference was waited for at open).
+        unsafe {
+            ck(sys::cuEventElapsedTime_v2(&mut length, t.start, t.end), || {
+                format!("timing kernel `{}` on gpu{device}", t.kernel)
+            })?;
+            if !reference.is_null() {
+                ck(sys::cuEventElapsedTime_v2(&mut from_zero, reference, t.start), || {
+                    format!("timing kernel `{}` on gpu{device}", t.kernel)
+                })?;
+            }
+        }
+        let ps = |ms: f32| (f64::from(ms.max(0.0)) * 1e9) as u64;
+        let start = ps(from_zero);
+        Ok(Some((start, start + ps(length))))
+    }
+
+    /// Counts the busy time of every finished kernel (with a token or not) and returns its
+    /// events to the pool.
+    fn poll_kernel_timings(&mut self) -> Result<(), BackendError> {
+        for s in 0..self.streams.len() {
+            let device = self.streams[s].device;
+            while let Some(front) = self.streams[s].timed.front() {
+                let Some((start, end)) = self.timed_interval(device, front)? else { break };
+                let t = self.streams[s].timed.pop_front().expect("front exists");
+                let d = &mut self.devices[device as usize];
+                d.busy.add(start, end);
+                d.timing_events.push(t.start);
+                d.timing_events.push(t.end);
+                if let Some(spans) = &mut self.spans {
+                    spans.push(KernelSpan {
+                        device: DeviceId(device),
+                        stream: StreamId(s as u32),
+                        kernel: t.kernel,
+                        start_ps: start,
+                        end_ps: end,
+                    });
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Kernel busy time of `device` so far, counting finished kernels not yet polled.
+    fn busy_ps(&self, device: u32) -> u64 {
+        let Some(d) = self.devices.get(device as usize) else { return 0 };
+        let mut busy = d.busy.clone();
+        for s in self.streams.iter().filter(|s| s.device == device) {
+            for t in &s.timed {
+                match self.timed_interval(device, t) {
+                    Ok(Some((start, end))) => busy.add(start, end),
+                    _ => break,
+                }
+            }
+        }
+        busy.busy_ps()
+    }
+
+    /// Turns the recording of [`KernelSpan`]s on or off (off drops those recorded).
+    pub fn set_kernel_spans(&mut self, on: bool) {
+        if !on {
+            self.spans = None;
+        } else if self.spans.is_none() {
+            self.spans = Some(Vec::new());
+        }
+    }
+
+    /// The kernel spans recorded since the last call (finished kernels already polled by
+    /// [`Backend::next_completion`]), in the order they were polled.
+    pub fn take_kernel_spans(&mut self) -> Vec<KernelSpan> {
+        let _ = self.poll_kernel_timings();
+        self.spans.as_mut().map(std::mem::take).unwrap_or_default()
     }
 
     /// Events polled so far.
@@ -901,6 +1313,37 @@ impl Backend for CudaBackend {
                 format!("reading free memory of gpu{}", device.0)
             })?;
             let d = &self.devices[device.0 as usize];
+            if let Some(share) = d.share {
+                // A logical GPU of a shared physical GPU: its share, then what the sharers
+                // leave free together.
+                let shared_error = |what: String| BackendError::SharedOutOfMemory {
+                    device: device.0,
+                    physical: d.ordinal as u32,
+                    sharers: d.sharers,
+                    physical_free_bytes: d.physical_free,
+                    share_bytes: share,
+                    what,
+                };
+                if d.in_use + bytes > share {
+                    return Err(shared_error(format!(
+                        "allocating {bytes} bytes for `{label}` with {} of its {share} bytes \
+                         in use",
+                        d.in_use
+                    )));
+                }
+                if bytes > free as u64 {
+                    let together: u64 = self
+                        .devices
+                        .iter()
+                        .filter(|o| o.ordinal == d.ordinal)
+                        .map(|o| o.in_use)
+                        .sum();
+                    return Err(shared_error(format!(
+                        "allocating {bytes} bytes for `{label}`: its sharers use {together} bytes \
+                         together and the physical GPU has {free} bytes free"
+                    )));
+                }
+            }
             if bytes > free as u64 {
                 return Err(BackendError::OutOfMemory {
                     device: device.0,
@@ -983,7 +1426,14 @@ impl Backend for CudaBackend {
             ck(sys::cuMemAlloc_v2(&mut huge, HUGE_BYTES), || "allocating the huge list".into())?;
             ck(sys::cuMemsetD8_v2(huge, 0, HUGE_BYTES), || "zeroing the huge list".into())?;
         }
-        self.streams.push(Strm { device: device.0, raw, counters, huge, pending: VecDeque::new() });
+        self.streams.push(Strm {
+            device: device.0,
+            raw,
+            counters,
+            huge,
+            pending: VecDeque::new(),
+            timed: VecDeque::new(),
+        });
         Ok(StreamId(self.streams.len() as u32 - 1))
     }
 
@@ -1081,6 +1531,8 @@ impl Backend for CudaBackend {
                     "snapshotting counters".into()
                 })?;
             }
+            // Kernel busy time: a timing event before the first pass.
+            let timer = self.kernel_timer_start(device, raw)?;
             if let Some(pre) = pre {
                 ck(
                     sys::cuLaunchKernel(
@@ -1133,6 +1585,8 @@ impl Backend for CudaBackend {
                     || format!("launching `{cuda_name}__post` on gpu{device}"),
                 )?;
             }
+            // Kernel busy time: a timing event after the last pass.
+            self.kernel_timer_end(stream, launch.kernel, timer)?;
             if let Some(s) = &snapshots {
                 ck(
                     sys::cuMemcpyDtoHAsync_v2(
@@ -1188,12 +1642,14 @@ impl Backend for CudaBackend {
             (s.device, s.raw)
         };
         self.make_current(device)?;
+        // Logical GPUs of one physical GPU share its context: a device-to-device copy.
+        let local = self.same_physical(sdev, ddev);
         if bytes > 0 {
             // SAFETY: ranges checked above; contexts alive; the stream's context is current.
             unsafe {
-                if sdev == ddev {
+                if local {
                     ck(sys::cuMemcpyDtoDAsync_v2(dp, sp, bytes as usize, raw), || {
-                        format!("copying {bytes} bytes on gpu{sdev}")
+                        format!("copying {bytes} bytes from gpu{sdev} to gpu{ddev}")
                     })?;
                 } else {
                     let (sc, dc) =
@@ -1296,6 +1752,7 @@ impl Backend for CudaBackend {
         let mut spins = 0u32;
         loop {
             self.check_kernel_error()?;
+            self.poll_kernel_timings()?;
             // The earliest-submitted finished head among the streams.
             let mut best: Option<(u64, usize)> = None;
             let mut outstanding = 0usize;
@@ -1350,7 +1807,7 @@ impl Backend for CudaBackend {
                 let c = self.device_counters(g);
                 let d = &self.devices[g as usize];
                 DeviceStats {
-                    kernel_busy_ps: 0,
+                    kernel_busy_ps: self.busy_ps(g),
                     kernels: d.kernels,
                     edges: c[1],
                     memory_peak_bytes: d.peak,
@@ -1384,6 +1841,10 @@ impl Drop for CudaBackend {
                 for p in &s.pending {
                     sys::cuEventDestroy_v2(p.event);
                 }
+                for t in &s.timed {
+                    sys::cuEventDestroy_v2(t.start);
+                    sys::cuEventDestroy_v2(t.end);
+                }
                 sys::cuStreamDestroy_v2(s.raw);
                 sys::cuMemFree_v2(s.counters);
                 sys::cuMemFree_v2(s.huge);
@@ -1400,10 +1861,16 @@ impl Drop for CudaBackend {
             }
             for d in &self.devices {
                 sys::cuCtxSetCurrent(d.ctx);
-                for &e in &d.free_events {
+                for &e in d.free_events.iter().chain(&d.timing_events) {
                     sys::cuEventDestroy_v2(e);
                 }
-                sys::cuModuleUnload(d.module);
+                // Logical siblings share the module and the reference event of the owner.
+                if d.owner {
+                    if !d.reference.is_null() {
+                        sys::cuEventDestroy_v2(d.reference);
+                    }
+                    sys::cuModuleUnload(d.module);
+                }
             }
             for p in &self.pinned_free {
                 sys::cuMemFreeHost(p.ptr.cast());
@@ -1423,7 +1890,7 @@ impl Drop for CudaBackend {
             if !self.error_host.is_null() {
                 sys::cuMemFreeHost(self.error_host.cast());
             }
-            for d in &self.devices {
+            for d in self.devices.iter().filter(|d| d.owner) {
                 let mut dev = 0;
                 if sys::cuDeviceGet(&mut dev, d.ordinal) == sys::CUresult::CUDA_SUCCESS {
                     sys::cuDevicePrimaryCtxRelease_v2(dev);
@@ -1435,6 +1902,166 @@ impl Drop for CudaBackend {
 
 #[cfg(test)]
 mod tests {
+    use super::{CudaBackend, CudaOptions};
+    use crate::backend::{
+        Backend, BackendError, BufferSlice, CompletionKind, DeviceId, ElemType, HostData,
+        KernelContext, KernelDef, KernelRegistry, Launch, StreamPriority, Token,
+    };
+
+    fn no_sim(_: &mut KernelContext<'_>) -> Result<(), BackendError> {
+        Ok(())
+    }
+
+    /// `groute_cc_init` (`parent[v] = v`) with its one buffer allowed on another GPU.
+    fn iota_registry() -> KernelRegistry {
+        let mut r = KernelRegistry::new();
+        r.register(KernelDef {
+            name: "test_iota",
+            contract: "buffers: parent (u32, may be remote); parent[v] = v",
+            sim: no_sim,
+            cuda_name: Some("groute_cc_init"),
+            remote_args: &[0],
+        });
+        r
+    }
+
+    /// Drains the completions; returns the host reads by token.
+    fn drain(b: &mut CudaBackend) -> Vec<(Token, HostData)> {
+        let mut reads = Vec::new();
+        while let Some(c) = b.next_completion().expect("completion") {
+            if let CompletionKind::HostRead(d) = c.kind {
+                reads.push((c.token, d));
+            }
+        }
+        reads
+    }
+
+    #[test]
+    fn logical_gpus_share_a_physical_gpu_with_their_own_memory_and_busy_time() {
+        let present = super::gpus_present();
+        if present == 0 {
+            eprintln!("skipped: no CUDA GPU on this machine");
+            return;
+        }
+        // Without the option, more GPUs than present stays an error that names the option.
+        let err = CudaBackend::open(present + 1, iota_registry()).expect_err("too many GPUs");
+        assert!(err.to_string().contains("logical GPUs"), "{err}");
+
+        let options = CudaOptions { kernel_spans: true, ..CudaOptions::logical(4) };
+        let mut b = CudaBackend::open_with(options, iota_registry()).expect("open 4 logical");
+        let p = b.physical_count();
+        assert_eq!(b.device_count(), 4);
+        assert_eq!(p, present.min(4));
+        for l in 0..4 {
+            assert_eq!(b.physical_of(DeviceId(l)), Some(l % p));
+            eprintln!(
+                "gpu{l}: {} ({} bytes), path to gpu{} {} B/s",
+                b.device_info(DeviceId(l)).name,
+                b.device_info(DeviceId(l)).memory_bytes,
+                (l + 1) % 4,
+                b.path_bandwidth_bytes_per_s(DeviceId(l), DeviceId((l + 1) % 4))
+            );
+        }
+        if p == 4 {
+            eprintln!("4 physical GPUs: nothing is shared; the shared checks are skipped");
+            assert!(!b.is_shared());
+            return;
+        }
+        assert!(b.is_shared());
+        // Logical GPU p shares physical GPU 0 with logical GPU 0.
+        let (g0, gp) = (DeviceId(0), DeviceId(p));
+        let name = b.device_info(gp).name;
+        assert!(name.contains(&format!("(logical {p} of 4 on GPU 0)")), "{name}");
+        assert!(b.peer_access(g0, gp) && b.peer_access(gp, g0));
+        let d2d = b.path_bandwidth_bytes_per_s(g0, gp);
+        assert!(d2d > 0, "measured device-to-device bandwidth");
+        if p == 1 {
+            assert_eq!(b.path_bandwidth_bytes_per_s(DeviceId(2), DeviceId(3)), d2d, "reused");
+        }
+        let share = b.device_info(g0).memory_bytes;
+        assert_eq!(b.device_info(gp).memory_bytes, share);
+
+        // Memory: each logical GPU its own accounting.
+        let mib = 1usize << 20;
+        let mut bufs = Vec::new();
+        for l in 0..4u32 {
+            let len = (l as usize + 1) * mib / 4;
+            bufs.push(b.alloc(DeviceId(l), ElemType::U32, len, "per-gpu").expect("alloc"));
+            assert_eq!(b.memory_in_use_bytes(DeviceId(l)), (l as u64 + 1) << 20);
+        }
+        for l in 0..4u32 {
+            assert_eq!(b.memory_in_use_bytes(DeviceId(l)), (l as u64 + 1) << 20, "gpu{l}");
+        }
+
+        // A copy between co-located logical GPUs, and a kernel on one writing the other's
+        // buffer (a remote store is a plain store).
+        let n = mib / 4;
+        let s0 = b.create_stream(g0, StreamPriority::Normal).expect("stream");
+        let sp = b.create_stream(gp, StreamPriority::High).expect("stream");
+        let data: Vec<u32> = (0..n as u32).map(|v| v.wrapping_mul(2654435761)).collect();
+        b.write_from_host(s0, bufs[0], 0, HostData::U32(data.clone()), None).expect("write");
+        let dst = bufs[p as usize];
+        b.copy(s0, BufferSlice::new(bufs[0], 0, n), BufferSlice::new(dst, 0, n), Some(Token(1)))
+            .expect("copy");
+        b.read_to_host(s0, BufferSlice::new(dst, 0, n), Token(2)).expect("read");
+        let reads = drain(&mut b);
+        assert_eq!(reads, vec![(Token(2), HostData::U32(data))], "copied between logical GPUs");
+        let launch = |buffer| Launch {
+            kernel: "test_iota",
+            buffers: vec![buffer],
+            scalars: vec![],
+            work_items: n as u64,
+        };
+        b.launch(sp, launch(bufs[0]), Some(Token(3))).expect("remote launch");
+        b.launch(s0, launch(dst), None).expect("launch without a token");
+        b.read_to_host(sp, BufferSlice::new(bufs[0], 0, n), Token(4)).expect("read");
+        b.host_callback(s0, Token(5)).expect("callback");
+        let reads = drain(&mut b);
+        let iota = HostData::U32((0..n as u32).collect());
+        assert_eq!(reads, vec![(Token(4), iota)], "a kernel on gpu{p} filled gpu0's buffer");
+        let stats = b.stats();
+        for (g, d) in stats.devices.iter().enumerate() {
+            eprintln!("gpu{g}: {d:?}");
+        }
+        assert!(stats.devices[p as usize].kernel_busy_ps > 0, "busy time measured");
+        assert!(stats.devices[0].kernel_busy_ps > 0, "busy time without a token measured");
+        assert_eq!(stats.devices[p as usize].kernels, 1);
+        assert!(stats.links.iter().any(|l| l.name == format!("gpu0->gpu{p}")));
+        let spans = b.take_kernel_spans();
+        eprintln!("spans: {spans:?}");
+        assert_eq!(spans.len(), 2);
+        assert!(spans.iter().all(|s| s.kernel == "test_iota" && s.end_ps > s.start_ps));
+
+        // Out of memory: above the share, with the sizes.
+        let too_big = (share / 4) as usize + 1;
+        let err = b.alloc(DeviceId(3), ElemType::U32, too_big, "too big").expect_err("over");
+        let text = err.to_string();
+        eprintln!("{text}");
+        assert!(matches!(err, BackendError::SharedOutOfMemory { device: 3, .. }), "{text}");
+        assert!(!text.contains("  ") && !text.contains('\n'), "one plain line: {text}");
+        assert!(text.contains(&share.to_string()) && text.contains("`too big`"), "{text}");
+        let plan = b.check_memory_plan(&[share + 1, 0, 0, 0]).expect_err("over the share");
+        eprintln!("{plan}");
+        assert!(plan.to_string().contains(&(share + 1).to_string()));
+        b.check_memory_plan(&[1 << 20; 4]).expect("a small plan fits");
+
+        for buf in bufs {
+            b.free(buf).expect("free");
+        }
+        for l in 0..4 {
+            assert_eq!(b.memory_in_use_bytes(DeviceId(l)), 0);
+        }
+        assert_eq!(b.stats().devices[3].memory_peak_bytes, 4 << 20);
+
+        // Asking for shares that do not fit together: refused at open, with the sizes.
+        let greedy =
+            CudaOptions { memory_per_gpu_bytes: Some(share * 2), ..CudaOptions::logical(4) };
+        drop(b);
+        let err = CudaBackend::open_with(greedy, iota_registry()).expect_err("shares too big");
+        eprintln!("{err}");
+        assert!(matches!(err, BackendError::SharedOutOfMemory { .. }), "{err}");
+    }
+
     #[test]
     fn the_kernels_compile_with_nvrtc_for_hopper_and_ampere() {
         // SAFETY: probing for the library has no preconditions.
