@@ -235,7 +235,10 @@ pub fn backend_setup(
             if gpus == 0 {
                 bail!("--gpus 0: choose at least 1");
             }
-            switchyard::backend::cuda::check_available(if logical_gpus { 1 } else { gpus })?;
+            use switchyard::backend::cuda::{CudaOptions, check_available_with};
+            let options =
+                if logical_gpus { CudaOptions::logical(gpus) } else { CudaOptions::new(gpus) };
+            check_available_with(&options)?;
             BackendSetup::Cuda(CudaSetup { logical_gpus })
         }
     })
