@@ -1,6 +1,6 @@
 //! Graph loading benchmark (`cargo bench --bench graph_load`; `harness = false`).
 //!
-//! 1. `../shared/graphs/cnr-2000.txt.gz` (3.2M arcs, gzipped SNAP): `load_graph` against
+//! 1. `tests/data/graphs/cnr-2000.txt.gz` (3.2M arcs, gzipped SNAP): `load_graph` against
 //!    `gzip -dc FILE > /dev/null`, timed side by side in one run (interleaved, best of 5
 //!    each). Target:
 //!    at most 2x.
@@ -81,7 +81,7 @@ fn main() {
     let mut json = serde_json::Map::new();
     json.insert("threads".into(), rayon::current_num_threads().into());
 
-    let cnr = root.join("../shared/graphs/cnr-2000.txt.gz");
+    let cnr = root.join("tests/data/graphs/cnr-2000.txt.gz");
     if cnr.exists() {
         // Interleaved, best of REPEATS each, so a burst of load from other processes hits
         // both sides alike.

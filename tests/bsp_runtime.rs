@@ -13,9 +13,16 @@ use switchyard::runtime::bsp::{BspOptions, Communication, Duplication};
 use switchyard_sim::interconnect::Fidelity;
 use switchyard_sim::topology::{Topology, bundled_names};
 
-fn shared_graph(name: &str) -> Csr {
-    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared/graphs").join(name);
-    load_graph(&path, &LoadOptions::default()).unwrap_or_else(|e| panic!("{name}: {e}")).csr
+/// A real graph of the test data, in the repository (`tests/data/graphs/`, sources and
+/// terms in the README there).
+fn graph_path(name: &str) -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/data/graphs").join(name)
+}
+
+fn real_graph(name: &str) -> Csr {
+    load_graph(&graph_path(name), &LoadOptions::default())
+        .unwrap_or_else(|e| panic!("{name}: {e}"))
+        .csr
 }
 
 fn config(topology: &Topology, gpus: u32, algorithm: Algorithm) -> SimRun {
@@ -91,21 +98,21 @@ fn every_topology(graph: &Csr, name: &str, algorithms: &[Algorithm], source: u32
 #[test]
 fn every_algorithm_on_every_topology_on_small_real_graphs() {
     for name in ["chesapeake.mtx", "power.graph", "facebook_combined.txt", "wiki-Vote.txt"] {
-        every_topology(&shared_graph(name), name, &Algorithm::ALL, 0);
+        every_topology(&real_graph(name), name, &Algorithm::ALL, 0);
     }
 }
 
 #[test]
 fn every_algorithm_on_every_topology_on_the_road_and_mesh_graphs() {
     for name in ["luxembourg_osm.mtx", "delaunay_n16.mtx"] {
-        every_topology(&shared_graph(name), name, &Algorithm::ALL, 0);
+        every_topology(&real_graph(name), name, &Algorithm::ALL, 0);
     }
 }
 
 /// The web crawl (3.2M arcs): one test per algorithm so the test runner spreads them over
 /// the cores; BFS and SSSP start at the highest-degree vertex (vertex 0 reaches little).
 fn web_crawl(algorithm: Algorithm) {
-    let graph = shared_graph("cnr-2000.txt.gz");
+    let graph = real_graph("cnr-2000.txt.gz");
     let source = (0..graph.num_vertices()).max_by_key(|&v| graph.degree(v)).unwrap_or(0);
     every_topology(&graph, "cnr-2000", &[algorithm], source);
 }
@@ -142,7 +149,7 @@ fn web_crawl_residual_pagerank_on_every_topology() {
 
 #[test]
 fn broadcast_with_duplicate_all_gives_the_same_answers() {
-    let graph = shared_graph("facebook_combined.txt");
+    let graph = real_graph("facebook_combined.txt");
     let dgx1 = Topology::bundled("dgx1-v100").unwrap();
     for algorithm in [Algorithm::Bfs, Algorithm::Cc, Algorithm::Pr] {
         for communication in [Communication::Selective, Communication::Broadcast] {
@@ -159,7 +166,7 @@ fn broadcast_with_duplicate_all_gives_the_same_answers() {
 
 #[test]
 fn packet_level_fidelity_gives_the_same_answers() {
-    let graph = shared_graph("power.graph");
+    let graph = real_graph("power.graph");
     let dgx1 = Topology::bundled("dgx1-v100").unwrap();
     let mut c = config(&dgx1, 8, Algorithm::Bfs);
     c.sim.fidelity = Fidelity::Packet;
@@ -168,7 +175,7 @@ fn packet_level_fidelity_gives_the_same_answers() {
 
 #[test]
 fn more_gpus_than_the_topology_has_is_an_error() {
-    let graph = shared_graph("chesapeake.mtx");
+    let graph = real_graph("chesapeake.mtx");
     let station = Topology::bundled("dgx-station-v100x4").unwrap();
     let err = config(&station, 5, Algorithm::Bfs).run(&graph, "chesapeake").unwrap_err();
     assert!(err.to_string().contains("has 4 GPUs"), "{err}");
@@ -176,7 +183,7 @@ fn more_gpus_than_the_topology_has_is_an_error() {
 
 #[test]
 fn sssp_without_weights_is_an_error_that_names_the_fix() {
-    let graph = shared_graph("chesapeake.mtx");
+    let graph = real_graph("chesapeake.mtx");
     let dgx1 = Topology::bundled("dgx1-v100").unwrap();
     let err = config(&dgx1, 2, Algorithm::Sssp).run(&graph, "chesapeake").unwrap_err();
     assert!(matches!(err, RunError::Graph(_)), "{err:?}");
@@ -185,7 +192,7 @@ fn sssp_without_weights_is_an_error_that_names_the_fix() {
 
 #[test]
 fn a_source_out_of_range_is_an_error() {
-    let graph = shared_graph("chesapeake.mtx");
+    let graph = real_graph("chesapeake.mtx");
     let dgx1 = Topology::bundled("dgx1-v100").unwrap();
     let mut c = config(&dgx1, 2, Algorithm::Bfs);
     c.spec.params.source = 39;
@@ -195,7 +202,7 @@ fn a_source_out_of_range_is_an_error() {
 
 #[test]
 fn broadcast_without_duplicate_all_is_an_error() {
-    let graph = shared_graph("chesapeake.mtx");
+    let graph = real_graph("chesapeake.mtx");
     let dgx1 = Topology::bundled("dgx1-v100").unwrap();
     let mut c = config(&dgx1, 2, Algorithm::Bfs);
     c.spec.bsp.communication = Communication::Broadcast;
@@ -208,7 +215,7 @@ fn a_graph_that_does_not_fit_gets_the_out_of_memory_error_of_a_real_gpu() {
     // A machine whose GPUs have 1 MiB: the graph's arrays do not fit.
     let toml = include_str!("data/tiny-memory.toml");
     let tiny = Topology::from_str("tiny-memory.toml", toml).expect("tiny topology loads");
-    let graph = shared_graph("delaunay_n16.mtx");
+    let graph = real_graph("delaunay_n16.mtx");
     let err = config(&tiny, 1, Algorithm::Bfs).run(&graph, "delaunay").unwrap_err();
     assert!(err.to_string().contains("out of device memory on GPU 0"), "{err}");
 }
@@ -248,7 +255,7 @@ proptest! {
 
 #[test]
 fn direction_optimizing_bfs_skips_edges_on_a_social_graph() {
-    let graph = shared_graph("facebook_combined.txt");
+    let graph = real_graph("facebook_combined.txt");
     let dgx1 = Topology::bundled("dgx1-v100").unwrap();
     let edges = |algorithm| {
         let output = config(&dgx1, 4, algorithm).run(&graph, "facebook").unwrap();
@@ -269,7 +276,7 @@ fn a_pulling_primitive_without_broadcast_is_refused_by_the_runtime() {
     use switchyard::algo::dobfs::DirectionOptimizingBfs;
     use switchyard::backend::sim::{SimBackend, SimConfig};
     use switchyard::driver::builtin_kernels;
-    let graph = shared_graph("chesapeake.mtx");
+    let graph = real_graph("chesapeake.mtx");
     let dgx1 = Topology::bundled("dgx1-v100").unwrap();
     let mut backend = SimBackend::new(dgx1, 2, builtin_kernels(), SimConfig::default()).unwrap();
     let owner: Vec<u32> = (0..graph.num_vertices()).map(|v| v % 2).collect();
@@ -287,7 +294,7 @@ fn a_pulling_primitive_without_broadcast_is_refused_by_the_runtime() {
 
 #[test]
 fn results_hold_under_jittered_latencies_and_kernel_times() {
-    let graph = with_uniform_weights(&shared_graph("facebook_combined.txt"), 1, 64, 5).unwrap();
+    let graph = with_uniform_weights(&real_graph("facebook_combined.txt"), 1, 64, 5).unwrap();
     let dgx1 = Topology::bundled("dgx1-v100").unwrap();
     for algorithm in [Algorithm::Bfs, Algorithm::Sssp, Algorithm::Cc, Algorithm::PrResidual] {
         let mut times = std::collections::BTreeSet::new();

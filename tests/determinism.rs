@@ -10,9 +10,16 @@ use switchyard::runtime::bsp::BspOptions;
 use switchyard_sim::interconnect::Fidelity;
 use switchyard_sim::topology::Topology;
 
+/// A real graph of the test data, in the repository (`tests/data/graphs/`, sources and
+/// terms in the README there).
+fn graph_path(name: &str) -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/data/graphs").join(name)
+}
+
 fn chesapeake() -> Csr {
-    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared/graphs/chesapeake.mtx");
-    load_graph(&path, &LoadOptions::default()).expect("chesapeake loads").csr
+    load_graph(&graph_path("chesapeake.mtx"), &LoadOptions::default())
+        .expect("chesapeake loads")
+        .csr
 }
 
 fn config(algorithm: Algorithm, seed: u64, fidelity: Fidelity) -> SimRun {

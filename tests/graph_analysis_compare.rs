@@ -1,24 +1,25 @@
-//! Degree statistics of generated graphs next to the real graphs in `shared/graphs/`.
+//! Degree statistics of generated graphs next to the real graphs in `tests/data/graphs/`.
 //!
 //! Ignored by default (loads cnr-2000, 3.2M arcs); run in release to regenerate the table in
 //! `src/graph/generate/README.md`:
 //! `cargo test --release --test graph_analysis_compare -- --ignored --nocapture`
 
-use std::path::Path;
+use std::path::PathBuf;
 use switchyard::graph::generate::{GeneratorSpec, generate};
 use switchyard::graph::summary::{GraphSummary, summarize};
 use switchyard::graph::{LoadOptions, load_graph};
 
 /// Loads a real graph; `directed` overrides the file where its format cannot say (SNAP's
-/// facebook_combined is undirected, per shared/graphs/README.md).
-fn real(name: &str, directed: Option<bool>) -> Option<GraphSummary> {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/graphs").join(name);
-    if !path.exists() {
-        eprintln!("skipping {name}: {} not found", path.display());
-        return None;
-    }
+/// facebook_combined is undirected, per tests/data/graphs/README.md).
+fn real(name: &str, directed: Option<bool>) -> GraphSummary {
     let options = LoadOptions { directed, ..LoadOptions::default() };
-    Some(summarize(&load_graph(&path, &options).expect("real graph loads").csr))
+    summarize(&load_graph(&graph_path(name), &options).expect("real graph loads").csr)
+}
+
+/// A real graph of the test data, in the repository (`tests/data/graphs/`, sources and
+/// terms in the README there).
+fn graph_path(name: &str) -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/data/graphs").join(name)
 }
 
 fn generated(spec: &str) -> GraphSummary {
@@ -79,7 +80,7 @@ fn compare_generated_with_real_graphs() {
         ),
     ];
     for (file, directed, specs) in groups {
-        let Some(r) = real(file, directed) else { continue };
+        let r = real(file, directed);
         row(&format!("**{file}**"), &r);
         for spec in specs {
             let g = generated(spec);

@@ -1,17 +1,13 @@
-//! The real graphs in `../shared/graphs/` load as they are, with the counts their README
+//! The real graphs in `tests/data/graphs/` load as they are, with the counts their README
 //! states, and each is detected as the right format.
 
 use std::path::PathBuf;
 use switchyard::graph::{Csr, GraphFormat, LoadOptions, load_graph};
 
-fn shared(name: &str) -> Option<PathBuf> {
-    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared/graphs").join(name);
-    if path.exists() {
-        Some(path)
-    } else {
-        println!("skipping: {} is absent", path.display());
-        None
-    }
+/// A real graph of the test data, in the repository (`tests/data/graphs/`, sources and
+/// terms in the README there).
+fn graph_path(name: &str) -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/data/graphs").join(name)
 }
 
 fn self_loops(csr: &Csr) -> u64 {
@@ -27,8 +23,8 @@ fn undirected_edges(csr: &Csr) -> u64 {
 }
 
 fn check(name: &str, format: GraphFormat, vertices: u32, edges: u64, directed: bool) {
-    let Some(path) = shared(name) else { return };
-    let g = load_graph(&path, &LoadOptions::default()).unwrap_or_else(|e| panic!("{e}"));
+    let g =
+        load_graph(&graph_path(name), &LoadOptions::default()).unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(g.format, format, "{name}: detected format");
     assert_eq!(g.csr.num_vertices(), vertices, "{name}: vertices");
     assert_eq!(g.csr.is_directed(), directed, "{name}: directedness");
@@ -59,8 +55,7 @@ fn power_grid_metis() {
 #[test]
 fn wiki_vote_sparse_ids_are_remapped_and_kept() {
     check("wiki-Vote.txt", GraphFormat::Snap, 7_115, 103_689, true);
-    let Some(path) = shared("wiki-Vote.txt") else { return };
-    let g = load_graph(&path, &LoadOptions::default()).unwrap();
+    let g = load_graph(&graph_path("wiki-Vote.txt"), &LoadOptions::default()).unwrap();
     let ids = g.original_ids.as_ref().expect("wiki-Vote ids are not contiguous");
     assert_eq!(ids.len(), 7_115);
     assert!(ids.windows(2).all(|w| w[0] < w[1]), "dense ids follow ascending file ids");
@@ -73,9 +68,8 @@ fn wiki_vote_sparse_ids_are_remapped_and_kept() {
 #[test]
 fn facebook_is_an_edge_list_loaded_directed_unless_told() {
     check("facebook_combined.txt", GraphFormat::Snap, 4_039, 88_234, true);
-    let Some(path) = shared("facebook_combined.txt") else { return };
     let options = LoadOptions { directed: Some(false), ..Default::default() };
-    let g = load_graph(&path, &options).unwrap();
+    let g = load_graph(&graph_path("facebook_combined.txt"), &options).unwrap();
     assert_eq!(undirected_edges(&g.csr), 88_234);
     assert!(g.original_ids.is_none(), "0-based contiguous ids are kept as they are");
 }

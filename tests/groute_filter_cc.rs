@@ -86,9 +86,16 @@ fn input(len: usize, seed: u64) -> Vec<u32> {
         .collect()
 }
 
-fn shared_graph(name: &str) -> Csr {
-    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared/graphs").join(name);
-    load_graph(&path, &LoadOptions::default()).unwrap_or_else(|e| panic!("{name}: {e}")).csr
+/// A real graph of the test data, in the repository (`tests/data/graphs/`, sources and
+/// terms in the README there).
+fn graph_path(name: &str) -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/data/graphs").join(name)
+}
+
+fn real_graph(name: &str) -> Csr {
+    load_graph(&graph_path(name), &LoadOptions::default())
+        .unwrap_or_else(|e| panic!("{name}: {e}"))
+        .csr
 }
 
 fn check_filter(
@@ -246,7 +253,7 @@ fn cc_equals_the_reference_on_the_small_real_graphs_on_every_topology() {
     let graphs: Vec<(&str, Csr)> =
         ["chesapeake.mtx", "power.graph", "facebook_combined.txt", "wiki-Vote.txt"]
             .into_iter()
-            .map(|n| (n, shared_graph(n)))
+            .map(|n| (n, real_graph(n)))
             .collect();
     for (topology, gpus) in every_topology_and_gpu_count() {
         for (name, graph) in &graphs {
@@ -260,7 +267,7 @@ fn cc_equals_the_reference_on_the_small_real_graphs_on_every_topology() {
 #[test]
 fn cc_equals_the_reference_on_the_road_and_mesh_graphs_on_every_topology() {
     for name in ["luxembourg_osm.mtx", "delaunay_n16.mtx"] {
-        let graph = shared_graph(name);
+        let graph = real_graph(name);
         for (topology, gpus) in every_topology_and_gpu_count() {
             let options = CcOptions { segment_edges: 16_384, ..small_cc_options() };
             check_cc(
@@ -275,7 +282,7 @@ fn cc_equals_the_reference_on_the_road_and_mesh_graphs_on_every_topology() {
 
 #[test]
 fn cc_equals_the_reference_on_the_web_crawl_on_every_topology() {
-    let graph = shared_graph("cnr-2000.txt.gz");
+    let graph = real_graph("cnr-2000.txt.gz");
     let segment_edges = 1 << 18;
     let options = CcOptions { segment_edges, ..CcOptions::default() };
     for (topology, gpus) in every_topology_and_gpu_count() {
@@ -345,7 +352,7 @@ fn cc_merges_siblings_by_the_topology_on_the_dgx1() {
 
 #[test]
 fn cc_is_deterministic_and_correct_under_jitter_seeds() {
-    let graph = shared_graph("power.graph");
+    let graph = real_graph("power.graph");
     let road = generate(&GeneratorSpec::parse("rgg:n=4000,degree=3,seed=2").expect("spec"))
         .expect("graph");
     let options = CcOptions { segment_edges: 512, buffers: 2, merge_packet_elems: 1_000 };
@@ -370,7 +377,7 @@ fn bad_cc_inputs_are_errors_that_say_what_to_do() {
         .expect_err("no vertices")
         .to_string();
     assert!(err.contains("no vertices") && err.contains("at least one vertex"), "{err}");
-    let graph = shared_graph("chesapeake.mtx");
+    let graph = real_graph("chesapeake.mtx");
     let zero = CcOptions { segment_edges: 0, ..CcOptions::default() };
     let err =
         connected_components(&mut sim("dgx1-v100", 2), &graph, &zero).expect_err("0").to_string();
@@ -610,8 +617,8 @@ fn measure_cc_dgx1() {
     use switchyard::driver::{RunSpec, RuntimeKind, SimRun, SimSetup};
     let rmat = GeneratorSpec::parse("rmat:scale=20,ef=16").expect("spec");
     let graphs: Vec<(String, Csr)> = vec![
-        ("luxembourg_osm.mtx".into(), shared_graph("luxembourg_osm.mtx")),
-        ("cnr-2000.txt.gz".into(), shared_graph("cnr-2000.txt.gz")),
+        ("luxembourg_osm.mtx".into(), real_graph("luxembourg_osm.mtx")),
+        ("cnr-2000.txt.gz".into(), real_graph("cnr-2000.txt.gz")),
         ("rmat:scale=20,ef=16".into(), generate(&rmat).expect("graph")),
     ];
     let topology = Topology::bundled("dgx1-v100").expect("bundled");

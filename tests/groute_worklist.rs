@@ -18,9 +18,16 @@ use switchyard_sim::topology::{Topology, bundled_names};
 
 const APPS: [Algorithm; 3] = [Algorithm::Bfs, Algorithm::Sssp, Algorithm::PrResidual];
 
-fn shared_graph(name: &str) -> Csr {
-    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared/graphs").join(name);
-    load_graph(&path, &LoadOptions::default()).unwrap_or_else(|e| panic!("{name}: {e}")).csr
+/// A real graph of the test data, in the repository (`tests/data/graphs/`, sources and
+/// terms in the README there).
+fn graph_path(name: &str) -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/data/graphs").join(name)
+}
+
+fn real_graph(name: &str) -> Csr {
+    load_graph(&graph_path(name), &LoadOptions::default())
+        .unwrap_or_else(|e| panic!("{name}: {e}"))
+        .csr
 }
 
 fn generated(spec: &str) -> Csr {
@@ -111,14 +118,14 @@ fn every_topology(graph: &Csr, source_arg: &str, partitioner: &str) {
 #[test]
 fn every_application_on_every_topology_on_small_real_graphs() {
     for name in ["chesapeake.mtx", "power.graph", "wiki-Vote.txt"] {
-        every_topology(&shared_graph(name), &format!("--graph {name}"), "random");
+        every_topology(&real_graph(name), &format!("--graph {name}"), "random");
     }
 }
 
 #[test]
 fn every_application_on_every_topology_on_the_social_graph() {
     let name = "facebook_combined.txt";
-    every_topology(&shared_graph(name), &format!("--graph {name}"), "random");
+    every_topology(&real_graph(name), &format!("--graph {name}"), "random");
 }
 
 #[test]
@@ -126,13 +133,13 @@ fn every_application_on_every_topology_on_the_road_and_mesh_graphs() {
     // Groute partitions with METIS (section 4.6.1); random partitions of a road graph make
     // every BFS level a message around the ring.
     for name in ["luxembourg_osm.mtx", "delaunay_n16.mtx"] {
-        every_topology(&shared_graph(name), &format!("--graph {name}"), "metis");
+        every_topology(&real_graph(name), &format!("--graph {name}"), "metis");
     }
 }
 
 #[test]
 fn soft_priority_fused_worker_and_the_widest_ring_give_the_same_answers() {
-    let graph = shared_graph("facebook_combined.txt");
+    let graph = real_graph("facebook_combined.txt");
     let weighted = with_uniform_weights(&graph, 1, 64, 3).expect("weights");
     for (topology, gpus) in [("dgx1-v100", 5), ("m60x8-pcie", 8)] {
         for algorithm in APPS {
@@ -165,7 +172,7 @@ fn soft_priority_fused_worker_and_the_widest_ring_give_the_same_answers() {
 #[test]
 fn every_application_validates_and_terminates_under_many_seeds_of_jitter() {
     let seeds: u64 = std::env::var("GROUTE_SEEDS").ok().and_then(|s| s.parse().ok()).unwrap_or(20);
-    let graph = shared_graph("power.graph");
+    let graph = real_graph("power.graph");
     let weighted = with_uniform_weights(&graph, 1, 64, 3).expect("weights");
     let variants = [(None, false), (Some(64), false), (None, true)];
     for seed in 0..seeds {
@@ -193,7 +200,7 @@ fn every_application_validates_and_terminates_under_many_seeds_of_jitter() {
 
 #[test]
 fn the_same_seed_gives_a_byte_identical_report_and_another_seed_another_schedule() {
-    let graph = with_uniform_weights(&shared_graph("power.graph"), 1, 64, 3).expect("weights");
+    let graph = with_uniform_weights(&real_graph("power.graph"), 1, 64, 3).expect("weights");
     let json = |seed: u64| {
         let mut c = config("dgx1-v100", 4, Algorithm::Sssp);
         c.spec.seed = seed;
@@ -207,7 +214,7 @@ fn the_same_seed_gives_a_byte_identical_report_and_another_seed_another_schedule
 
 #[test]
 fn a_full_worklist_grows_and_says_so_without_losing_work() {
-    let graph = shared_graph("facebook_combined.txt");
+    let graph = real_graph("facebook_combined.txt");
     for algorithm in APPS {
         for fused in [false, true] {
             let weighted = with_uniform_weights(&graph, 1, 64, 3).expect("weights");
@@ -229,7 +236,7 @@ fn a_full_worklist_grows_and_says_so_without_losing_work() {
 
 #[test]
 fn bad_groute_options_are_errors_that_say_what_to_do() {
-    let graph = shared_graph("chesapeake.mtx");
+    let graph = real_graph("chesapeake.mtx");
     let mut c = config("dgx1-v100", 2, Algorithm::Bfs);
     c.spec.groute.priority_delta = Some(0);
     let err = c.run(&graph, "chesapeake").unwrap_err().to_string();
@@ -269,7 +276,7 @@ fn claim_1_soft_priority_cuts_sssp_work_on_a_road_like_graph_tenfold_at_4_gpus()
 /// or more GPUs on the M60 tree (both partitioned with METIS, as Groute's paper does).
 #[test]
 fn claim_4_groute_beats_bulk_synchronous_bfs_and_sssp_on_a_road_graph_on_the_m60() {
-    let graph = shared_graph("luxembourg_osm.mtx");
+    let graph = real_graph("luxembourg_osm.mtx");
     let weighted = with_uniform_weights(&graph, 1, 64, 3).expect("weights");
     for gpus in [2, 4, 8] {
         for algorithm in [Algorithm::Bfs, Algorithm::Sssp] {
@@ -288,7 +295,7 @@ fn claim_4_groute_beats_bulk_synchronous_bfs_and_sssp_on_a_road_graph_on_the_m60
 
 #[test]
 fn topology_driven_cc_runs_through_the_driver_on_every_gpu_count() {
-    let graph = shared_graph("delaunay_n16.mtx");
+    let graph = real_graph("delaunay_n16.mtx");
     for gpus in 1..=8 {
         let out =
             check(&graph, "--graph delaunay_n16.mtx", &config("dgx1-v100", gpus, Algorithm::Cc));
@@ -299,7 +306,7 @@ fn topology_driven_cc_runs_through_the_driver_on_every_gpu_count() {
 
 #[test]
 fn every_application_at_every_gpu_count_of_every_topology() {
-    let graph = shared_graph("power.graph");
+    let graph = real_graph("power.graph");
     let weighted = with_uniform_weights(&graph, 1, 64, 3).expect("weights");
     for name in bundled_names() {
         let max = Topology::bundled(name).expect("bundled").gpus.len() as u32;
@@ -317,7 +324,7 @@ fn a_worklist_run_gives_back_all_the_device_memory_it_took() {
     use switchyard::backend::sim::{SimBackend, SimConfig};
     use switchyard::backend::{Backend, DeviceId};
     use switchyard::runtime::groute::worklist::{Problem, run as run_worklist};
-    let graph = with_uniform_weights(&shared_graph("power.graph"), 1, 64, 3).expect("weights");
+    let graph = with_uniform_weights(&real_graph("power.graph"), 1, 64, 3).expect("weights");
     let topology = Topology::bundled("dgx1-v100").expect("bundled");
     let mut backend =
         SimBackend::new(topology, 4, switchyard::driver::builtin_kernels(), SimConfig::default())

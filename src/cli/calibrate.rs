@@ -183,6 +183,7 @@ fn floor_bytes(
 
 fn runs(args: RunsArgs) -> anyhow::Result<()> {
     let started = std::time::Instant::now();
+    super::output::check_output_path("--json", &args.json)?;
     if args.backend == RunsBackend::Cuda {
         let most = args.gpu_counts.iter().copied().max().unwrap_or(1);
         switchyard::backend::cuda::check_available(most)?;
@@ -353,6 +354,10 @@ fn machine(_: MachineArgs) -> anyhow::Result<()> {
 
 #[cfg(feature = "cuda")]
 fn machine(args: MachineArgs) -> anyhow::Result<()> {
+    super::output::check_output_path("--topology-out", &args.topology_out)?;
+    if let Some(json) = &args.json {
+        super::output::check_output_path("--json", json)?;
+    }
     measure::machine(args)
 }
 

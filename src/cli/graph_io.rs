@@ -1,7 +1,7 @@
 //! `switchyard graph convert`: load a graph in any supported format and write it in another.
 //! The binary CSR format is written only here.
 
-use super::output::write_file;
+use super::output::{check_output_path, write_file};
 use anyhow::bail;
 use std::path::{Path, PathBuf};
 use switchyard::graph::formats::{self, GraphFormat, ldbc, metis};
@@ -54,6 +54,7 @@ pub fn convert(args: ConvertArgs) -> anyhow::Result<()> {
             args.output.display()
         );
     }
+    check_output_path("--output", &args.output)?;
     let options = LoadOptions {
         format: args.format,
         directed: args.directed,

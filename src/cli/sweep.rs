@@ -40,6 +40,7 @@ pub struct SweepArgs {
 
 /// Runs `switchyard sweep`.
 pub fn sweep_command(args: SweepArgs) -> anyhow::Result<()> {
+    super::output::check_output_dir("--out", &args.out)?;
     let graph = resolve(&args.graph, args.options.seed)?;
     let topologies = args
         .topologies

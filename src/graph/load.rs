@@ -105,9 +105,100 @@ pub fn gunzip(name: &str, bytes: &[u8]) -> Result<Vec<u8>, GraphError> {
     Ok(out)
 }
 
-fn read_input(path: &Path) -> Result<Input, GraphError> {
+/// What makes a path unusable as a graph input (see [`GraphError::UnusableInput`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum InputProblem {
+    /// A directory.
+    Directory,
+    /// A named pipe (FIFO): graphs are memory-mapped, and opening a FIFO would wait for a
+    /// writer.
+    Fifo,
+    /// A socket or a character or block device.
+    Special,
+    /// The file (or a directory on its path) may not be read by this process.
+    PermissionDenied,
+}
+
+impl std::fmt::Display for InputProblem {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            InputProblem::Directory => "is a directory, not a graph file",
+            InputProblem::Fifo => {
+                "is a named pipe (FIFO); graphs are memory-mapped, so they are read from \
+                 regular files only"
+            }
+            InputProblem::Special => "is a socket or a device, not a regular file",
+            InputProblem::PermissionDenied => "cannot be read: permission denied",
+        })
+    }
+}
+
+impl InputProblem {
+    /// How to fix the problem for `path`.
+    pub fn fix(self, path: &str) -> String {
+        match self {
+            InputProblem::Directory => "name a graph file inside it (for an LDBC graph: its \
+                 `.properties` file, or the base name of its `.v`/`.e` files)"
+                .into(),
+            InputProblem::Fifo => format!(
+                "save the stream to a file first (`cat {path} > graph.txt`) and pass that file \
+                 (gzipped files are read as they are)"
+            ),
+            InputProblem::Special => "pass a regular graph file".into(),
+            InputProblem::PermissionDenied => format!(
+                "give this user read permission (`chmod u+r {path}`, and `u+x` on its \
+                 directories) or run as a user who may read it"
+            ),
+        }
+    }
+
+    /// The error for `path`.
+    pub fn error(self, path: &str) -> GraphError {
+        GraphError::UnusableInput { path: path.to_string(), problem: self, fix: self.fix(path) }
+    }
+}
+
+/// The error for a failed read of `path`: [`InputProblem::PermissionDenied`] when that is
+/// the cause, [`GraphError::Io`] otherwise.
+pub(crate) fn read_error(path: &str, source: std::io::Error) -> GraphError {
+    if source.kind() == std::io::ErrorKind::PermissionDenied {
+        InputProblem::PermissionDenied.error(path)
+    } else {
+        GraphError::Io { path: path.to_string(), action: "reading", source }
+    }
+}
+
+/// Refuses, before anything opens it, a path that exists but is not a regular file: a
+/// directory (whose map would fail with "No such device"), a FIFO (whose open would wait
+/// for a writer), a socket or a device. A path that does not exist passes: opening it says
+/// so (and an LDBC base name need not exist).
+fn check_input(path: &Path) -> Result<(), GraphError> {
     let name = path.display().to_string();
-    let io = |source| GraphError::Io { path: name.clone(), action: "reading", source };
+    let kind = match std::fs::metadata(path) {
+        Ok(meta) => meta.file_type(),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
+        Err(e) => return Err(read_error(&name, e)),
+    };
+    if kind.is_dir() {
+        return Err(InputProblem::Directory.error(&name));
+    }
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::FileTypeExt;
+        if kind.is_fifo() {
+            return Err(InputProblem::Fifo.error(&name));
+        }
+    }
+    if !kind.is_file() {
+        return Err(InputProblem::Special.error(&name));
+    }
+    Ok(())
+}
+
+fn read_input(path: &Path) -> Result<Input, GraphError> {
+    check_input(path)?;
+    let name = path.display().to_string();
+    let io = |source| read_error(&name, source);
     let file = std::fs::File::open(path).map_err(io)?;
     let len = file.metadata().map_err(io)?.len();
     let input = if len == 0 {
@@ -126,6 +217,7 @@ fn read_input(path: &Path) -> Result<Input, GraphError> {
 /// (or their common base name): the other files are found beside it.
 pub fn load_graph(path: &Path, options: &LoadOptions) -> Result<LoadedGraph, GraphError> {
     let name = path.display().to_string();
+    check_input(path)?;
     if options.format == Some(GraphFormat::Binary) && !is_gzip_file(path) {
         let decoded = binary::read_file(&name, path)?;
         return finish_binary(decoded, options);

@@ -13,7 +13,7 @@ pub mod summary;
 pub use csr::{BuildOptions, Csr, EdgeWeights, VertexId};
 pub use formats::GraphFormat;
 pub use formats::ldbc::LdbcProperties;
-pub use load::{LoadOptions, LoadedGraph, load_graph, load_graph_from_bytes};
+pub use load::{InputProblem, LoadOptions, LoadedGraph, load_graph, load_graph_from_bytes};
 pub use relabel::relabel_random;
 pub use results::{ResultValue, write_vertex_values};
 
@@ -62,6 +62,17 @@ pub enum GraphError {
         action: &'static str,
         /// The operating system's error.
         source: std::io::Error,
+    },
+    /// A graph path that names something other than a regular file this process may read
+    /// (a directory, a FIFO, a device or socket, a file without read permission).
+    #[error("{path}: {problem}; {fix}")]
+    UnusableInput {
+        /// The path as given.
+        path: String,
+        /// What it is instead of a readable graph file.
+        problem: InputProblem,
+        /// How to fix it.
+        fix: String,
     },
     /// A line of a graph file that does not parse.
     #[error("{file}:{line}: expected {expected}, found {found}; {fix}")]

@@ -352,7 +352,7 @@ pub(crate) fn read_bytes(file: &str, bytes: &[u8]) -> Result<Decoded, GraphError
 /// read into its final typed vector with no intermediate copy; the checksum is then computed
 /// over those vectors' bytes.
 pub(crate) fn read_file(file: &str, path: &std::path::Path) -> Result<Decoded, GraphError> {
-    let io = |source| GraphError::Io { path: file.to_string(), action: "reading", source };
+    let io = |source| crate::graph::load::read_error(file, source);
     let mut f = std::fs::File::open(path).map_err(io)?;
     let total = f.metadata().map_err(io)?.len();
     let mut head = [0u8; HEADER_BYTES];

@@ -15,7 +15,7 @@
 //! (arcs of a vertex in input order). A seed gives the same
 //! CSR on any number of threads.
 //!
-//! How close the generated graphs come to the real ones in `shared/graphs/` is measured and
+//! How close the generated graphs come to the real ones in `tests/data/graphs/` is measured and
 //! tabulated in `README.md` next to this file.
 
 mod build;
