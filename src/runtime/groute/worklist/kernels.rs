@@ -208,7 +208,7 @@ pub fn register(registry: &mut KernelRegistry) {
                            (push-style, atomic value updates), writing every vertex it \
                            updates to Out in unspecified order",
                 sim: |ctx| work_kernel(ctx, $app),
-                cuda_name: None,
+                cuda_name: Some($work),
                 remote_args: &[],
             });
             registry.register(KernelDef {
@@ -217,7 +217,7 @@ pub fn register(registry: &mut KernelRegistry) {
                            prepended to the worklist (or deferred when GetPrio >= threshold), \
                            others are packed as (vertex, value) into Message",
                 sim: |ctx| split_send_kernel(ctx, $app),
-                cuda_name: None,
+                cuda_name: Some($send),
                 remote_args: &[],
             });
             registry.register(KernelDef {
@@ -228,7 +228,7 @@ pub fn register(registry: &mut KernelRegistry) {
                            END_WRITTEN / END, or defer); owned, not improving: drop; else \
                            pass to Pass",
                 sim: |ctx| split_receive_kernel(ctx, $app),
-                cuda_name: None,
+                cuda_name: Some($recv),
                 remote_args: &[],
             });
             registry.register(KernelDef {
@@ -237,7 +237,7 @@ pub fn register(registry: &mut KernelRegistry) {
                            threshold to the worklist's end (published as appends); compact \
                            the rest (in unspecified order)",
                 sim: |ctx| promote_kernel(ctx, $app),
-                cuda_name: None,
+                cuda_name: Some($promote),
                 remote_args: &[],
             });
             registry.register(KernelDef {
@@ -248,7 +248,7 @@ pub fn register(registry: &mut KernelRegistry) {
                            `flush_pairs` pairs wait to be sent, or another round could push \
                            past `push_budget`; Out's contents afterwards are unspecified",
                 sim: |ctx| fused_kernel(ctx, $app),
-                cuda_name: None,
+                cuda_name: Some($fused),
                 remote_args: &[],
             });
         }};
@@ -282,7 +282,7 @@ pub fn register(registry: &mut KernelRegistry) {
         contract: "copy the live items of the worklist (buffer 0, control block buffer 1) \
                    into the larger worklist (buffer 2), unwrapped, keeping start and end",
         sim: grow_kernel,
-        cuda_name: None,
+        cuda_name: Some("groute_wl_grow"),
         remote_args: &[],
     });
 }
