@@ -36,28 +36,45 @@ pub fn run_cuda_with_summary(
     use crate::backend::Backend;
     use crate::backend::cuda::CudaBackend;
     use crate::runtime::bsp;
-    if config.runtime != super::RuntimeKind::Bsp {
-        return Err(RunError::Options(format!(
-            "--backend cuda runs the bsp runtime; the {} runtime's kernels have no CUDA \
-             implementation yet: use --runtime bsp, or --backend sim",
-            config.runtime.name()
-        )));
+    let groute = config.runtime == super::RuntimeKind::Groute;
+    if groute && config.algorithm == super::algorithm::Algorithm::Cc {
+        return Err(RunError::Options(
+            "--backend cuda runs Groute's distributed worklist (bfs, sssp, pr-residual); \
+             Groute's cc is not wired to CUDA yet: use --runtime bsp, or --backend sim"
+                .into(),
+        ));
     }
     let prepared = prepare(graph, config)?;
-    let primitive = super::algorithm::primitive(config.algorithm, &config.params);
-    let options = bsp_options(config.algorithm, config.bsp);
     let mut backend = CudaBackend::open(config.gpus, builtin_kernels())?;
-    let outcome = bsp::run(
-        &mut backend,
-        prepared.graph.as_ref(),
-        &prepared.partition.owner,
-        config.gpus,
-        primitive.as_ref(),
-        &options,
-    )?;
+    let (executed, elapsed_ps) = if groute {
+        // The distributed worklist, as `super::run` does on the simulator.
+        let problem = super::groute_problem(config.algorithm, &config.params)?;
+        let outcome = crate::runtime::groute::worklist::run(
+            &mut backend,
+            prepared.graph.as_ref(),
+            &prepared.partition.owner,
+            config.gpus,
+            problem,
+            &config.groute,
+        )?;
+        let elapsed = outcome.compute_time_ps;
+        (Executed::from_groute(outcome, config.groute), elapsed)
+    } else {
+        let primitive = super::algorithm::primitive(config.algorithm, &config.params);
+        let options = bsp_options(config.algorithm, config.bsp);
+        let outcome = bsp::run(
+            &mut backend,
+            prepared.graph.as_ref(),
+            &prepared.partition.owner,
+            config.gpus,
+            primitive.as_ref(),
+            &options,
+        )?;
+        let elapsed = outcome.compute_time_ps;
+        (Executed::from_bsp(outcome, options), elapsed)
+    };
     let stats = backend.stats();
     let gpu_name = backend.device_info(crate::backend::DeviceId(0)).name;
-    let elapsed_ps = outcome.compute_time_ps;
     let machine = Machine {
         backend: BackendInfo {
             name: backend.name().to_string(),
@@ -74,5 +91,5 @@ pub fn run_cuda_with_summary(
         stats,
         elapsed_ps,
     };
-    finish(&prepared, graph_name, summary, config, Executed::from_bsp(outcome, options), machine)
+    finish(&prepared, graph_name, summary, config, executed, machine)
 }
