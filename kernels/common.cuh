@@ -59,6 +59,7 @@ struct SyArgs {
 #define SY_ERR_ODD 11           // [1] edge-list length (elements)
 #define SY_ERR_RANGE 12         // [1] offset + len, [2] vertex count
 #define SY_ERR_PREDICATE 13     // [1] kind, [2] a
+#define SY_ERR_OUT_SMALL 14     // [1] arcs of the first item, [2] Out's capacity
 
 template <class T> __device__ __forceinline__ T *sy_buf(const SyArgs &a, int i) {
     return reinterpret_cast<T *>(a.ptr[i]);

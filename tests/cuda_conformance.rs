@@ -255,6 +255,22 @@ enum Cmp {
     CountersExceptF64(usize),
     /// A parent array (u32, `parent[x] <= x`): the root of every vertex, exactly.
     Roots,
+    /// Worklist layout: the first `ctl[index]` entries as a multiset (ctl in slot 7).
+    CtlPrefix {
+        index: usize,
+    },
+    /// Worklist layout: the first `ctl[index]` pairs as a multiset of pairs.
+    CtlPairs {
+        index: usize,
+    },
+    /// Worklist layout: the live items `[START, END)` of the circular worklist as a
+    /// multiset (the order of prepended and appended items is free; slots outside the live
+    /// region are scratch).
+    WlLive,
+    /// f64 values within a relative tolerance of 1e-12.
+    Close64,
+    /// Not compared (scratch the contract leaves unspecified).
+    Ignore,
 }
 
 /// The root of every vertex of a parent array, checking that parents never point upwards.
@@ -313,6 +329,43 @@ fn compare(kernel: &str, rule: &[(usize, Cmp)], want: &[HostData], got: &[HostDa
             Cmp::Roots => {
                 assert_eq!(roots(kernel, w), roots(kernel, g), "{kernel}: buffer {i} roots");
             }
+            Cmp::CtlPrefix { index } => {
+                let len = want[WL_CTL].as_u64().unwrap()[index] as usize;
+                assert_eq!(set_prefix(w, len), set_prefix(g, len), "{kernel}: buffer {i} as a set");
+            }
+            Cmp::CtlPairs { index } => {
+                let len = want[WL_CTL].as_u64().unwrap()[index] as usize;
+                let pairs = |d: &HostData| {
+                    let mut p: Vec<(u32, u32)> =
+                        d.as_u32().unwrap()[..2 * len].chunks(2).map(|c| (c[0], c[1])).collect();
+                    p.sort_unstable();
+                    p
+                };
+                assert_eq!(pairs(w), pairs(g), "{kernel}: buffer {i} as a set of pairs");
+            }
+            Cmp::WlLive => {
+                let live = |d: &HostData, c: &HostData| {
+                    let (wl, c) = (d.as_u32().unwrap(), c.as_u64().unwrap());
+                    let cap = wl.len() as u64;
+                    let mut items: Vec<u32> =
+                        (c[0]..c[1]).map(|p| wl[(p % cap) as usize]).collect();
+                    items.sort_unstable();
+                    items
+                };
+                assert_eq!(
+                    live(w, &want[WL_CTL]),
+                    live(g, &got[WL_CTL]),
+                    "{kernel}: live worklist items"
+                );
+            }
+            Cmp::Close64 => {
+                let (w, g) = (w.as_f64().unwrap(), g.as_f64().unwrap());
+                for (j, (a, b)) in w.iter().zip(g).enumerate() {
+                    let tol = 1e-12 * a.abs().max(b.abs()).max(1e-300);
+                    assert!((a - b).abs() <= tol, "{kernel}: buffer {i}[{j}] {a} vs {b}");
+                }
+            }
+            Cmp::Ignore => {}
             Cmp::CountersExceptF64(k) => {
                 let (w, g) = (w.as_u64().unwrap(), g.as_u64().unwrap());
                 for j in 0..w.len() {
@@ -585,6 +638,7 @@ fn checks() -> Vec<Check> {
         });
     }
     groute_checks(&mut rng, &mut checks);
+    worklist_checks(&mut rng, &mut checks);
     checks
 }
 
@@ -742,4 +796,382 @@ fn every_cuda_kernel_matches_its_rust_contract() {
         }
     }
     assert!(failures.is_empty(), "kernels that do not conform: {failures:?}");
+}
+
+// ------------------------------------------------ the Groute distributed-worklist kernels
+
+/// The control block's slot in the worklist layout (`worklist::kernels::Slot::Ctl`).
+const WL_CTL: usize = 7;
+const ORIGIN: u64 = 1 << 40;
+
+/// A random forest: every vertex has at most one in-arc, so no two arcs of a batch update
+/// the same vertex and a round's result does not depend on the order of the updates; with
+/// a few huge vertices (chunks over the grid), some of block and warp size, many small.
+struct Forest {
+    n: usize,
+    offsets: Vec<u64>,
+    targets: Vec<u32>,
+    weights: Vec<u32>,
+    parent: Vec<u32>,
+}
+
+fn wl_forest(rng: &mut Rng, n: usize) -> Forest {
+    let degree = |v: usize, rng: &mut Rng| -> usize {
+        match v {
+            7 => 10_000,
+            1001 => 5_000,
+            _ if v % 2000 == 3 => 300 + rng.below(500) as usize,
+            _ if v % 200 == 5 => 32 + rng.below(100) as usize,
+            _ => (rng.below(3) == 0) as usize + (rng.below(9) == 0) as usize,
+        }
+    };
+    // Children get consecutive ids above their parent, then every id is relabelled.
+    let mut children = vec![Vec::new(); n];
+    let mut next = 1usize;
+    for (v, list) in children.iter_mut().enumerate() {
+        next = next.max(v + 1);
+        let d = degree(v, rng).min(n - next);
+        list.extend((next..next + d).map(|c| c as u32));
+        next += d;
+    }
+    let mut perm: Vec<u32> = (0..n as u32).collect();
+    for i in (1..n).rev() {
+        perm.swap(i, rng.below(i as u64 + 1) as usize);
+    }
+    let mut lists = vec![Vec::new(); n];
+    let mut parent = vec![u32::MAX; n];
+    for (v, list) in children.iter().enumerate() {
+        let pv = perm[v];
+        for &c in list {
+            let pc = perm[c as usize];
+            lists[pv as usize].push(pc);
+            parent[pc as usize] = pv;
+        }
+    }
+    let mut offsets = vec![0u64];
+    let mut targets = Vec::new();
+    for list in lists {
+        targets.extend(list);
+        offsets.push(targets.len() as u64);
+    }
+    let weights = (0..targets.len()).map(|_| 1 + rng.below(100) as u32).collect();
+    Forest { n, offsets, targets, weights, parent }
+}
+
+impl Forest {
+    fn degree(&self, v: u32) -> u64 {
+        self.offsets[v as usize + 1] - self.offsets[v as usize]
+    }
+
+    /// Distinct owned vertices, no two of them parent and child; `first` lead the list.
+    fn batch(&self, rng: &mut Rng, owner: &[u32], first: &[u32], want: usize) -> Vec<u32> {
+        let mut chosen: Vec<u32> = Vec::new();
+        let mut taken = BTreeSet::new();
+        let candidates =
+            first.iter().copied().chain((0..want * 8).map(|_| rng.below(self.n as u64) as u32));
+        for v in candidates {
+            let p = self.parent[v as usize];
+            let clash = taken.contains(&v)
+                || (p != u32::MAX && taken.contains(&p))
+                || self.out(v).iter().any(|t| taken.contains(t));
+            if owner[v as usize] != 0 || clash {
+                continue;
+            }
+            taken.insert(v);
+            chosen.push(v);
+            if chosen.len() == want {
+                break;
+            }
+        }
+        chosen
+    }
+
+    fn out(&self, v: u32) -> &[u32] {
+        &self.targets[self.offsets[v as usize] as usize..self.offsets[v as usize + 1] as usize]
+    }
+}
+
+/// Which application a worklist check runs.
+#[derive(Clone, Copy, PartialEq)]
+enum WlApp {
+    Bfs,
+    Sssp,
+    Pr,
+}
+
+impl WlApp {
+    fn name(self, which: &str) -> &'static str {
+        let prefix = match self {
+            WlApp::Bfs => "groute_bfs",
+            WlApp::Sssp => "groute_sssp",
+            WlApp::Pr => "groute_pr",
+        };
+        Box::leak(format!("{prefix}_{which}").into_boxed_str())
+    }
+}
+
+/// The twelve worklist buffers (`worklist::kernels::Slot` order) for `app` on `f`.
+struct WlState {
+    values: HostData,
+    rank: HostData,
+    wl: Vec<u32>,
+    ctl: Vec<u64>,
+    out: Vec<u32>,
+    deferred: Vec<u32>,
+    message: Vec<u32>,
+    pass: Vec<u32>,
+}
+
+impl WlState {
+    fn new(rng: &mut Rng, app: WlApp, f: &Forest, cap: usize, out: usize, pairs: usize) -> Self {
+        let n = f.n;
+        let values = match app {
+            WlApp::Bfs => HostData::U32(
+                (0..n)
+                    .map(|_| if rng.below(3) == 0 { rng.below(20) as u32 } else { u32::MAX })
+                    .collect(),
+            ),
+            WlApp::Sssp => HostData::U32(
+                (0..n)
+                    .map(|_| if rng.below(3) == 0 { rng.below(2000) as u32 } else { u32::MAX })
+                    .collect(),
+            ),
+            WlApp::Pr => HostData::F64(
+                (0..n)
+                    .map(|_| match rng.below(4) {
+                        0 => 0.0,
+                        1 => f64::from(rng.unit()) * 0.005,
+                        _ => f64::from(rng.unit()) * 0.1,
+                    })
+                    .collect(),
+            ),
+        };
+        let rank = match app {
+            WlApp::Pr => HostData::F64((0..n).map(|_| f64::from(rng.unit())).collect()),
+            _ => HostData::F64(Vec::new()),
+        };
+        let mut ctl = vec![0u64; 32];
+        // Start a few slots before the buffer's end: the live items wrap around.
+        let start = ORIGIN + (cap as u64 - ORIGIN % cap as u64) - 5;
+        for i in [0, 1, 4, 5] {
+            ctl[i] = start;
+        }
+        WlState {
+            values,
+            rank,
+            wl: vec![0; cap],
+            ctl,
+            out: vec![0; out],
+            deferred: vec![0; cap],
+            message: vec![0; 2 * pairs],
+            pass: vec![0; 2 * pairs],
+        }
+    }
+
+    /// Appends `items` to the live region.
+    fn push(&mut self, items: &[u32]) {
+        let cap = self.wl.len() as u64;
+        for &v in items {
+            self.wl[(self.ctl[1] % cap) as usize] = v;
+            self.ctl[1] += 1;
+        }
+        self.ctl[4] = self.ctl[1];
+        self.ctl[5] = self.ctl[1];
+    }
+
+    fn inputs(self, app: WlApp, f: &Forest, owner: &[u32]) -> Vec<HostData> {
+        vec![
+            HostData::U64(f.offsets.clone()),
+            HostData::U32(f.targets.clone()),
+            HostData::U32(if app == WlApp::Sssp { f.weights.clone() } else { Vec::new() }),
+            HostData::U32(owner.to_vec()),
+            self.values,
+            self.rank,
+            HostData::U32(self.wl),
+            HostData::U64(self.ctl),
+            HostData::U32(self.out),
+            HostData::U32(self.deferred),
+            HostData::U32(self.message),
+            HostData::U32(self.pass),
+        ]
+    }
+}
+
+fn wl_scalars(
+    count: u64,
+    threshold: u64,
+    max_rounds: u32,
+    flush_pairs: u64,
+    push_budget: u64,
+) -> Vec<Scalar> {
+    vec![
+        Scalar::U32(0),
+        Scalar::U64(count),
+        Scalar::U64(threshold),
+        Scalar::F64(0.01),
+        Scalar::F64(0.85),
+        Scalar::U32(max_rounds),
+        Scalar::U64(flush_pairs),
+        Scalar::U64(push_budget),
+    ]
+}
+
+/// How the worklist buffers are compared: values exactly (BFS, SSSP) or within 1e-12
+/// (PageRank's residuals and ranks: with one in-arc per vertex every residual receives one
+/// addition, so they are in fact exact); the control block exactly; outputs as multisets.
+fn wl_rule(app: WlApp, out: Cmp) -> Vec<(usize, Cmp)> {
+    let values = if app == WlApp::Pr { Cmp::Close64 } else { Cmp::Exact };
+    vec![
+        (4, values),
+        (5, Cmp::Close64),
+        (6, Cmp::WlLive),
+        (8, out),
+        (9, Cmp::CtlPrefix { index: 2 }),
+        (10, Cmp::CtlPairs { index: 11 }),
+        (11, Cmp::CtlPairs { index: 19 }),
+    ]
+}
+
+/// Work, SplitSend, SplitReceive, promote and the fused worker of every application, and
+/// the worklist's growth. Inputs make the result independent of thread interleaving: the
+/// graph is a forest (one in-arc per vertex), batches hold no parent-child pair, received
+/// and deferred vertices are distinct; the fused worker's rounds take the whole worklist
+/// (so a round is a set of independent vertices, see [`Forest`]).
+fn worklist_checks(rng: &mut Rng, checks: &mut Vec<Check>) {
+    let f = wl_forest(rng, 120_000);
+    let n = f.n;
+    let owner: Vec<u32> = (0..n).map(|_| (rng.below(4) == 0) as u32).collect();
+    let mut owned_huge: Vec<u32> = Vec::new();
+    for v in 0..n as u32 {
+        if f.degree(v) >= 4096 && owner[v as usize] == 0 {
+            owned_huge.push(v);
+        }
+    }
+    let cap = 1 << 17;
+    let budget = 1u64 << 40;
+    for app in [WlApp::Bfs, WlApp::Sssp, WlApp::Pr] {
+        // Work: everything fits Out; then Out cuts the batch in the middle of a tile.
+        let batch = f.batch(rng, &owner, &owned_huge, 3000);
+        let arcs: Vec<u64> = batch.iter().map(|&v| f.degree(v)).collect();
+        let total: u64 = arcs.iter().sum();
+        let k = 1500;
+        let cut: u64 = arcs[..k].iter().sum::<u64>() + arcs[k] / 2;
+        for (out, count) in
+            [(total as usize + 17, batch.len() as u64 - 10), (cut as usize, 1 << 20)]
+        {
+            let mut st = WlState::new(rng, app, &f, cap, out, 16);
+            if let HostData::U32(values) = &mut st.values {
+                for &v in &batch {
+                    values[v as usize] = rng.below(8) as u32;
+                }
+            }
+            st.push(&batch);
+            checks.push(Check {
+                kernel: app.name("work"),
+                inputs: st.inputs(app, &f, &owner),
+                scalars: wl_scalars(count, u64::MAX, 1, 0, budget),
+                work_items: count,
+                rule: wl_rule(app, Cmp::CtlPrefix { index: 3 }),
+            });
+        }
+        // SplitSend: distinct vertices in Out, owned and remote, some deferred.
+        let mut seen = BTreeSet::new();
+        let out_items: Vec<u32> =
+            (0..20_000).map(|_| rng.below(n as u64) as u32).filter(|v| seen.insert(*v)).collect();
+        let mut st = WlState::new(rng, app, &f, cap, 30_000, 30_000);
+        st.push(&out_items[..100]);
+        st.out[..out_items.len()].copy_from_slice(&out_items);
+        st.ctl[3] = out_items.len() as u64;
+        st.ctl[8] = 777;
+        st.ctl[14] = 999;
+        let threshold = if app == WlApp::Pr { u64::MAX } else { 10 };
+        checks.push(Check {
+            kernel: app.name("split_send"),
+            inputs: st.inputs(app, &f, &owner),
+            scalars: wl_scalars(out_items.len() as u64, threshold, 1, 0, budget),
+            work_items: out_items.len() as u64,
+            rule: wl_rule(app, Cmp::Exact),
+        });
+        // SplitReceive: a packet of distinct vertices, owned (improving or not) and passed.
+        let mut seen = BTreeSet::new();
+        let mut packet = Vec::new();
+        for _ in 0..5000 {
+            let v = rng.below(n as u64) as u32;
+            if !seen.insert(v) {
+                continue;
+            }
+            let value = match app {
+                WlApp::Pr => (rng.unit() * 0.02).to_bits(),
+                _ => rng.below(40) as u32,
+            };
+            packet.extend([v, value]);
+        }
+        let pairs = packet.len() / 2;
+        let mut st = WlState::new(rng, app, &f, cap, 16, pairs + 3);
+        st.push(&out_items[..50]);
+        st.message[..packet.len()].copy_from_slice(&packet);
+        checks.push(Check {
+            kernel: app.name("split_receive"),
+            inputs: st.inputs(app, &f, &owner),
+            scalars: wl_scalars(pairs as u64, threshold, 1, 0, budget),
+            work_items: pairs as u64,
+            rule: wl_rule(app, Cmp::Exact),
+        });
+        // Promote: distinct deferred vertices, a threshold in the middle of their values.
+        let mut st = WlState::new(rng, app, &f, cap, 16, 16);
+        st.push(&out_items[..300]);
+        let bag = &out_items[300..12_300];
+        st.deferred[..bag.len()].copy_from_slice(bag);
+        st.ctl[2] = bag.len() as u64;
+        checks.push(Check {
+            kernel: app.name("promote"),
+            inputs: st.inputs(app, &f, &owner),
+            scalars: wl_scalars(
+                bag.len() as u64,
+                if app == WlApp::Pr { 1 } else { 12 },
+                1,
+                0,
+                budget,
+            ),
+            work_items: bag.len() as u64,
+            rule: wl_rule(app, Cmp::Exact),
+        });
+        // Fused: 3 rounds, then to exhaustion, with soft priority (BFS, SSSP) and remote
+        // targets; every round takes the whole worklist.
+        for (max_rounds, threshold) in
+            [(3u32, u64::MAX), (64, if app == WlApp::Pr { u64::MAX } else { 15 })]
+        {
+            let batch = f.batch(rng, &owner, &owned_huge, 800);
+            let mut st = WlState::new(rng, app, &f, cap, n, 2 * n + 16);
+            if let HostData::U32(values) = &mut st.values {
+                for &v in &batch {
+                    values[v as usize] = rng.below(8) as u32;
+                }
+            }
+            st.push(&batch);
+            checks.push(Check {
+                kernel: app.name("fused"),
+                inputs: st.inputs(app, &f, &owner),
+                scalars: wl_scalars(1 << 20, threshold, max_rounds, 1 << 40, budget),
+                work_items: 1 << 20,
+                rule: wl_rule(app, Cmp::Ignore),
+            });
+        }
+    }
+    // Growth: live items that wrap in the old buffer.
+    let old_cap = 50_000usize;
+    let old: Vec<u32> = (0..old_cap).map(|_| rng.below(1 << 30) as u32).collect();
+    let start = ORIGIN + (old_cap as u64 - ORIGIN % old_cap as u64) - 7_000;
+    let mut ctl = vec![0u64; 32];
+    ctl[0] = start;
+    for i in [1, 4, 5] {
+        ctl[i] = start + 31_000;
+    }
+    checks.push(Check {
+        kernel: "groute_wl_grow",
+        inputs: vec![HostData::U32(old), HostData::U64(ctl), HostData::U32(vec![0; 4 * old_cap])],
+        scalars: vec![],
+        work_items: 31_000,
+        rule: vec![],
+    });
 }

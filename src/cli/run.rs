@@ -65,6 +65,19 @@ pub struct RunOptions {
     /// Groute: the fused worker (a persistent kernel) instead of a launch per batch.
     #[arg(long)]
     pub fused: bool,
+    /// Groute: most items one work kernel (or fused round) takes.
+    #[arg(long, default_value_t = WorklistOptions::default().batch_items)]
+    pub batch_items: u64,
+    /// Groute: capacity of the work kernel's output in items (a batch's out-degrees must
+    /// fit it; raised to the largest out-degree).
+    #[arg(long, default_value_t = WorklistOptions::default().out_items)]
+    pub out_items: usize,
+    /// Groute: most rounds of one fused launch.
+    #[arg(long, default_value_t = WorklistOptions::default().fused_max_rounds)]
+    pub fused_max_rounds: u32,
+    /// Groute: initial worklist capacity per GPU in items (it grows on demand).
+    #[arg(long, default_value_t = WorklistOptions::default().initial_worklist_items)]
+    pub worklist_items: usize,
 }
 
 /// Duplication strategy as the CLI spells it.
@@ -178,7 +191,10 @@ impl RunOptions {
                 ring: self.ring,
                 priority_delta: self.priority_delta,
                 fused: self.fused,
-                ..WorklistOptions::default()
+                batch_items: self.batch_items,
+                out_items: self.out_items,
+                fused_max_rounds: self.fused_max_rounds,
+                initial_worklist_items: self.worklist_items,
             },
             validate: !self.no_validate,
             command_line,

@@ -1511,13 +1511,40 @@ impl Backend for CudaBackend {
             message: format!("kernels/*.cu defines no `{cuda_name}`"),
         })?;
         let pre = self.function(device, &format!("{cuda_name}__pre"))?;
+        let plan = self.function(device, &format!("{cuda_name}__plan"))?;
         let post = self.function(device, &format!("{cuda_name}__post"))?;
-        let full_grid = kernels::grid_blocks(u64::MAX, self.devices[device as usize].info.sm_count);
+        let sm_count = self.devices[device as usize].info.sm_count;
+        let full_grid = kernels::grid_blocks(u64::MAX, sm_count);
         let mut items = launch.work_items;
         if kernels::sweeps_vertices(cuda_name) {
             items = items.max(buffers.get(3).map_or(0, |b| b.1));
         }
-        let blocks = kernels::grid_blocks(items, self.devices[device as usize].info.sm_count);
+        if kernels::full_grid(cuda_name) {
+            items = u64::MAX;
+        }
+        let persistent = kernels::is_persistent(cuda_name);
+        let blocks = if persistent {
+            let mut per_sm: std::ffi::c_int = 0;
+            // SAFETY: a function of this device's module, a valid out pointer.
+            ck(
+                unsafe {
+                    sys::cuOccupancyMaxActiveBlocksPerMultiprocessor(
+                        &mut per_sm,
+                        main,
+                        kernels::BLOCK as std::ffi::c_int,
+                        0,
+                    )
+                },
+                || format!("occupancy of `{cuda_name}` on gpu{device}"),
+            )?;
+            let cap = std::env::var("SWITCHYARD_FUSED_BLOCKS_PER_SM")
+                .ok()
+                .and_then(|v| v.parse::<u32>().ok())
+                .unwrap_or(kernels::FUSED_BLOCKS_PER_SM);
+            kernels::fused_blocks(per_sm.max(0) as u32, cap, sm_count)
+        } else {
+            kernels::grid_blocks(items, sm_count)
+        };
         let snapshots =
             if token.is_some() { Some(self.take_pinned(2 * COUNTERS * 8)?) } else { None };
         self.make_current(device)?;
@@ -1551,7 +1578,39 @@ impl Backend for CudaBackend {
                     || format!("launching `{cuda_name}__pre` on gpu{device}"),
                 )?;
             }
-            ck(
+            if let Some(plan) = plan {
+                ck(
+                    sys::cuLaunchKernel(
+                        plan,
+                        full_grid,
+                        1,
+                        1,
+                        kernels::BLOCK,
+                        1,
+                        1,
+                        0,
+                        raw,
+                        params.as_mut_ptr(),
+                        std::ptr::null_mut(),
+                    ),
+                    || format!("launching `{cuda_name}__plan` on gpu{device}"),
+                )?;
+            }
+            let r = if persistent {
+                // Every block resident at once (the kernel has grid-wide barriers).
+                sys::cuLaunchCooperativeKernel(
+                    main,
+                    blocks,
+                    1,
+                    1,
+                    kernels::BLOCK,
+                    1,
+                    1,
+                    0,
+                    raw,
+                    params.as_mut_ptr(),
+                )
+            } else {
                 sys::cuLaunchKernel(
                     main,
                     blocks,
@@ -1564,9 +1623,9 @@ impl Backend for CudaBackend {
                     raw,
                     params.as_mut_ptr(),
                     std::ptr::null_mut(),
-                ),
-                || format!("launching `{cuda_name}` ({blocks} blocks) on gpu{device}"),
-            )?;
+                )
+            };
+            ck(r, || format!("launching `{cuda_name}` ({blocks} blocks) on gpu{device}"))?;
             if let Some(post) = post {
                 ck(
                     sys::cuLaunchKernel(

@@ -15,11 +15,24 @@
 //! `NAME__post` (full grid, launched after it) that expands the vertices of at least 4096
 //! arcs the main pass set aside, in chunks of 4096 arcs that the blocks share out.
 //!
+//! A kernel may also have a plan pass `NAME__plan` (full grid, launched after `NAME__pre` and
+//! before `NAME`): the Groute work kernels compute their batch there (the longest prefix of
+//! the candidates whose degrees fit Out: per-tile degree sums, and the last block to finish
+//! scans them), since the main pass must know it before any block starts.
+//!
 //! # Launch configuration
 //! [`BLOCK`] threads per block; every kernel walks its items with a grid-stride loop, so the
 //! grid is `ceil(items / BLOCK)` blocks capped at [`BLOCKS_PER_SM`] per multiprocessor,
 //! where `items` is the launch's `work_items`, or the vertex count for kernels that sweep
-//! every local vertex (see [`sweeps_vertices`]).
+//! every local vertex (see [`sweeps_vertices`]), or the full grid for kernels whose work is
+//! only known on the device (see [`full_grid`]).
+//!
+//! Persistent kernels (CUDA names ending in `_fused`: the Groute fused worker) synchronise
+//! their whole grid between rounds, so every block must be resident at once: their grid is
+//! `cuOccupancyMaxActiveBlocksPerMultiprocessor` x multiprocessors (at most
+//! [`FUSED_BLOCKS_PER_SM`] per multiprocessor, fewer blocks make a cheaper grid barrier), and
+//! they are launched with `cuLaunchCooperativeKernel`, which refuses a grid that could not
+//! be co-resident rather than let it deadlock ([`is_persistent`], [`fused_blocks`]).
 
 use crate::backend::{BackendError, Launch, Scalar};
 
@@ -43,9 +56,15 @@ pub const ALGO_SOURCE: &str = include_str!("../../../kernels/algo.cu");
 /// The Groute applications' kernels (connected components, predicate-based filtering).
 pub const GROUTE_SOURCE: &str = include_str!("../../../kernels/groute.cu");
 
+/// Groute's distributed-worklist kernels (work, split_send, split_receive, promote, fused
+/// for BFS, SSSP and residual PageRank; the worklist's growth).
+pub const GROUTE_WORKLIST_SOURCE: &str = include_str!("../../../kernels/groute_worklist.cu");
+
 /// The whole program NVRTC compiles: the header, then every kernel file.
 pub fn program_source() -> String {
-    format!("{COMMON_SOURCE}\n{BSP_SOURCE}\n{ALGO_SOURCE}\n{GROUTE_SOURCE}\n")
+    format!(
+        "{COMMON_SOURCE}\n{BSP_SOURCE}\n{ALGO_SOURCE}\n{GROUTE_SOURCE}\n{GROUTE_WORKLIST_SOURCE}\n"
+    )
 }
 
 /// Whether the CUDA program defines `extern "C"` kernel `name`.
@@ -110,10 +129,10 @@ pub fn pack_args(
             kernel: launch.kernel.to_string(),
             message: format!(
                 "{} buffers and {} scalars given; the CUDA ABI takes at most {MAX_BUFFERS} \
-                 and {MAX_SCALARS} (at most {} peers for the bsp kernels)",
+                 and {MAX_SCALARS} (a kernel that takes one buffer per peer limits the GPU \
+                 count: use fewer GPUs)",
                 buffers.len(),
                 launch.scalars.len(),
-                MAX_BUFFERS - crate::runtime::bsp::kernels::FIXED_SLOTS
             ),
         });
     }
@@ -146,6 +165,26 @@ pub fn sweeps_vertices(kernel: &str) -> bool {
     matches!(kernel, "pr_ldbc_push" | "pr_ldbc_apply" | "dobfs_advance" | "bsp_split")
 }
 
+/// Kernels whose work is only known on the device (the Groute work kernel's batch is
+/// planned there, split_send routes what the work kernel left in Out): the full grid.
+pub fn full_grid(kernel: &str) -> bool {
+    kernel.starts_with("groute_") && (kernel.ends_with("_work") || kernel.ends_with("_split_send"))
+}
+
+/// Most blocks per multiprocessor of a persistent kernel.
+pub const FUSED_BLOCKS_PER_SM: u32 = 4;
+
+/// Persistent kernels: the whole grid must be resident (cooperative launch).
+pub fn is_persistent(kernel: &str) -> bool {
+    kernel.ends_with("_fused")
+}
+
+/// The grid of a persistent kernel: `per_sm` resident blocks (by occupancy) capped at
+/// `cap_per_sm`, times the multiprocessors; at least one block.
+pub fn fused_blocks(per_sm: u32, cap_per_sm: u32, sm_count: u32) -> u32 {
+    per_sm.min(cap_per_sm).max(1) * sm_count.max(1)
+}
+
 /// Blocks of [`BLOCK`] threads for `items` items on a GPU of `sm_count` multiprocessors.
 pub fn grid_blocks(items: u64, sm_count: u32) -> u32 {
     let wanted = items.div_ceil(u64::from(BLOCK)).max(1);
@@ -171,6 +210,9 @@ pub fn error_message(code: u64, d1: u64, d2: u64) -> String {
         11 => format!("len {d1} is odd: edges are pairs"),
         12 => format!("{d1} (offset + len) exceeds {d2} vertices"),
         13 => format!("predicate kind {d1} with a = {d2} is not one of 0 (modulus >= 1), 1"),
+        14 => {
+            format!("the work output buffer of {d2} items cannot hold the first item's {d1} arcs")
+        }
         _ => format!("unknown kernel error code {code} ({d1}, {d2})"),
     }
 }

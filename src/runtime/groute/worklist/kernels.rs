@@ -22,6 +22,35 @@
 //! kernel can never overflow it (it grows the buffer first, see the runtime); a kernel that
 //! would overflow anyway fails the run rather than lose an item.
 //!
+//! # Concurrency
+//! On a real GPU the worker's kernels (work, split_send, fused, promote, grow; one stream)
+//! run *concurrently* with the receiver's split_receive (a high-priority stream); receivers
+//! are serialised among themselves, promote runs only while nothing else is in flight and
+//! grow only while the device is quiet. The contract is written so that this is safe:
+//! - **Publishing appends.** Appending is three counters: an appender reserves slots by
+//!   advancing `END_ALLOC` (an atomic add), writes its items, then adds their number to
+//!   `END_WRITTEN`; whoever brings `END_WRITTEN` level with `END_ALLOC` publishes
+//!   `END = END_WRITTEN` (an atomic max). Several appenders may be active at once (PageRank's
+//!   split_send and fused worker append on the worker stream while a receiver appends), so
+//!   a single "last one publishes" rule would expose slots another appender has reserved
+//!   but not written; with the written count, `END` only ever covers written slots.
+//!   Readers (work, fused) take items below the *published* `END` only. The Rust kernels
+//!   run alone, so after each of them `END == END_ALLOC == END_WRITTEN`.
+//! - Only the worker moves `START` (consuming, prepending); the deferred bag is appended to
+//!   by worker and receiver alike (an atomic add on `ctl[DEFERRED]`) and read only by
+//!   promote. Worker and receiver write disjoint report fields.
+//! - Values are updated with atomics: BFS/SSSP an atomic min ("take if the new value is
+//!   below the old"), PageRank an atomic f64 add for residuals (the add's old value decides
+//!   the epsilon crossing), an atomic exchange to take a residual (work) or a halo residual
+//!   (Pack), an atomic add to the rank. A kernel may therefore observe a concurrent
+//!   receiver's updates at any point: a value may be lower (BFS/SSSP) or a residual larger
+//!   than when the item was queued, GetPrio is read when an item is routed, and a Pack
+//!   ships the value current at packing. Every such interleaving is one the sequential
+//!   contract could produce by running the receiver earlier or later, so results stay
+//!   correct; only the amount of redundant work differs.
+//! - The order of the items a kernel writes (Out, the prepended or appended worklist items,
+//!   Message, Pass, the deferred bag after promote) is unspecified; only the multiset is.
+//!
 //! Callbacks (Fig. 10) per application: `OnSend` (owned: take; else pass), `Pack`
 //! (`(v, value)`; PageRank sends the accumulated halo residual and zeroes it), `Unpack`,
 //! `OnReceive` (owned: take if it improves, else drop; not owned: pass), `GetPrio` (the
@@ -72,6 +101,10 @@ pub mod ctl {
     pub const DEFERRED: usize = 2;
     /// Items the work kernel left in Out for SplitSend.
     pub const OUT_LEN: usize = 3;
+    /// Worklist end reserved by appenders (`>= END_WRITTEN >= END`; see the module docs).
+    pub const END_ALLOC: usize = 4;
+    /// Worklist slots appenders have finished writing, counted from the same origin.
+    pub const END_WRITTEN: usize = 5;
     /// Worker report: items consumed by the work kernel.
     pub const W_CONSUMED: usize = 8;
     /// Worker report: items taken into the worklist.
@@ -168,11 +201,14 @@ pub fn register(registry: &mut KernelRegistry) {
         ($app:expr, $work:literal, $send:literal, $recv:literal, $promote:literal, $fused:literal) => {{
             registry.register(KernelDef {
                 name: $work,
-                contract: "take up to `count` items from the worklist's start and apply the \
-                           application's operator to each (push-style), appending every \
-                           vertex it updates to Out; stops early rather than overflow Out",
+                contract: "take the longest prefix of the first min(count, END - START) \
+                           items (END as published) whose out-degrees sum to at most Out's \
+                           capacity (at least one item; an error if the first alone does \
+                           not fit) and apply the application's operator to each \
+                           (push-style, atomic value updates), writing every vertex it \
+                           updates to Out in unspecified order",
                 sim: |ctx| work_kernel(ctx, $app),
-                cuda_name: None,
+                cuda_name: Some($work),
                 remote_args: &[],
             });
             registry.register(KernelDef {
@@ -181,34 +217,38 @@ pub fn register(registry: &mut KernelRegistry) {
                            prepended to the worklist (or deferred when GetPrio >= threshold), \
                            others are packed as (vertex, value) into Message",
                 sim: |ctx| split_send_kernel(ctx, $app),
-                cuda_name: None,
+                cuda_name: Some($send),
                 remote_args: &[],
             });
             registry.register(KernelDef {
                 name: $recv,
-                contract: "SplitReceive (high-priority stream): for each received (vertex, \
-                           value) pair, OnReceive: owned and improving: take (append to the \
-                           worklist or defer); owned, not improving: drop; else pass to Pass",
+                contract: "SplitReceive (high-priority stream, concurrent with the \
+                           worker): for each received (vertex, value) pair, OnReceive: owned \
+                           and improving: take (append to the worklist through END_ALLOC / \
+                           END_WRITTEN / END, or defer); owned, not improving: drop; else \
+                           pass to Pass",
                 sim: |ctx| split_receive_kernel(ctx, $app),
-                cuda_name: None,
+                cuda_name: Some($recv),
                 remote_args: &[],
             });
             registry.register(KernelDef {
                 name: $promote,
                 contract: "move deferred items whose GetPrio is below the new consensus \
-                           threshold to the worklist's end; compact the rest",
+                           threshold to the worklist's end (published as appends); compact \
+                           the rest (in unspecified order)",
                 sim: |ctx| promote_kernel(ctx, $app),
-                cuda_name: None,
+                cuda_name: Some($promote),
                 remote_args: &[],
             });
             registry.register(KernelDef {
                 name: $fused,
-                contract: "fused worker: rounds of (take a batch, work, SplitSend) inside one \
-                           persistent launch until the worklist is empty, `max_rounds` \
-                           rounds ran, `flush_pairs` pairs wait to be sent, or another \
-                           round could push past `push_budget`",
+                contract: "fused worker: rounds of (take a batch by the work kernel's \
+                           rule, work, SplitSend) inside one persistent launch until the \
+                           worklist is empty (END as published), `max_rounds` rounds ran, \
+                           `flush_pairs` pairs wait to be sent, or another round could push \
+                           past `push_budget`; Out's contents afterwards are unspecified",
                 sim: |ctx| fused_kernel(ctx, $app),
-                cuda_name: None,
+                cuda_name: Some($fused),
                 remote_args: &[],
             });
         }};
@@ -242,7 +282,7 @@ pub fn register(registry: &mut KernelRegistry) {
         contract: "copy the live items of the worklist (buffer 0, control block buffer 1) \
                    into the larger worklist (buffer 2), unwrapped, keeping start and end",
         sim: grow_kernel,
-        cuda_name: None,
+        cuda_name: Some("groute_wl_grow"),
         remote_args: &[],
     });
 }
@@ -354,23 +394,34 @@ fn work(
     counts: &mut Counts,
 ) -> Result<(u64, usize), BackendError> {
     let capacity = a.wl.len() as u64;
-    let available = a.ctl[ctl::END] - a.ctl[ctl::START];
-    let take = count.min(available);
-    let mut out_len = 0usize;
-    let mut consumed = 0u64;
-    while consumed < take {
-        let v = a.wl[((a.ctl[ctl::START] + consumed) % capacity) as usize];
-        let (lo, hi) = (a.offsets[v as usize] as usize, a.offsets[v as usize + 1] as usize);
-        if out_len + (hi - lo) > a.out.len() {
-            if out_len == 0 {
+    let start = a.ctl[ctl::START];
+    let available = a.ctl[ctl::END] - start;
+    let candidates = count.min(available);
+    // The batch: the longest prefix of the candidates whose out-degrees fit Out (a parallel
+    // kernel can fix it before it starts: a prefix sum of degrees), at least one item.
+    let item = |i: u64| a.wl[((start + i) % capacity) as usize] as usize;
+    let mut take = 0u64;
+    let mut arcs_total = 0u64;
+    while take < candidates {
+        let v = item(take);
+        let arcs = a.offsets[v + 1] - a.offsets[v];
+        if arcs_total + arcs > a.out.len() as u64 {
+            if take == 0 {
                 return Err(BackendError::Usage(format!(
-                    "work output buffer of {} items cannot hold the {} arcs of vertex {v}",
-                    a.out.len(),
-                    hi - lo
+                    "work output buffer of {} items cannot hold the {arcs} arcs of vertex {v}",
+                    a.out.len()
                 )));
             }
             break; // back-pressure: the rest stays in the worklist
         }
+        arcs_total += arcs;
+        take += 1;
+    }
+    let mut out_len = 0usize;
+    let mut consumed = 0u64;
+    while consumed < take {
+        let v = a.wl[((start + consumed) % capacity) as usize];
+        let (lo, hi) = (a.offsets[v as usize] as usize, a.offsets[v as usize + 1] as usize);
         consumed += 1;
         counts.items += 1;
         counts.bytes_read += 4 + 16;
@@ -473,7 +524,7 @@ fn take_item(
         return Ok(());
     }
     let capacity = a.wl.len() as u64;
-    if a.ctl[ctl::END] - a.ctl[ctl::START] >= capacity {
+    if a.ctl[ctl::END_ALLOC] - a.ctl[ctl::START] >= capacity {
         return Err(BackendError::Usage(format!(
             "worklist of {capacity} items overflowed (the host grows it first: runtime bug)"
         )));
@@ -482,11 +533,22 @@ fn take_item(
         a.ctl[ctl::START] -= 1;
         a.wl[(a.ctl[ctl::START] % capacity) as usize] = v;
     } else {
-        a.wl[(a.ctl[ctl::END] % capacity) as usize] = v;
-        a.ctl[ctl::END] += 1;
+        append(a.ctl, a.wl, v);
     }
     split.taken += 1;
     Ok(())
+}
+
+/// Appends `v` at the worklist's end: reserve (`END_ALLOC`), write, count it written
+/// (`END_WRITTEN`) and publish (`END`); run alone, the three stay equal.
+fn append(ctl_block: &mut [u64], wl: &mut [u32], v: u32) {
+    let at = ctl_block[ctl::END_ALLOC];
+    ctl_block[ctl::END_ALLOC] += 1;
+    wl[(at % wl.len() as u64) as usize] = v;
+    ctl_block[ctl::END_WRITTEN] += 1;
+    if ctl_block[ctl::END_WRITTEN] == ctl_block[ctl::END_ALLOC] {
+        ctl_block[ctl::END] = ctl_block[ctl::END].max(ctl_block[ctl::END_WRITTEN]);
+    }
 }
 
 /// SplitSend over `out[..out_len]`; returns the routing counts (pairs packed in Message).
@@ -649,13 +711,12 @@ fn promote_kernel(ctx: &mut KernelContext<'_>, app: App) -> Result<(), BackendEr
         let v = a.deferred[i];
         let prio = priority(app, a.values, v);
         if prio < s.threshold {
-            if a.ctl[ctl::END] - a.ctl[ctl::START] >= capacity {
+            if a.ctl[ctl::END_ALLOC] - a.ctl[ctl::START] >= capacity {
                 return Err(BackendError::Usage(format!(
                     "worklist of {capacity} items overflowed while promoting (runtime bug)"
                 )));
             }
-            a.wl[(a.ctl[ctl::END] % capacity) as usize] = v;
-            a.ctl[ctl::END] += 1;
+            append(a.ctl, a.wl, v);
             promoted += 1;
         } else {
             a.deferred[kept] = v;

@@ -588,6 +588,8 @@ fn upload<B: Backend + ?Sized>(
     let mut control = vec![0u64; ctl::LEN];
     control[ctl::START] = ctl::ORIGIN;
     control[ctl::END] = end;
+    control[ctl::END_ALLOC] = end;
+    control[ctl::END_WRITTEN] = end;
     let mut wl = vec![0u32; wl_capacity as usize];
     for (i, &v) in wl_init.iter().enumerate() {
         wl[((ctl::ORIGIN + i as u64) % wl_capacity) as usize] = v;
@@ -792,6 +794,9 @@ impl State {
         let batch = (d.wl_count as u64).min(self.options.batch_items);
         let stream = d.worker;
         if self.options.fused {
+            // Each round takes up to a whole batch: the worklist grows during the launch
+            // (a BFS from one source would otherwise take one item per round).
+            let batch = self.options.batch_items;
             let scalars = self.scalars(g, batch, Some((self.options.fused_max_rounds, pushes)));
             self.launch(ctx, d, stream, "fused", buffers, scalars)?;
         } else {

@@ -1,0 +1,1080 @@
+// Groute's distributed-worklist kernels: work, split_send, split_receive, promote and the
+// fused worker for BFS, SSSP and residual PageRank, and the worklist's growth. Contracts:
+// src/runtime/groute/worklist/kernels.rs (slot layout, scalars, ctl block, reports, counts);
+// read its "Concurrency" section first: on a GPU the worker stream's kernels run
+// concurrently with the receiver stream's split_receive.
+//
+// The mechanism is written once; an application is a functor (GwBfs, GwSssp, GwPr) with
+//   begin(g, v, arcs, state) -> bool   the operator's per-item part (read the value; PageRank
+//                                      takes the residual); false: no arcs (none counted);
+//   relax(g, state, arc, t) -> bool    the operator's per-arc part (atomic update of t);
+//                                      true: t goes to Out (is routed);
+//   prio(g, t)                         GetPrio;
+//   pack(g, t)                         Pack: the value sent with a remote t;
+//   receive(g, v, value) -> bool       OnReceive for an owned v: take it?
+//   PREPEND                            own production is prepended (BFS, SSSP) or appended.
+//
+// Memory model. Everything another thread may write while a kernel runs (values, the
+// worklist, Out, the control block) is read with ld.global.cg (L2, never a stale L1 line)
+// or volatile; atomics act at L2. Appends are published through END_ALLOC (reserve),
+// END_WRITTEN (count written, after a fence) and END (atomic max, by whoever brings
+// END_WRITTEN level with END_ALLOC), so a reader never sees a reserved slot before its
+// item. Only the worker moves START.
+//
+// Scratch. The worker stream's huge-vertex list is this file's scratch (no other kernel on
+// that stream runs between a launch's passes): a header of GW_HDR words, the per-tile degree
+// sums of the batch plan, then entries of 4 u64 (vertex, state, first arc, end arc) for the
+// chunks of SY_HUGE arcs of huge items, which the grid shares out.
+//
+// The batch plan. The contract's batch is the longest prefix of the first
+// min(count, END - START) items whose out-degrees fit Out. NAME__plan (full grid) sums the
+// degrees of tiles of GW_TILE items; the last block to finish (an atomic ticket) scans the
+// tile sums, then the items of the tile where the sum passes Out's capacity, and stores
+// `take`. The fused worker does the same between two grid barriers.
+
+#define GW_OFFSETS 0
+#define GW_TARGETS 1
+#define GW_WEIGHTS 2
+#define GW_OWNER 3
+#define GW_VALUES 4
+#define GW_RANK 5
+#define GW_WL 6
+#define GW_CTL 7
+#define GW_OUT 8
+#define GW_DEFERRED 9
+#define GW_MESSAGE 10
+#define GW_PASS 11
+
+// Control block (kernels.rs `ctl`).
+#define C_START 0
+#define C_END 1
+#define C_DEFERRED 2
+#define C_OUT_LEN 3
+#define C_END_ALLOC 4
+#define C_END_WRITTEN 5
+#define C_W_CONSUMED 8
+#define C_W_TAKEN 9
+#define C_W_DEFERRED 10
+#define C_W_SENT 11
+#define C_W_DROPPED 12
+#define C_W_MIN_PRIO 13
+#define C_W_EDGES 14
+#define C_W_ROUNDS 15
+#define C_R_PROCESSED 16
+#define C_R_TAKEN 17
+#define C_R_DEFERRED 18
+#define C_R_PASSED 19
+#define C_R_DROPPED 20
+#define C_R_MIN_PRIO 21
+#define C_P_PROMOTED 24
+#define C_P_REMAINING 25
+#define C_P_MIN_PRIO 26
+
+// Scratch header words.
+#define H_CAND 0        // candidates of this batch
+#define H_START 1       // START when the batch was planned
+#define H_TAKE 2        // the batch
+#define H_TICKET 3      // plan: blocks done
+#define H_TICKET2 4     // main: blocks done
+#define H_CHUNKS 5      // huge chunk entries registered
+#define H_EDGES 6       // edges visited (fused)
+#define H_ARRIVE 7      // grid barrier: blocks arrived
+#define H_GEN 8         // grid barrier: generation
+#define H_STAGED 9      // fused: own items staged in Out by the last round
+#define H_STAGED_NEXT 10  // fused: own items this round stages
+#define H_END 11        // fused: END as snapshot for the next round
+#define H_STOP 12       // fused: no further round
+#define H_ROUNDS 13     // fused: rounds run
+#define H_CONSUMED 14   // fused: items consumed
+#define H_PUSHES 15     // fused: taken + deferred + sent after the last round
+#define H_ITEMS 16      // fused: cost-model items
+#define H_ATOMICS 17    // fused: cost-model atomics (beyond the edges)
+#define H_HUGE_AT 18    // fused: lowest candidate index with a huge degree
+#define H_HAS_HUGE 19   // fused: this round's batch has a huge item
+#define H_LEN 20        // promote: deferred items at the start; split_send: Out items
+#define GW_HDR 32
+#define GW_TILE 1024    // items per plan tile (4 per thread)
+#define GW_MAX_TILES 16384
+
+__device__ __forceinline__ u64 gw_ld(const u64 *p) { return __ldcg(p); }
+__device__ __forceinline__ u32 gw_ld(const u32 *p) { return __ldcg(p); }
+__device__ __forceinline__ double gw_ld(const double *p) { return __ldcg(p); }
+__device__ __forceinline__ u64 gw_vol(const u64 *p) { return *(const volatile u64 *)p; }
+
+struct GW {
+    const u64 *offsets;
+    const u32 *targets;
+    const u32 *weights;
+    const u32 *owner;
+    u64 n;
+    void *values;
+    double *rank;
+    u32 *wl;
+    u64 cap;
+    u64 *ctl;
+    u32 *out;
+    u64 out_cap;
+    u32 *deferred;
+    u64 deferred_cap;
+    u32 *message;
+    u64 message_pairs;
+    u32 *pass;
+    u64 pass_pairs;
+    u32 gpu;
+    u64 count;
+    u64 threshold;
+    double epsilon;
+    double damping;
+    u32 max_rounds;
+    u64 flush_pairs;
+    u64 push_budget;
+    u64 *h;          // scratch header
+    u64 *tiles;      // per-tile degree sums
+    u64 *chunks;     // huge chunk entries (4 u64 each)
+    u64 chunk_cap;
+};
+
+__device__ GW gw_make(const SyArgs &a) {
+    GW g;
+    g.offsets = sy_buf<const u64>(a, GW_OFFSETS);
+    g.targets = sy_buf<const u32>(a, GW_TARGETS);
+    g.weights = sy_buf<const u32>(a, GW_WEIGHTS);
+    g.owner = sy_buf<const u32>(a, GW_OWNER);
+    g.n = a.len[GW_OWNER];
+    g.values = sy_buf<void>(a, GW_VALUES);
+    g.rank = sy_buf<double>(a, GW_RANK);
+    g.wl = sy_buf<u32>(a, GW_WL);
+    g.cap = a.len[GW_WL];
+    g.ctl = sy_buf<u64>(a, GW_CTL);
+    g.out = sy_buf<u32>(a, GW_OUT);
+    g.out_cap = a.len[GW_OUT];
+    g.deferred = sy_buf<u32>(a, GW_DEFERRED);
+    g.deferred_cap = a.len[GW_DEFERRED];
+    g.message = sy_buf<u32>(a, GW_MESSAGE);
+    g.message_pairs = a.len[GW_MESSAGE] / 2;
+    g.pass = sy_buf<u32>(a, GW_PASS);
+    g.pass_pairs = a.len[GW_PASS] / 2;
+    g.gpu = sy_u32(a, 0);
+    g.count = sy_u64(a, 1);
+    g.threshold = sy_u64(a, 2);
+    g.epsilon = sy_f64(a, 3);
+    g.damping = sy_f64(a, 4);
+    g.max_rounds = sy_u32(a, 5);
+    g.flush_pairs = sy_u64(a, 6);
+    g.push_budget = sy_u64(a, 7);
+    g.h = a.huge;
+    g.tiles = a.huge + GW_HDR;
+    g.chunks = a.huge + GW_HDR + GW_MAX_TILES;
+    u64 words = 1 + 3 * a.huge_cap;
+    g.chunk_cap = words > GW_HDR + GW_MAX_TILES ? (words - GW_HDR - GW_MAX_TILES) / 4 : 0;
+    return g;
+}
+
+// Position p (monotonic) of the circular worklist.
+__device__ __forceinline__ u64 gw_slot(const GW &g, u64 p) { return p % g.cap; }
+
+// ------------------------------------------------------------------ the applications
+
+__device__ __forceinline__ u32 gw_sat_add(u32 a, u32 b) {
+    u64 s = (u64)a + b;
+    return s > 0xffffffffull ? 0xffffffffu : (u32)s;
+}
+
+struct GwBfs {
+    static const bool PREPEND = true;
+    __device__ static bool begin(const GW &g, u32 v, u64, u64 &state) {
+        state = gw_sat_add(gw_ld((const u32 *)g.values + v), 1);
+        return true;
+    }
+    __device__ static bool relax(const GW &g, u64 state, u64 arc, u32 &t) {
+        t = __ldg(g.targets + arc);
+        u32 next = (u32)state;
+        u32 *x = (u32 *)g.values + t;
+        return next < gw_ld(x) && next < atomicMin(x, next);
+    }
+    __device__ static u64 prio(const GW &g, u32 t) { return gw_ld((const u32 *)g.values + t); }
+    __device__ static u32 pack(const GW &g, u32 t) { return gw_ld((const u32 *)g.values + t); }
+    __device__ static bool receive(const GW &g, u32 v, u32 value) {
+        u32 *x = (u32 *)g.values + v;
+        return value < gw_ld(x) && value < atomicMin(x, value);
+    }
+};
+
+struct GwSssp {
+    static const bool PREPEND = true;
+    __device__ static bool begin(const GW &g, u32 v, u64, u64 &state) {
+        state = gw_ld((const u32 *)g.values + v);
+        return true;
+    }
+    __device__ static bool relax(const GW &g, u64 state, u64 arc, u32 &t) {
+        t = __ldg(g.targets + arc);
+        u32 nd = gw_sat_add((u32)state, __ldg(g.weights + arc));
+        u32 *x = (u32 *)g.values + t;
+        return nd < gw_ld(x) && nd < atomicMin(x, nd);
+    }
+    __device__ static u64 prio(const GW &g, u32 t) { return gw_ld((const u32 *)g.values + t); }
+    __device__ static u32 pack(const GW &g, u32 t) { return gw_ld((const u32 *)g.values + t); }
+    __device__ static bool receive(const GW &g, u32 v, u32 value) {
+        u32 *x = (u32 *)g.values + v;
+        return value < gw_ld(x) && value < atomicMin(x, value);
+    }
+};
+
+// Residual PageRank: residuals and ranks are f64; a residual is taken with an atomic
+// exchange, pushed with atomic adds whose old value decides the epsilon crossing (owned)
+// or the first accumulation in the halo (remote), and the halo's residual is shipped as f32.
+struct GwPr {
+    static const bool PREPEND = false;
+    __device__ static bool begin(const GW &g, u32 v, u64 arcs, u64 &state) {
+        double *res = (double *)g.values;
+        double r = __longlong_as_double(
+            (long long)atomicExch((unsigned long long *)(res + v), 0ull));
+        atomicAdd(g.rank + v, r);
+        if (r == 0.0 || arcs == 0) return false;
+        double share = g.damping * r / (double)arcs;
+        state = (u64)__double_as_longlong(share);
+        return true;
+    }
+    __device__ static bool relax(const GW &g, u64 state, u64 arc, u32 &t) {
+        t = __ldg(g.targets + arc);
+        double share = __longlong_as_double((long long)state);
+        double old = atomicAdd((double *)g.values + t, share);
+        double now = old + share;
+        bool owned = __ldg(g.owner + t) == g.gpu;
+        return (owned && old <= g.epsilon && now > g.epsilon) || (!owned && old == 0.0);
+    }
+    __device__ static u64 prio(const GW &, u32) { return 0; }
+    __device__ static u32 pack(const GW &g, u32 t) {
+        double r = __longlong_as_double(
+            (long long)atomicExch((unsigned long long *)((double *)g.values + t), 0ull));
+        return __float_as_uint((float)r);
+    }
+    __device__ static bool receive(const GW &g, u32 v, u32 value) {
+        double x = (double)__uint_as_float(value);
+        double old = atomicAdd((double *)g.values + v, x);
+        return old <= g.epsilon && old + x > g.epsilon;
+    }
+};
+
+// ------------------------------------------------------- warp-aggregated queue operations
+
+__device__ __forceinline__ u32 gw_lanes_below() { return (1u << sy_lane()) - 1; }
+
+// The lanes calling together add their number to *counter (one atomic); each gets its
+// slot, base + its rank among them.
+__device__ __forceinline__ u64 gw_reserve(u64 *counter) {
+    u32 active = __activemask();
+    u32 leader = __ffs(active) - 1;
+    u64 base = 0;
+    if (sy_lane() == leader) base = atomicAdd(counter, (u64)__popc(active));
+    base = __shfl_sync(active, base, leader);
+    return base + __popc(active & gw_lanes_below());
+}
+
+// Adds one per calling lane to *counter (one atomic).
+__device__ __forceinline__ void gw_count_lanes(u64 *counter) {
+    u32 active = __activemask();
+    if (sy_lane() == __ffs(active) - 1) atomicAdd(counter, (u64)__popc(active));
+}
+
+// Appends v at the worklist's end (see the memory model above).
+__device__ void gw_append(const SyArgs &a, const GW &g, u32 v) {
+    u32 active = __activemask();
+    u32 leader = __ffs(active) - 1;
+    u32 k = __popc(active);
+    u64 base = 0;
+    if (sy_lane() == leader) base = atomicAdd(&g.ctl[C_END_ALLOC], (u64)k);
+    base = __shfl_sync(active, base, leader);
+    u64 at = base + __popc(active & gw_lanes_below());
+    // A safety net (the host reserves the room): START read after the reservation can
+    // only make the occupancy look smaller than it is, never report a false overflow.
+    u64 start = gw_vol(&g.ctl[C_START]);
+    if (at - start >= g.cap) sy_fail(a, SY_ERR_OUT_OVERFLOW, at - start, g.cap);
+    else g.wl[gw_slot(g, at)] = v;
+    __threadfence();
+    __syncwarp(active);
+    if (sy_lane() == leader) {
+        u64 written = atomicAdd(&g.ctl[C_END_WRITTEN], (u64)k) + k;
+        if (written == gw_vol(&g.ctl[C_END_ALLOC])) atomicMax(&g.ctl[C_END], written);
+    }
+}
+
+// Prepends v at the worklist's start (the worker only).
+__device__ void gw_prepend(const SyArgs &a, const GW &g, u32 v) {
+    u32 active = __activemask();
+    u32 leader = __ffs(active) - 1;
+    u32 k = __popc(active);
+    u64 old = 0;
+    if (sy_lane() == leader) old = atomicAdd(&g.ctl[C_START], (u64)0 - (u64)k);
+    old = __shfl_sync(active, old, leader);
+    u64 at = old - k + __popc(active & gw_lanes_below());
+    u64 end = gw_vol(&g.ctl[C_END_ALLOC]);
+    if (end - at > g.cap) sy_fail(a, SY_ERR_OUT_OVERFLOW, end - at, g.cap);
+    else g.wl[gw_slot(g, at)] = v;
+}
+
+// Puts v in the deferred bag; counts it in *report and lowers *min_prio.
+__device__ void gw_defer(const SyArgs &a, const GW &g, u32 v, u64 prio, u64 *report,
+                         u64 *min_prio) {
+    u64 at = gw_reserve(&g.ctl[C_DEFERRED]);
+    if (at < g.deferred_cap) g.deferred[at] = v;
+    else sy_fail(a, SY_ERR_OUT_OVERFLOW, at, g.deferred_cap);
+    gw_count_lanes(report);
+    atomicMin(min_prio, prio);
+}
+
+// SplitSend of one item (OnSend, GetPrio, Pack). `staged`: own items of a prepending
+// application go to Out at H_STAGED_NEXT (the fused worker writes them to the worklist
+// after the round) instead of straight to the worklist's start.
+template <class App, bool staged>
+__device__ void gw_route(const SyArgs &a, const GW &g, u32 t) {
+    if (__ldg(g.owner + t) == g.gpu) {
+        u64 prio = App::prio(g, t);
+        if (prio >= g.threshold) {
+            gw_defer(a, g, t, prio, &g.ctl[C_W_DEFERRED], &g.ctl[C_W_MIN_PRIO]);
+            return;
+        }
+        if (App::PREPEND) {
+            if (staged) {
+                u64 at = gw_reserve(&g.h[H_STAGED_NEXT]);
+                if (at < g.out_cap) g.out[at] = t;
+                else sy_fail(a, SY_ERR_OUT_OVERFLOW, at, g.out_cap);
+            } else {
+                gw_prepend(a, g, t);
+            }
+        } else {
+            gw_append(a, g, t);
+        }
+        gw_count_lanes(&g.ctl[C_W_TAKEN]);
+    } else {
+        u32 value = App::pack(g, t);
+        u64 at = gw_reserve(&g.ctl[C_W_SENT]);
+        if (at < g.message_pairs) {
+            g.message[2 * at] = t;
+            g.message[2 * at + 1] = value;
+        } else {
+            sy_fail(a, SY_ERR_OUT_OVERFLOW, at, g.message_pairs);
+        }
+    }
+}
+
+// --------------------------------------------------------------------- block helpers
+
+// Sum of x over the block (every thread gets it). Every thread must call it.
+__device__ u64 gw_block_sum(u64 x) {
+    __shared__ u64 s[SY_BLOCK / 32];
+    __shared__ u64 s_total;
+    for (int o = 16; o > 0; o >>= 1) x += __shfl_down_sync(0xffffffffu, x, o);
+    if (sy_lane() == 0) s[threadIdx.x >> 5] = x;
+    __syncthreads();
+    if (threadIdx.x == 0) {
+        u64 t = 0;
+        for (u32 w = 0; w < SY_BLOCK / 32; w++) t += s[w];
+        s_total = t;
+    }
+    __syncthreads();
+    u64 r = s_total;
+    __syncthreads();
+    return r;
+}
+
+// Inclusive scan of x over the block. Every thread must call it.
+__device__ u64 gw_block_scan(u64 x) {
+    __shared__ u64 s[SY_BLOCK / 32];
+    for (int o = 1; o < 32; o <<= 1) {
+        u64 y = __shfl_up_sync(0xffffffffu, x, o);
+        if ((int)sy_lane() >= o) x += y;
+    }
+    u32 warp = threadIdx.x >> 5;
+    if (sy_lane() == 31) s[warp] = x;
+    __syncthreads();
+    u64 before = 0;
+    for (u32 w = 0; w < warp; w++) before += s[w];
+    __syncthreads();
+    return x + before;
+}
+
+// Item i of the batch's candidates: the `staged` items Out[0..staged) come first (the
+// fused worker's last round; they sit at [start, start + staged) once written), then the
+// worklist from start + staged.
+struct GwFetch {
+    const u32 *wl;
+    u64 cap;
+    u64 pos;  // start % cap
+    const u32 *staged;
+    u64 m;
+    __device__ __forceinline__ u32 operator()(u64 i) const {
+        if (i < m) return gw_ld(staged + i);
+        u64 p = pos + i;
+        if (p >= cap) p -= cap;
+        return gw_ld(wl + p);
+    }
+};
+
+__device__ __forceinline__ GwFetch gw_fetch(const GW &g, u64 start, u64 staged) {
+    GwFetch f;
+    f.wl = g.wl;
+    f.cap = g.cap;
+    f.pos = start % g.cap;
+    f.staged = g.out;
+    f.m = staged;
+    return f;
+}
+
+__device__ __forceinline__ u64 gw_degree(const GW &g, u32 v) {
+    return __ldg(g.offsets + v + 1) - __ldg(g.offsets + v);
+}
+
+// Plan, first half: the degree sum of every tile of the `cand` candidates, into g.tiles;
+// the lowest candidate index with at least SY_HUGE arcs into *huge_at (atomic min).
+__device__ void gw_plan_tiles(const GW &g, const GwFetch &f, u64 cand, u64 *huge_at) {
+    u64 tiles = (cand + GW_TILE - 1) / GW_TILE;
+    for (u64 t = blockIdx.x; t < tiles; t += gridDim.x) {
+        u64 sum = 0, huge = ~0ull;
+        for (u32 k = 0; k < 4; k++) {
+            u64 i = t * GW_TILE + 4 * threadIdx.x + k;
+            if (i < cand) {
+                u64 d = gw_degree(g, f(i));
+                sum += d;
+                if (d >= SY_HUGE && huge == ~0ull) huge = i;
+            }
+        }
+        if (huge != ~0ull) atomicMin(huge_at, huge);
+        u64 total = gw_block_sum(sum);
+        if (threadIdx.x == 0) g.tiles[t] = total;
+    }
+}
+
+// Plan, second half, by one whole block: the longest prefix of the candidates whose degrees
+// fit Out (at least one item; 0 and an error if the first alone does not fit).
+__device__ u64 gw_plan_take(const SyArgs &a, const GW &g, const GwFetch &f, u64 cand) {
+    __shared__ u64 s_base, s_tile, s_take;
+    u64 tiles = (cand + GW_TILE - 1) / GW_TILE;
+    if (threadIdx.x == 0) {
+        s_base = 0;
+        s_tile = tiles;
+    }
+    __syncthreads();
+    // The first tile whose inclusive sum passes the capacity.
+    for (u64 t0 = 0; t0 < tiles; t0 += SY_BLOCK) {
+        u64 t = t0 + threadIdx.x;
+        u64 x = t < tiles ? gw_ld(g.tiles + t) : 0;
+        u64 base = s_base;
+        u64 incl = gw_block_scan(x);
+        u32 fits = __syncthreads_count(t < tiles && base + incl <= g.out_cap);
+        u32 valid = (u32)min((u64)SY_BLOCK, tiles - t0);
+        if (fits < valid) {
+            if (threadIdx.x == fits) {
+                s_tile = t0 + fits;
+                s_base = base + incl - x;
+            }
+            __syncthreads();
+            break;
+        }
+        __syncthreads();
+        if (threadIdx.x == SY_BLOCK - 1) s_base = base + incl;
+        __syncthreads();
+    }
+    u64 tile = s_tile;
+    if (tile == tiles) return cand;  // everything fits (uniform: read after a barrier)
+    // Within that tile: 4 items per thread.
+    u64 base = s_base;
+    u64 d[4], own = 0;
+    for (u32 k = 0; k < 4; k++) {
+        u64 i = tile * GW_TILE + 4 * threadIdx.x + k;
+        d[k] = i < cand ? gw_degree(g, f(i)) : 0;
+        own += d[k];
+    }
+    u64 incl = gw_block_scan(own);
+    u32 fits = __syncthreads_count(base + incl <= g.out_cap);
+    if (threadIdx.x == fits) {
+        u64 run = base + incl - own;
+        u32 k = 0;
+        while (k < 4 && run + d[k] <= g.out_cap) run += d[k++];
+        u64 take = tile * GW_TILE + 4 * threadIdx.x + k;
+        if (take == 0) sy_fail(a, SY_ERR_OUT_SMALL, d[0], g.out_cap);
+        s_take = take;
+    }
+    __syncthreads();
+    u64 take = s_take;
+    __syncthreads();
+    return take;
+}
+
+// -------------------------------------------------------------- load-balanced expansion
+
+// Merrill's expansion (as sy_expand in common.cuh) of items [0, take) fetched by f, with
+// 64-bit operator state. Items of at least SY_HUGE arcs are set aside as chunk entries for
+// gw_expand_chunks (or expanded by their block when the list is full). Op supplies
+// begin(v, arcs, state) -> bool and visit(state, arc). Returns the arcs this thread's
+// items have (edges visited, counted once per item by its thread).
+template <class Op>
+__device__ u64 gw_expand(const SyArgs &a, const GW &g, const GwFetch &f, u64 take, Op &op) {
+    __shared__ u64 s_state, s_beg, s_end;
+    __shared__ int s_owner;
+    __shared__ u32 s_warp_total[SY_BLOCK / 32], s_total;
+    __shared__ u32 s_excl[SY_BLOCK];
+    __shared__ u64 s_fbeg[SY_BLOCK], s_fstate[SY_BLOCK];
+    u64 edges = 0;
+    const u64 stride = (u64)gridDim.x * blockDim.x;
+    for (u64 base0 = (u64)blockIdx.x * blockDim.x; base0 < take; base0 += stride) {
+        u64 i = base0 + threadIdx.x;
+        u64 state = 0, beg = 0, end = 0;
+        if (i < take) {
+            u32 v = f(i);
+            beg = __ldg(g.offsets + v);
+            end = __ldg(g.offsets + v + 1);
+            if (op.begin(v, end - beg, state)) edges += end - beg;
+            else end = beg;
+            if (end - beg >= SY_HUGE) {
+                u64 chunks = (end - beg + SY_HUGE - 1) / SY_HUGE;
+                u64 slot = atomicAdd(&g.h[H_CHUNKS], chunks);
+                if (slot + chunks <= g.chunk_cap) {
+                    for (u64 c = 0; c < chunks; c++) {
+                        u64 *e = g.chunks + 4 * (slot + c);
+                        e[0] = v;
+                        e[1] = state;
+                        e[2] = beg + c * SY_HUGE;
+                        e[3] = min(end, beg + (c + 1) * SY_HUGE);
+                    }
+                    end = beg;
+                } else {
+                    // Full: the reserved entries are emptied, the block expands it.
+                    for (u64 c = slot; c < slot + chunks && c < g.chunk_cap; c++) {
+                        u64 *e = g.chunks + 4 * c;
+                        e[2] = 0;
+                        e[3] = 0;
+                    }
+                }
+            }
+        }
+        // Block-wide expansion of the largest items.
+        while (true) {
+            if (threadIdx.x == 0) s_owner = -1;
+            __syncthreads();
+            if (end - beg >= SY_BLOCK) s_owner = threadIdx.x;
+            __syncthreads();
+            int o = s_owner;
+            if (o < 0) break;
+            if ((int)threadIdx.x == o) {
+                s_state = state;
+                s_beg = beg;
+                s_end = end;
+                beg = end;
+            }
+            __syncthreads();
+            u64 st = s_state, e1 = s_end;
+            for (u64 e = s_beg + threadIdx.x; e < e1; e += blockDim.x) op.visit(st, e);
+            __syncthreads();
+        }
+        // Warp-wide expansion of medium items.
+        while (true) {
+            u32 m = __ballot_sync(0xffffffffu, end - beg >= 32);
+            if (!m) break;
+            int l = __ffs(m) - 1;
+            u64 ws = __shfl_sync(0xffffffffu, state, l);
+            u64 wb = __shfl_sync(0xffffffffu, beg, l);
+            u64 we = __shfl_sync(0xffffffffu, end, l);
+            if ((int)sy_lane() == l) beg = end;
+            for (u64 e = wb + sy_lane(); e < we; e += 32) op.visit(ws, e);
+        }
+        // The rest: a scan-based fine-grained gather over the block's remaining arcs.
+        u32 count = (u32)(end - beg);
+        u32 incl = count;
+        for (int o = 1; o < 32; o <<= 1) {
+            u32 x = __shfl_up_sync(0xffffffffu, incl, o);
+            if ((int)sy_lane() >= o) incl += x;
+        }
+        u32 warp = threadIdx.x >> 5;
+        if (sy_lane() == 31) s_warp_total[warp] = incl;
+        __syncthreads();
+        if (threadIdx.x == 0) {
+            u32 run = 0;
+            for (u32 w = 0; w < SY_BLOCK / 32; w++) {
+                u32 t = s_warp_total[w];
+                s_warp_total[w] = run;
+                run += t;
+            }
+            s_total = run;
+        }
+        __syncthreads();
+        s_excl[threadIdx.x] = s_warp_total[warp] + incl - count;
+        s_fbeg[threadIdx.x] = beg;
+        s_fstate[threadIdx.x] = state;
+        __syncthreads();
+        u32 total = s_total;
+        for (u32 k = threadIdx.x; k < total; k += SY_BLOCK) {
+            u32 lo = 0, hi = SY_BLOCK - 1;
+            while (lo < hi) {
+                u32 mid = (lo + hi + 1) >> 1;
+                if (s_excl[mid] <= k) lo = mid; else hi = mid - 1;
+            }
+            op.visit(s_fstate[lo], s_fbeg[lo] + (k - s_excl[lo]));
+        }
+        __syncthreads();
+    }
+    return edges;
+}
+
+// The chunks gw_expand set aside, shared out over the grid one per block at a time.
+template <class Op> __device__ void gw_expand_chunks(const GW &g, u64 count, Op &op) {
+    if (count > g.chunk_cap) count = g.chunk_cap;
+    for (u64 i = blockIdx.x; i < count; i += gridDim.x) {
+        const u64 *e = g.chunks + 4 * i;
+        u64 state = gw_ld(e + 1), first = gw_ld(e + 2), end = gw_ld(e + 3);
+        for (u64 x = first + threadIdx.x; x < end; x += blockDim.x) op.visit(state, x);
+    }
+}
+
+// The work kernel's operator: updated vertices go to Out.
+template <class App> struct GwWorkOp {
+    const SyArgs &a;
+    const GW &g;
+    __device__ bool begin(u32 v, u64 arcs, u64 &state) { return App::begin(g, v, arcs, state); }
+    __device__ void visit(u64 state, u64 arc) {
+        u32 t;
+        if (App::relax(g, state, arc, t)) {
+            u64 at = gw_reserve(&g.ctl[C_OUT_LEN]);
+            if (at < g.out_cap) g.out[at] = t;
+            else sy_fail(a, SY_ERR_OUT_OVERFLOW, at, g.out_cap);
+        }
+    }
+};
+
+// The fused worker's operator: updated vertices are routed at once (SplitSend).
+template <class App> struct GwFusedOp {
+    const SyArgs &a;
+    const GW &g;
+    __device__ bool begin(u32 v, u64 arcs, u64 &state) { return App::begin(g, v, arcs, state); }
+    __device__ void visit(u64 state, u64 arc) {
+        u32 t;
+        if (App::relax(g, state, arc, t)) gw_route<App, true>(a, g, t);
+    }
+};
+
+// ---------------------------------------------------------------------------- work
+// __pre: the candidates (START, END as published); __plan: the batch; main: the operator
+// over the batch, huge items set aside; the last block advances START and writes the
+// report; __post: the huge items' chunks.
+
+__device__ void gw_work_pre(const SyArgs &a) {
+    GW g = gw_make(a);
+    u64 start = gw_vol(&g.ctl[C_START]);
+    u64 end = gw_vol(&g.ctl[C_END]);
+    u64 cand = end - start < g.count ? end - start : g.count;
+    if (cand > (u64)GW_MAX_TILES * GW_TILE) cand = (u64)GW_MAX_TILES * GW_TILE;
+    g.h[H_CAND] = cand;
+    g.h[H_START] = start;
+    g.h[H_TAKE] = 0;
+    g.h[H_TICKET] = 0;
+    g.h[H_TICKET2] = 0;
+    g.h[H_CHUNKS] = 0;
+    g.h[H_HUGE_AT] = ~0ull;
+    g.h[H_EDGES] = 0;
+    g.ctl[C_OUT_LEN] = 0;
+}
+
+__device__ void gw_work_plan(const SyArgs &a) {
+    GW g = gw_make(a);
+    __shared__ bool s_last;
+    u64 cand = gw_vol(&g.h[H_CAND]);
+    GwFetch f = gw_fetch(g, gw_vol(&g.h[H_START]), 0);
+    gw_plan_tiles(g, f, cand, &g.h[H_HUGE_AT]);
+    __syncthreads();
+    if (threadIdx.x == 0) {
+        __threadfence();
+        s_last = atomicAdd(&g.h[H_TICKET], 1ull) == gridDim.x - 1;
+    }
+    __syncthreads();
+    if (!s_last) return;
+    __threadfence();
+    u64 take = cand == 0 ? 0 : gw_plan_take(a, g, f, cand);
+    if (threadIdx.x == 0) g.h[H_TAKE] = take;
+}
+
+template <class App> __device__ void gw_work(const SyArgs &a) {
+    GW g = gw_make(a);
+    __shared__ bool s_last;
+    u64 start = gw_vol(&g.h[H_START]), take = gw_vol(&g.h[H_TAKE]);
+    GwFetch f = gw_fetch(g, start, 0);
+    GwWorkOp<App> op{a, g};
+    u64 edges = gw_expand(a, g, f, take, op);
+    sy_count(a, (blockIdx.x == 0 && threadIdx.x == 0) ? take : 0, edges, edges);
+    u64 block_edges = gw_block_sum(edges);
+    if (threadIdx.x == 0) {
+        if (block_edges) atomicAdd(&g.h[H_EDGES], block_edges);
+        __threadfence();
+        s_last = atomicAdd(&g.h[H_TICKET2], 1ull) == gridDim.x - 1;
+    }
+    __syncthreads();
+    if (s_last && threadIdx.x == 0) {
+        __threadfence();
+        u64 *c = g.ctl;
+        c[C_START] = start + take;
+        c[C_W_CONSUMED] = take;
+        c[C_W_TAKEN] = 0;
+        c[C_W_DEFERRED] = 0;
+        c[C_W_SENT] = 0;
+        c[C_W_DROPPED] = 0;
+        c[C_W_MIN_PRIO] = ~0ull;
+        c[C_W_EDGES] = gw_vol(&g.h[H_EDGES]);
+        c[C_W_ROUNDS] = 1;
+        g.h[H_EDGES] = 0;
+    }
+}
+
+template <class App> __device__ void gw_work_post(const SyArgs &a) {
+    GW g = gw_make(a);
+    GwWorkOp<App> op{a, g};
+    gw_expand_chunks(g, gw_vol(&g.h[H_CHUNKS]), op);
+}
+
+// ---------------------------------------------------------------------- split_send
+
+__device__ void gw_split_send_pre(const SyArgs &a) {
+    GW g = gw_make(a);
+    u64 *c = g.ctl;
+    g.h[H_LEN] = c[C_OUT_LEN];
+    c[C_OUT_LEN] = 0;
+    c[C_W_TAKEN] = 0;
+    c[C_W_DEFERRED] = 0;
+    c[C_W_SENT] = 0;
+    c[C_W_DROPPED] = 0;
+    c[C_W_MIN_PRIO] = ~0ull;
+    c[C_W_ROUNDS] = 1;
+}
+
+template <class App> __device__ void gw_split_send(const SyArgs &a) {
+    GW g = gw_make(a);
+    u64 len = gw_vol(&g.h[H_LEN]);
+    if (len > g.out_cap) {
+        if (blockIdx.x == 0 && threadIdx.x == 0) sy_fail(a, SY_ERR_LEN, len, g.out_cap);
+        return;
+    }
+    const u64 stride = (u64)gridDim.x * blockDim.x;
+    for (u64 i = (u64)blockIdx.x * blockDim.x + threadIdx.x; i < len; i += stride)
+        gw_route<App, false>(a, g, gw_ld(g.out + i));
+    bool first = blockIdx.x == 0 && threadIdx.x == 0;
+    sy_count(a, first ? len : 0, 0, first ? (len + 31) / 32 : 0);
+}
+
+// -------------------------------------------------------------------- split_receive
+
+__device__ void gw_receive_pre(const SyArgs &a) {
+    GW g = gw_make(a);
+    u64 *c = g.ctl;
+    u64 pairs = g.count;
+    if (2 * pairs > a.len[GW_MESSAGE]) sy_fail(a, SY_ERR_LEN, 2 * pairs, a.len[GW_MESSAGE]);
+    c[C_R_PROCESSED] = pairs;
+    c[C_R_TAKEN] = 0;
+    c[C_R_DEFERRED] = 0;
+    c[C_R_PASSED] = 0;
+    c[C_R_DROPPED] = 0;
+    c[C_R_MIN_PRIO] = ~0ull;
+}
+
+template <class App> __device__ void gw_receive(const SyArgs &a) {
+    GW g = gw_make(a);
+    u64 pairs = g.count;
+    if (2 * pairs > a.len[GW_MESSAGE]) return;  // the pre-pass reported it
+    const u64 stride = (u64)gridDim.x * blockDim.x;
+    for (u64 i = (u64)blockIdx.x * blockDim.x + threadIdx.x; i < pairs; i += stride) {
+        u32 v = __ldg(g.message + 2 * i), value = __ldg(g.message + 2 * i + 1);
+        if (v >= g.n) {
+            sy_fail(a, SY_ERR_VERTEX, v, g.n);
+            continue;
+        }
+        if (__ldg(g.owner + v) != g.gpu) {
+            u64 at = gw_reserve(&g.ctl[C_R_PASSED]);
+            if (at < g.pass_pairs) {
+                g.pass[2 * at] = v;
+                g.pass[2 * at + 1] = value;
+            } else {
+                sy_fail(a, SY_ERR_OUT_OVERFLOW, at, g.pass_pairs);
+            }
+            continue;
+        }
+        if (!App::receive(g, v, value)) {
+            gw_count_lanes(&g.ctl[C_R_DROPPED]);
+            continue;
+        }
+        u64 prio = App::prio(g, v);
+        if (prio >= g.threshold) {
+            gw_defer(a, g, v, prio, &g.ctl[C_R_DEFERRED], &g.ctl[C_R_MIN_PRIO]);
+        } else {
+            gw_append(a, g, v);
+            gw_count_lanes(&g.ctl[C_R_TAKEN]);
+        }
+    }
+    bool first = blockIdx.x == 0 && threadIdx.x == 0;
+    sy_count(a, first ? pairs : 0, 0, first ? pairs : 0);
+}
+
+// -------------------------------------------------------------------------- promote
+// Runs while nothing else is in flight, so the worklist's free slots [END_ALLOC,
+// START + capacity) are free: promoted items are appended at their front, kept ones parked
+// at their back (the host made room for all of the deferred bag), and __post moves the
+// kept ones back to the start of the bag (compaction without a second buffer).
+
+__device__ void gw_promote_pre(const SyArgs &a) {
+    GW g = gw_make(a);
+    u64 *c = g.ctl;
+    u64 len = c[C_DEFERRED];
+    u64 start = c[C_START], used = c[C_END_ALLOC] - start;
+    g.h[H_LEN] = len;
+    g.h[H_START] = start;
+    if (len > g.deferred_cap || used + len > g.cap) {
+        sy_fail(a, SY_ERR_OUT_OVERFLOW, used + len, g.cap);
+        g.h[H_LEN] = 0;
+    }
+    c[C_P_PROMOTED] = 0;
+    c[C_P_REMAINING] = 0;
+    c[C_P_MIN_PRIO] = ~0ull;
+}
+
+template <class App> __device__ void gw_promote(const SyArgs &a) {
+    GW g = gw_make(a);
+    u64 len = gw_vol(&g.h[H_LEN]), start = gw_vol(&g.h[H_START]);
+    const u64 stride = (u64)gridDim.x * blockDim.x;
+    for (u64 i = (u64)blockIdx.x * blockDim.x + threadIdx.x; i < len; i += stride) {
+        u32 v = gw_ld(g.deferred + i);
+        u64 prio = App::prio(g, v);
+        if (prio < g.threshold) {
+            gw_append(a, g, v);
+            gw_count_lanes(&g.ctl[C_P_PROMOTED]);
+        } else {
+            u64 j = gw_reserve(&g.ctl[C_P_REMAINING]);
+            g.wl[gw_slot(g, start + g.cap - 1 - j)] = v;
+            atomicMin(&g.ctl[C_P_MIN_PRIO], prio);
+        }
+    }
+    sy_count(a, (blockIdx.x == 0 && threadIdx.x == 0) ? len : 0, 0, 0);
+}
+
+__device__ void gw_promote_post(const SyArgs &a) {
+    GW g = gw_make(a);
+    u64 kept = gw_vol(&g.ctl[C_P_REMAINING]), start = gw_vol(&g.h[H_START]);
+    const u64 stride = (u64)gridDim.x * blockDim.x;
+    for (u64 j = (u64)blockIdx.x * blockDim.x + threadIdx.x; j < kept; j += stride)
+        g.deferred[j] = gw_ld(g.wl + gw_slot(g, start + g.cap - 1 - j));
+    if (blockIdx.x == 0 && threadIdx.x == 0) g.ctl[C_DEFERRED] = kept;
+}
+
+// ---------------------------------------------------------------------------- fused
+// One cooperative launch (the grid is co-resident: the backend sizes it by occupancy and
+// launches it with cuLaunchCooperativeKernel). Rounds of
+//   plan:   write the last round's staged own items to the worklist at START (they are
+//           the first candidates), sum the candidates' degrees per tile;
+//   barrier (the last block to arrive computes the batch);
+//   expand: the operator over the batch, every updated vertex routed at once (owned:
+//           staged in Out, appended (PageRank) or deferred; remote: packed in Message);
+//   [barrier; the huge items' chunks, if the batch has any];
+//   barrier (the last block to arrive does the round's bookkeeping: START, counts, END
+//           snapshot for the next round, the stop decision).
+// Out holds the staged items between rounds; its contents afterwards are unspecified.
+
+// A grid-wide barrier; the last block to arrive runs leader() (all its threads) before
+// releasing the others.
+template <class F> __device__ void gw_grid_sync(const GW &g, F leader) {
+    __shared__ bool s_last;
+    __shared__ u64 s_gen;
+    __syncthreads();
+    if (threadIdx.x == 0) {
+        s_gen = gw_vol(&g.h[H_GEN]);
+        __threadfence();
+        s_last = atomicAdd(&g.h[H_ARRIVE], 1ull) == gridDim.x - 1;
+    }
+    __syncthreads();
+    if (s_last) {
+        __threadfence();
+        leader();
+        __syncthreads();
+        if (threadIdx.x == 0) {
+            g.h[H_ARRIVE] = 0;
+            __threadfence();
+            atomicAdd(&g.h[H_GEN], 1ull);
+        }
+    } else if (threadIdx.x == 0) {
+        while (gw_vol(&g.h[H_GEN]) == s_gen) __nanosleep(32);
+        __threadfence();
+    }
+    __syncthreads();
+}
+
+// Copies the staged items Out[0..m) to the worklist at [start, start + m).
+__device__ void gw_write_staged(const GW &g, u64 start, u64 m) {
+    const u64 stride = (u64)gridDim.x * blockDim.x;
+    for (u64 i = (u64)blockIdx.x * blockDim.x + threadIdx.x; i < m; i += stride)
+        g.wl[gw_slot(g, start + i)] = gw_ld(g.out + i);
+}
+
+// Whether another round may start: work left, pushes within the budget.
+__device__ bool gw_fused_go(const GW &g, u64 rounds, u64 start, u64 end, u64 pushed) {
+    u64 most = g.max_rounds > 1 ? g.max_rounds : 1;
+    return rounds < most && end != start && pushed + g.out_cap <= g.push_budget;
+}
+
+__device__ void gw_fused_pre(const SyArgs &a) {
+    GW g = gw_make(a);
+    u64 *c = g.ctl, *h = g.h;
+    u64 start = c[C_START], end = gw_vol(&c[C_END]);
+    h[H_ARRIVE] = 0;
+    h[H_START] = start;
+    h[H_END] = end;
+    h[H_STAGED] = 0;
+    h[H_STAGED_NEXT] = 0;
+    h[H_ROUNDS] = 0;
+    h[H_CONSUMED] = 0;
+    h[H_EDGES] = 0;
+    h[H_PUSHES] = 0;
+    h[H_ITEMS] = 0;
+    h[H_ATOMICS] = 0;
+    h[H_CHUNKS] = 0;
+    h[H_HUGE_AT] = ~0ull;
+    h[H_STOP] = !gw_fused_go(g, 0, start, end, 0);
+    c[C_W_CONSUMED] = 0;
+    c[C_W_TAKEN] = 0;
+    c[C_W_DEFERRED] = 0;
+    c[C_W_SENT] = 0;
+    c[C_W_DROPPED] = 0;
+    c[C_W_MIN_PRIO] = ~0ull;
+    c[C_W_EDGES] = 0;
+    c[C_W_ROUNDS] = 0;
+}
+
+template <class App> __device__ void gw_fused(const SyArgs &a) {
+    GW g = gw_make(a);
+    u64 *h = g.h, *c = g.ctl;
+    GwFusedOp<App> op{a, g};
+    u64 room = g.message_pairs > g.out_cap ? g.message_pairs - g.out_cap : 0;
+    u64 flush = g.flush_pairs < room ? g.flush_pairs : room;
+    while (true) {
+        u64 start = gw_vol(&h[H_START]), m = gw_vol(&h[H_STAGED]);
+        u64 end = gw_vol(&h[H_END]);
+        gw_write_staged(g, start, m);
+        if (gw_vol(&h[H_STOP])) break;
+        u64 cand = end - start < g.count ? end - start : g.count;
+        if (cand > (u64)GW_MAX_TILES * GW_TILE) cand = (u64)GW_MAX_TILES * GW_TILE;
+        GwFetch staged = gw_fetch(g, start, m);
+        gw_plan_tiles(g, staged, cand, &h[H_HUGE_AT]);
+        gw_grid_sync(g, [&]() {
+            u64 take = gw_plan_take(a, g, staged, cand);
+            if (threadIdx.x == 0) {
+                h[H_TAKE] = take;
+                h[H_HAS_HUGE] = gw_vol(&h[H_HUGE_AT]) < take;
+                h[H_HUGE_AT] = ~0ull;
+                h[H_STAGED_NEXT] = 0;
+                h[H_CHUNKS] = 0;
+                if (take == 0) h[H_STOP] = 1;  // the first item does not fit: reported
+            }
+        });
+        u64 take = gw_vol(&h[H_TAKE]);
+        if (take == 0) break;
+        GwFetch batch = gw_fetch(g, start, 0);
+        u64 edges = gw_expand(a, g, batch, take, op);
+        u64 block_edges = gw_block_sum(edges);
+        if (threadIdx.x == 0 && block_edges) atomicAdd(&h[H_EDGES], block_edges);
+        if (gw_vol(&h[H_HAS_HUGE])) {
+            gw_grid_sync(g, []() {});
+            gw_expand_chunks(g, gw_vol(&h[H_CHUNKS]), op);
+        }
+        gw_grid_sync(g, [&]() {
+            if (threadIdx.x != 0) return;
+            u64 staged_next = gw_vol(&h[H_STAGED_NEXT]);
+            u64 next_start = start + take - staged_next;
+            c[C_START] = next_start;
+            u64 taken = gw_vol(&c[C_W_TAKEN]), deferred = gw_vol(&c[C_W_DEFERRED]);
+            u64 sent = gw_vol(&c[C_W_SENT]);
+            u64 pushes = taken + deferred + sent;
+            u64 out_len = pushes - gw_vol(&h[H_PUSHES]);
+            h[H_PUSHES] = pushes;
+            h[H_ITEMS] = gw_vol(&h[H_ITEMS]) + take + out_len;
+            h[H_ATOMICS] = gw_vol(&h[H_ATOMICS]) + (out_len + 31) / 32;
+            h[H_CONSUMED] = gw_vol(&h[H_CONSUMED]) + take;
+            u64 rounds = gw_vol(&h[H_ROUNDS]) + 1;
+            h[H_ROUNDS] = rounds;
+            u64 end_now = gw_vol(&c[C_END]);
+            h[H_START] = next_start;
+            h[H_STAGED] = staged_next;
+            h[H_END] = end_now;
+            h[H_STOP] = sent >= flush ||
+                        !gw_fused_go(g, rounds, next_start, end_now, taken + deferred);
+        });
+    }
+    if (blockIdx.x == 0 && threadIdx.x == 0) {
+        u64 edges = gw_vol(&h[H_EDGES]);
+        c[C_W_CONSUMED] = gw_vol(&h[H_CONSUMED]);
+        c[C_W_EDGES] = edges;
+        c[C_W_ROUNDS] = gw_vol(&h[H_ROUNDS]);
+        atomicAdd(&a.stats[0], gw_vol(&h[H_ITEMS]));
+        atomicAdd(&a.stats[1], edges);
+        atomicAdd(&a.stats[2], edges + gw_vol(&h[H_ATOMICS]));
+    }
+}
+
+// ----------------------------------------------------------------------------- grow
+// Buffers [old worklist, control block, new worklist]; the device is quiet.
+
+extern "C" __global__ void groute_wl_grow__pre(const SyArgs a) {
+    const u64 *c = sy_buf<const u64>(a, 1);
+    u64 live = c[C_END] - c[C_START];
+    if (live > a.len[2]) sy_fail(a, SY_ERR_OUT_OVERFLOW, live, a.len[2]);
+}
+
+extern "C" __global__ void __launch_bounds__(SY_BLOCK) groute_wl_grow(const SyArgs a) {
+    const u32 *old = sy_buf<const u32>(a, 0);
+    const u64 *c = sy_buf<const u64>(a, 1);
+    u32 *fresh = sy_buf<u32>(a, 2);
+    u64 start = c[C_START], live = c[C_END] - start;
+    u64 old_cap = a.len[0], new_cap = a.len[2];
+    if (live > new_cap) return;  // the pre-pass reported it
+    const u64 stride = (u64)gridDim.x * blockDim.x;
+    for (u64 i = (u64)blockIdx.x * blockDim.x + threadIdx.x; i < live; i += stride)
+        fresh[(start + i) % new_cap] = old[(start + i) % old_cap];
+    sy_count(a, (blockIdx.x == 0 && threadIdx.x == 0) ? live : 0, 0, 0);
+}
+
+// ------------------------------------------------------------------- entry points
+
+// One line per entry point (tests find the kernels by their `extern "C" __global__` line).
+extern "C" __global__ void groute_bfs_work__pre(const SyArgs a) { gw_work_pre(a); }
+extern "C" __global__ void __launch_bounds__(SY_BLOCK) groute_bfs_work__plan(const SyArgs a) { gw_work_plan(a); }
+extern "C" __global__ void __launch_bounds__(SY_BLOCK) groute_bfs_work(const SyArgs a) { gw_work<GwBfs>(a); }
+extern "C" __global__ void __launch_bounds__(SY_BLOCK) groute_bfs_work__post(const SyArgs a) { gw_work_post<GwBfs>(a); }
+extern "C" __global__ void groute_bfs_split_send__pre(const SyArgs a) { gw_split_send_pre(a); }
+extern "C" __global__ void __launch_bounds__(SY_BLOCK) groute_bfs_split_send(const SyArgs a) { gw_split_send<GwBfs>(a); }
+extern "C" __global__ void groute_bfs_split_receive__pre(const SyArgs a) { gw_receive_pre(a); }
+extern "C" __global__ void __launch_bounds__(SY_BLOCK) groute_bfs_split_receive(const SyArgs a) { gw_receive<GwBfs>(a); }
+extern "C" __global__ void groute_bfs_promote__pre(const SyArgs a) { gw_promote_pre(a); }
+extern "C" __global__ void __launch_bounds__(SY_BLOCK) groute_bfs_promote(const SyArgs a) { gw_promote<GwBfs>(a); }
+extern "C" __global__ void __launch_bounds__(SY_BLOCK) groute_bfs_promote__post(const SyArgs a) { gw_promote_post(a); }
+extern "C" __global__ void groute_bfs_fused__pre(const SyArgs a) { gw_fused_pre(a); }
+extern "C" __global__ void __launch_bounds__(SY_BLOCK) groute_bfs_fused(const SyArgs a) { gw_fused<GwBfs>(a); }
+
+extern "C" __global__ void groute_sssp_work__pre(const SyArgs a) { gw_work_pre(a); }
+extern "C" __global__ void __launch_bounds__(SY_BLOCK) groute_sssp_work__plan(const SyArgs a) { gw_work_plan(a); }
+extern "C" __global__ void __launch_bounds__(SY_BLOCK) groute_sssp_work(const SyArgs a) { gw_work<GwSssp>(a); }
+extern "C" __global__ void __launch_bounds__(SY_BLOCK) groute_sssp_work__post(const SyArgs a) { gw_work_post<GwSssp>(a); }
+extern "C" __global__ void groute_sssp_split_send__pre(const SyArgs a) { gw_split_send_pre(a); }
+extern "C" __global__ void __launch_bounds__(SY_BLOCK) groute_sssp_split_send(const SyArgs a) { gw_split_send<GwSssp>(a); }
+extern "C" __global__ void groute_sssp_split_receive__pre(const SyArgs a) { gw_receive_pre(a); }
+extern "C" __global__ void __launch_bounds__(SY_BLOCK) groute_sssp_split_receive(const SyArgs a) { gw_receive<GwSssp>(a); }
+extern "C" __global__ void groute_sssp_promote__pre(const SyArgs a) { gw_promote_pre(a); }
+extern "C" __global__ void __launch_bounds__(SY_BLOCK) groute_sssp_promote(const SyArgs a) { gw_promote<GwSssp>(a); }
+extern "C" __global__ void __launch_bounds__(SY_BLOCK) groute_sssp_promote__post(const SyArgs a) { gw_promote_post(a); }
+extern "C" __global__ void groute_sssp_fused__pre(const SyArgs a) { gw_fused_pre(a); }
+extern "C" __global__ void __launch_bounds__(SY_BLOCK) groute_sssp_fused(const SyArgs a) { gw_fused<GwSssp>(a); }
+
+extern "C" __global__ void groute_pr_work__pre(const SyArgs a) { gw_work_pre(a); }
+extern "C" __global__ void __launch_bounds__(SY_BLOCK) groute_pr_work__plan(const SyArgs a) { gw_work_plan(a); }
+extern "C" __global__ void __launch_bounds__(SY_BLOCK) groute_pr_work(const SyArgs a) { gw_work<GwPr>(a); }
+extern "C" __global__ void __launch_bounds__(SY_BLOCK) groute_pr_work__post(const SyArgs a) { gw_work_post<GwPr>(a); }
+extern "C" __global__ void groute_pr_split_send__pre(const SyArgs a) { gw_split_send_pre(a); }
+extern "C" __global__ void __launch_bounds__(SY_BLOCK) groute_pr_split_send(const SyArgs a) { gw_split_send<GwPr>(a); }
+extern "C" __global__ void groute_pr_split_receive__pre(const SyArgs a) { gw_receive_pre(a); }
+extern "C" __global__ void __launch_bounds__(SY_BLOCK) groute_pr_split_receive(const SyArgs a) { gw_receive<GwPr>(a); }
+extern "C" __global__ void groute_pr_promote__pre(const SyArgs a) { gw_promote_pre(a); }
+extern "C" __global__ void __launch_bounds__(SY_BLOCK) groute_pr_promote(const SyArgs a) { gw_promote<GwPr>(a); }
+extern "C" __global__ void __launch_bounds__(SY_BLOCK) groute_pr_promote__post(const SyArgs a) { gw_promote_post(a); }
+extern "C" __global__ void groute_pr_fused__pre(const SyArgs a) { gw_fused_pre(a); }
+extern "C" __global__ void __launch_bounds__(SY_BLOCK) groute_pr_fused(const SyArgs a) { gw_fused<GwPr>(a); }
