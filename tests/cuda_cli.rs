@@ -80,3 +80,35 @@ fn calibrate_runs_on_the_simulator_writes_validated_rows_with_floors_and_traffic
     let table = String::from_utf8_lossy(&out.stdout);
     assert_eq!(table.lines().filter(|l| l.contains("passed")).count(), 6, "{table}");
 }
+
+#[test]
+fn run_checks_its_outputs_and_logical_gpu_options_before_any_work() {
+    let dir = tempfile::tempdir().unwrap();
+    let missing = dir.path().join("no-such-folder/report.json");
+    let missing = missing.to_str().unwrap();
+    let folder = dir.path().to_str().unwrap();
+    for (args, needle) in [
+        (vec!["run", "--generate", "rmat:scale=8,ef=4", "--report", missing], "--report"),
+        (vec!["run", "--generate", "rmat:scale=8,ef=4", "--trace", folder], "--trace"),
+        (vec!["run", "--generate", "rmat:scale=8,ef=4", "--logical-gpus"], "--logical-gpus"),
+        (
+            vec![
+                "run",
+                "--generate",
+                "rmat:scale=8,ef=4",
+                "--runtime",
+                "groute",
+                "--algo",
+                "dobfs",
+            ],
+            "--runtime groute has no operators for dobfs",
+        ),
+    ] {
+        let out = switchyard(&args);
+        assert!(!out.status.success(), "{args:?} succeeded");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.contains(needle), "{args:?}: {err}");
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        assert!(!stdout.contains("validation"), "{args:?} ran before failing: {stdout}");
+    }
+}

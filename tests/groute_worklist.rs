@@ -321,24 +321,26 @@ fn every_application_at_every_gpu_count_of_every_topology() {
 
 #[test]
 fn a_worklist_run_gives_back_all_the_device_memory_it_took() {
+    use switchyard::algo::{Algorithm, AlgorithmParams, GrouteOperators};
     use switchyard::backend::sim::{SimBackend, SimConfig};
     use switchyard::backend::{Backend, DeviceId};
-    use switchyard::runtime::groute::worklist::{Problem, run as run_worklist};
+    use switchyard::runtime::groute::worklist::run as run_worklist;
     let graph = with_uniform_weights(&real_graph("power.graph"), 1, 64, 3).expect("weights");
     let topology = Topology::bundled("dgx1-v100").expect("bundled");
     let mut backend =
         SimBackend::new(topology, 4, switchyard::driver::builtin_kernels(), SimConfig::default())
             .expect("backend");
     let owner: Vec<u32> = (0..graph.num_vertices()).map(|v| v % 4).collect();
-    for problem in [
-        Problem::Bfs { source: 0 },
-        Problem::Sssp { source: 0 },
-        Problem::PageRank { damping: 0.85, epsilon: 1e-3 },
-    ] {
-        run_worklist(&mut backend, &graph, &owner, 4, problem, &WorklistOptions::default())
+    let params = AlgorithmParams { epsilon: 1e-3, ..AlgorithmParams::default() };
+    for algorithm in [Algorithm::Bfs, Algorithm::Sssp, Algorithm::PrResidual] {
+        let Some(GrouteOperators::Worklist(app)) = algorithm.instance(&params).groute() else {
+            panic!("{} has worklist operators", algorithm.name());
+        };
+        run_worklist(&mut backend, &graph, &owner, 4, app.as_ref(), &WorklistOptions::default())
             .expect("run");
         for d in 0..4 {
-            assert_eq!(backend.memory_in_use_bytes(DeviceId(d)), 0, "{problem:?} on gpu{d}");
+            let name = algorithm.name();
+            assert_eq!(backend.memory_in_use_bytes(DeviceId(d)), 0, "{name} on gpu{d}");
         }
     }
 }

@@ -1,11 +1,14 @@
 //! Breadth-first search: levels from a source (unreached vertices keep `u32::MAX`).
 
 use super::{BspPrimitive, GraphAlgorithm, GrouteOperators, VertexResult};
-use crate::backend::{BackendError, ElemType, KernelContext, KernelDef, KernelRegistry};
+use crate::backend::{BackendError, ElemType, HostData, KernelContext, KernelDef, KernelRegistry};
 use crate::graph::reference::{self, ValidationReport, compare_exact};
 use crate::graph::{Csr, GraphError};
 use crate::runtime::bsp::{AdvanceArgs, Combiner};
-use crate::runtime::groute::worklist::Problem;
+use crate::runtime::groute::worklist::kernels::{
+    Counts, Out, Visit, WorklistKernels, WorklistOperator, register_app,
+};
+use crate::runtime::groute::worklist::{Start, WorklistApp};
 
 /// Level of a vertex BFS never reached.
 pub const UNREACHED: u32 = u32::MAX;
@@ -37,7 +40,7 @@ impl GraphAlgorithm for Bfs {
         Some(Box::new(self.clone()))
     }
     fn groute(&self) -> Option<GrouteOperators> {
-        Some(GrouteOperators::Worklist(Problem::Bfs { source: self.source }))
+        Some(GrouteOperators::Worklist(Box::new(self.clone())))
     }
 }
 
@@ -62,8 +65,86 @@ impl BspPrimitive for Bfs {
     }
 }
 
-/// Registers `bfs_advance`.
+/// BFS on Groute's distributed worklist (seed 000 section 4.5): a vertex's level pushed to
+/// its out-neighbours with atomic min; GetPrio is the level.
+impl WorklistApp for Bfs {
+    fn label(&self) -> &'static str {
+        "BFS"
+    }
+    fn kernels(&self) -> WorklistKernels {
+        BfsWorklist::KERNELS
+    }
+    fn initial_values(&self, owner: &[u32], _gpu: u32) -> HostData {
+        HostData::U32(vec![UNREACHED; owner.len()])
+    }
+    fn start(&self) -> Start {
+        Start::Source(self.source)
+    }
+}
+
+/// BFS's worklist callbacks (`kernels/groute_worklist.cu` has the CUDA functor).
+pub struct BfsWorklist;
+
+impl WorklistOperator for BfsWorklist {
+    const KERNELS: WorklistKernels = WorklistKernels {
+        work: "groute_bfs_work",
+        split_send: "groute_bfs_split_send",
+        split_receive: "groute_bfs_split_receive",
+        promote: "groute_bfs_promote",
+        fused: "groute_bfs_fused",
+    };
+    const PREPEND_OWN: bool = true;
+    fn visit(
+        visit: &Visit<'_>,
+        values: &mut HostData,
+        _rank: &mut HostData,
+        out: &mut Out<'_>,
+        _counts: &mut Counts,
+    ) -> Result<u64, BackendError> {
+        let level = values.as_u32_mut()?;
+        let next = level[visit.v as usize].saturating_add(1);
+        for &t in visit.targets {
+            if next < level[t as usize] {
+                level[t as usize] = next;
+                out.push(t);
+            }
+        }
+        Ok(visit.targets.len() as u64)
+    }
+    fn pack(values: &mut HostData, v: u32) -> Result<u32, BackendError> {
+        Ok(values.as_u32()?[v as usize])
+    }
+    fn on_receive(
+        values: &mut HostData,
+        v: u32,
+        value: u32,
+        _epsilon: f64,
+    ) -> Result<bool, BackendError> {
+        min_improves(values, v, value)
+    }
+    fn priority(values: &HostData, v: u32) -> Result<u64, BackendError> {
+        Ok(u64::from(values.as_u32()?[v as usize]))
+    }
+}
+
+/// OnReceive of the min-combined applications (BFS, SSSP): lower the value and take the
+/// vertex if `value` improves it.
+pub(crate) fn min_improves(
+    values: &mut HostData,
+    v: u32,
+    value: u32,
+) -> Result<bool, BackendError> {
+    let x = values.as_u32_mut()?;
+    let improved = value < x[v as usize];
+    if improved {
+        x[v as usize] = value;
+    }
+    Ok(improved)
+}
+
+/// Registers `bfs_advance` and BFS's worklist kernels.
 pub fn register(registry: &mut KernelRegistry) {
+    register_app::<BfsWorklist>(registry);
     registry.register(KernelDef {
         name: "bfs_advance",
         contract: "for every frontier vertex, label unvisited out-neighbours with superstep + 1 \

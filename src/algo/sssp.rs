@@ -2,11 +2,14 @@
 //! from a source, unreachable vertices keep `u32::MAX`.
 
 use super::{BspPrimitive, GraphAlgorithm, GrouteOperators, Needs, VertexResult};
-use crate::backend::{BackendError, ElemType, KernelContext, KernelDef, KernelRegistry};
+use crate::backend::{BackendError, ElemType, HostData, KernelContext, KernelDef, KernelRegistry};
 use crate::graph::reference::{self, ValidationReport, compare_exact};
 use crate::graph::{Csr, GraphError};
 use crate::runtime::bsp::{AdvanceArgs, Combiner};
-use crate::runtime::groute::worklist::Problem;
+use crate::runtime::groute::worklist::kernels::{
+    Counts, Out, Visit, WorklistKernels, WorklistOperator, register_app,
+};
+use crate::runtime::groute::worklist::{Start, WorklistApp};
 
 /// Distance of a vertex SSSP never reached.
 pub const UNREACHED: u32 = u32::MAX;
@@ -46,7 +49,7 @@ impl GraphAlgorithm for Sssp {
         Some(Box::new(self.clone()))
     }
     fn groute(&self) -> Option<GrouteOperators> {
-        Some(GrouteOperators::Worklist(Problem::Sssp { source: self.source }))
+        Some(GrouteOperators::Worklist(Box::new(self.clone())))
     }
 }
 
@@ -74,8 +77,87 @@ impl BspPrimitive for Sssp {
     }
 }
 
-/// Registers `sssp_advance`.
+/// SSSP on Groute's distributed worklist (seed 000 section 4.5): distances relaxed with
+/// atomic min over integer weights; GetPrio is the distance (soft priority, section 4.4).
+impl WorklistApp for Sssp {
+    fn label(&self) -> &'static str {
+        "SSSP"
+    }
+    fn kernels(&self) -> WorklistKernels {
+        SsspWorklist::KERNELS
+    }
+    fn initial_values(&self, owner: &[u32], _gpu: u32) -> HostData {
+        HostData::U32(vec![UNREACHED; owner.len()])
+    }
+    fn start(&self) -> Start {
+        Start::Source(self.source)
+    }
+    fn uses_weights(&self) -> bool {
+        true
+    }
+}
+
+/// SSSP's worklist callbacks (`kernels/groute_worklist.cu` has the CUDA functor).
+pub struct SsspWorklist;
+
+impl WorklistOperator for SsspWorklist {
+    const KERNELS: WorklistKernels = WorklistKernels {
+        work: "groute_sssp_work",
+        split_send: "groute_sssp_split_send",
+        split_receive: "groute_sssp_split_receive",
+        promote: "groute_sssp_promote",
+        fused: "groute_sssp_fused",
+    };
+    const PREPEND_OWN: bool = true;
+    fn visit(
+        visit: &Visit<'_>,
+        values: &mut HostData,
+        _rank: &mut HostData,
+        out: &mut Out<'_>,
+        counts: &mut Counts,
+    ) -> Result<u64, BackendError> {
+        if visit.weights.len() != visit.targets.len() {
+            return Err(BackendError::Kernel {
+                kernel: Self::KERNELS.work.into(),
+                message: format!(
+                    "{} weights for the {} arcs of vertex {}: the graph needs integer weights",
+                    visit.weights.len(),
+                    visit.targets.len(),
+                    visit.v
+                ),
+            });
+        }
+        let dist = values.as_u32_mut()?;
+        let d = dist[visit.v as usize];
+        for (&t, &w) in visit.targets.iter().zip(visit.weights) {
+            let nd = d.saturating_add(w);
+            if nd < dist[t as usize] {
+                dist[t as usize] = nd;
+                out.push(t);
+            }
+        }
+        counts.bytes_read += 4 * visit.targets.len() as u64;
+        Ok(visit.targets.len() as u64)
+    }
+    fn pack(values: &mut HostData, v: u32) -> Result<u32, BackendError> {
+        Ok(values.as_u32()?[v as usize])
+    }
+    fn on_receive(
+        values: &mut HostData,
+        v: u32,
+        value: u32,
+        _epsilon: f64,
+    ) -> Result<bool, BackendError> {
+        super::bfs::min_improves(values, v, value)
+    }
+    fn priority(values: &HostData, v: u32) -> Result<u64, BackendError> {
+        Ok(u64::from(values.as_u32()?[v as usize]))
+    }
+}
+
+/// Registers `sssp_advance` and SSSP's worklist kernels.
 pub fn register(registry: &mut KernelRegistry) {
+    register_app::<SsspWorklist>(registry);
     registry.register(KernelDef {
         name: "sssp_advance",
         contract: "for every frontier vertex, relax its out-arcs with atomic min and append \

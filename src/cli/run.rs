@@ -267,6 +267,12 @@ pub fn run_command(args: RunArgs) -> anyhow::Result<()> {
     {
         bail!("--priority-delta and --fused are Groute options: add --runtime groute");
     }
+    if let Some(path) = &args.report {
+        super::output::check_output_path("--report", path)?;
+    }
+    if let Some(path) = &args.trace {
+        super::output::check_output_path("--trace", path)?;
+    }
     let setup = backend_setup(
         args.backend,
         &args.options,

@@ -288,8 +288,8 @@ pub fn execute<B: Backend>(
             bsp::run(backend, graph, owner, spec.gpus, primitive.as_ref(), &options)?.into()
         }
         RuntimeKind::Groute => match prepared.algorithm.groute().ok_or_else(refused)? {
-            GrouteOperators::Worklist(problem) => {
-                worklist::run(backend, graph, owner, spec.gpus, problem, &spec.groute)?.into()
+            GrouteOperators::Worklist(app) => {
+                worklist::run(backend, graph, owner, spec.gpus, app.as_ref(), &spec.groute)?.into()
             }
             GrouteOperators::Program(program) => {
                 program.run(backend, graph, owner, spec.gpus, &spec.groute)?

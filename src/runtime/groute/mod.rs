@@ -36,7 +36,7 @@ pub fn register(registry: &mut crate::backend::KernelRegistry) {
 /// What an algorithm gives the Groute runtime.
 pub enum GrouteOperators {
     /// An application of the distributed worklist (seed 000 sections 4.3-4.6).
-    Worklist(worklist::Problem),
+    Worklist(Box<dyn worklist::WorklistApp>),
     /// A whole program on Groute's constructs (endpoints, links, routers), such as
     /// topology-driven connected components (section 5.1.4).
     Program(Box<dyn GrouteProgram>),

@@ -145,138 +145,171 @@ pub mod ctl {
     pub const ORIGIN: u64 = 1 << 40;
 }
 
-/// The applications of the distributed worklist.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, serde::Serialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum App {
-    /// Breadth-first search (levels, atomic min).
-    Bfs,
-    /// Single-source shortest paths (distances, atomic min).
-    Sssp,
-    /// Residual-push PageRank (remote residuals always forwarded).
-    PageRank,
+/// The registered names of one application's five worklist kernels (their CUDA names are
+/// the same, in `kernels/groute_worklist.cu`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct WorklistKernels {
+    /// Take a batch and apply the operator.
+    pub work: &'static str,
+    /// SplitSend.
+    pub split_send: &'static str,
+    /// SplitReceive.
+    pub split_receive: &'static str,
+    /// Promote deferred items below a new threshold.
+    pub promote: &'static str,
+    /// The fused worker.
+    pub fused: &'static str,
 }
 
-impl App {
-    /// Kernel name prefix.
-    pub fn prefix(self) -> &'static str {
-        match self {
-            App::Bfs => "groute_bfs",
-            App::Sssp => "groute_sssp",
-            App::PageRank => "groute_pr",
+/// What a vertex operator sees: the vertex, its arcs, and the run's parameters.
+#[derive(Clone, Copy, Debug)]
+pub struct Visit<'a> {
+    /// The vertex being worked (global id, owned by this GPU).
+    pub v: u32,
+    /// Targets of its out-arcs (global ids).
+    pub targets: &'a [u32],
+    /// Weights of its out-arcs (empty unless the application uploads weights).
+    pub weights: &'a [u32],
+    /// Owner GPU of every vertex.
+    pub owner: &'a [u32],
+    /// This GPU.
+    pub gpu: u32,
+    /// The application's tolerance (`epsilon` scalar).
+    pub epsilon: f64,
+    /// The application's damping factor (`damping` scalar).
+    pub damping: f64,
+}
+
+/// The work kernel's output: the vertices the operator updated, for SplitSend.
+pub struct Out<'a> {
+    items: &'a mut [u32],
+    len: usize,
+    overflowed: bool,
+}
+
+impl Out<'_> {
+    /// Queues vertex `t` for SplitSend (the batch was planned so that it fits).
+    pub fn push(&mut self, t: u32) {
+        match self.items.get_mut(self.len) {
+            Some(slot) => {
+                *slot = t;
+                self.len += 1;
+            }
+            None => self.overflowed = true,
         }
     }
-
-    /// Name of one of its kernels (`work`, `split_send`, `split_receive`, `promote`,
-    /// `fused`).
-    pub fn kernel(self, which: &str) -> &'static str {
-        KERNEL_NAMES
-            .iter()
-            .find(|(app, w, _)| *app == self && *w == which)
-            .map_or("groute_unknown", |(_, _, n)| n)
-    }
 }
 
-const KERNEL_NAMES: [(App, &str, &str); 15] = [
-    (App::Bfs, "work", "groute_bfs_work"),
-    (App::Bfs, "split_send", "groute_bfs_split_send"),
-    (App::Bfs, "split_receive", "groute_bfs_split_receive"),
-    (App::Bfs, "promote", "groute_bfs_promote"),
-    (App::Bfs, "fused", "groute_bfs_fused"),
-    (App::Sssp, "work", "groute_sssp_work"),
-    (App::Sssp, "split_send", "groute_sssp_split_send"),
-    (App::Sssp, "split_receive", "groute_sssp_split_receive"),
-    (App::Sssp, "promote", "groute_sssp_promote"),
-    (App::Sssp, "fused", "groute_sssp_fused"),
-    (App::PageRank, "work", "groute_pr_work"),
-    (App::PageRank, "split_send", "groute_pr_split_send"),
-    (App::PageRank, "split_receive", "groute_pr_split_receive"),
-    (App::PageRank, "promote", "groute_pr_promote"),
-    (App::PageRank, "fused", "groute_pr_fused"),
-];
+/// What the cost model is told, accumulated by the kernel bodies and the operators.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Counts {
+    /// Work items.
+    pub items: u64,
+    /// Edges visited.
+    pub edges: u64,
+    /// Atomic operations.
+    pub atomics: u64,
+    /// Bytes read from device memory.
+    pub bytes_read: u64,
+    /// Bytes written to device memory.
+    pub bytes_written: u64,
+}
 
-/// Registers every worklist kernel.
+/// An application of the distributed worklist: its callbacks (seed 000 Fig. 10: the
+/// operator, `Pack`, `OnReceive`, `GetPrio`; `Unpack` and `OnSend` are the runtime's) as
+/// the simulator's kernels run them. Algorithms implement it in `crate::algo`; the CUDA
+/// versions are functors in `kernels/groute_worklist.cu` with the same contract.
+pub trait WorklistOperator: 'static {
+    /// The application's kernel names.
+    const KERNELS: WorklistKernels;
+    /// Whether a GPU prepends its own production (BFS, SSSP: section 4.3) rather than
+    /// appending it (PageRank, so that a residual keeps accumulating while it waits).
+    const PREPEND_OWN: bool;
+    /// The operator on owned vertex `visit.v` (push-style): updates `values` (and `rank`)
+    /// and pushes every vertex to route onwards into `out`; adds its memory traffic beyond
+    /// the targets (weights, ranks) to `counts`. Returns the arcs it visited (0 when it
+    /// skipped them, as PageRank does for a vertex without residual).
+    fn visit(
+        visit: &Visit<'_>,
+        values: &mut HostData,
+        rank: &mut HostData,
+        out: &mut Out<'_>,
+        counts: &mut Counts,
+    ) -> Result<u64, BackendError>;
+    /// Pack: the value sent with remote vertex `v` (it may take it from the halo, as
+    /// PageRank's accumulated residual).
+    fn pack(values: &mut HostData, v: u32) -> Result<u32, BackendError>;
+    /// OnReceive for owned vertex `v`: combines the received `value`; whether `v` is taken
+    /// into the worklist (else the pair is dropped).
+    fn on_receive(
+        values: &mut HostData,
+        v: u32,
+        value: u32,
+        epsilon: f64,
+    ) -> Result<bool, BackendError>;
+    /// GetPrio: the priority of `v` (lower first); 0 for applications without one.
+    fn priority(values: &HostData, v: u32) -> Result<u64, BackendError>;
+}
+
+/// Registers application `Op`'s five worklist kernels.
+pub fn register_app<Op: WorklistOperator>(registry: &mut KernelRegistry) {
+    let k = Op::KERNELS;
+    registry.register(KernelDef {
+        name: k.work,
+        contract: "take the longest prefix of the first min(count, END - START) items (END \
+                   as published) whose out-degrees sum to at most Out's capacity (at least \
+                   one item; an error if the first alone does not fit) and apply the \
+                   application's operator to each (push-style, atomic value updates), \
+                   writing every vertex it updates to Out in unspecified order",
+        sim: work_kernel::<Op>,
+        cuda_name: Some(k.work),
+        remote_args: &[],
+    });
+    registry.register(KernelDef {
+        name: k.split_send,
+        contract: "SplitSend: route every Out item by OnSend: owned items are prepended to \
+                   the worklist (appended where the application appends its own \
+                   production; deferred when GetPrio >= threshold), others are packed as \
+                   (vertex, value) into Message",
+        sim: split_send_kernel::<Op>,
+        cuda_name: Some(k.split_send),
+        remote_args: &[],
+    });
+    registry.register(KernelDef {
+        name: k.split_receive,
+        contract: "SplitReceive (high-priority stream, concurrent with the worker): for each \
+                   received (vertex, value) pair, OnReceive: owned and improving: take \
+                   (append to the worklist through END_ALLOC / END_WRITTEN / END, or \
+                   defer); owned, not improving: drop; else pass to Pass",
+        sim: split_receive_kernel::<Op>,
+        cuda_name: Some(k.split_receive),
+        remote_args: &[],
+    });
+    registry.register(KernelDef {
+        name: k.promote,
+        contract: "move deferred items whose GetPrio is below the new consensus threshold \
+                   to the worklist's end (published as appends); compact the rest (in \
+                   unspecified order)",
+        sim: promote_kernel::<Op>,
+        cuda_name: Some(k.promote),
+        remote_args: &[],
+    });
+    registry.register(KernelDef {
+        name: k.fused,
+        contract: "fused worker: rounds of (take a batch by the work kernel's rule, work, \
+                   SplitSend) inside one persistent launch until the worklist is empty (END \
+                   as published), `max_rounds` rounds ran, `flush_pairs` pairs wait to be \
+                   sent, or another round could push past `push_budget`; Out's contents \
+                   afterwards are unspecified",
+        sim: fused_kernel::<Op>,
+        cuda_name: Some(k.fused),
+        remote_args: &[],
+    });
+}
+
+/// Registers the worklist's own kernels (the applications register theirs with
+/// [`register_app`]).
 pub fn register(registry: &mut KernelRegistry) {
-    macro_rules! app_kernels {
-        ($app:expr, $work:literal, $send:literal, $recv:literal, $promote:literal, $fused:literal) => {{
-            registry.register(KernelDef {
-                name: $work,
-                contract: "take the longest prefix of the first min(count, END - START) \
-                           items (END as published) whose out-degrees sum to at most Out's \
-                           capacity (at least one item; an error if the first alone does \
-                           not fit) and apply the application's operator to each \
-                           (push-style, atomic value updates), writing every vertex it \
-                           updates to Out in unspecified order",
-                sim: |ctx| work_kernel(ctx, $app),
-                cuda_name: Some($work),
-                remote_args: &[],
-            });
-            registry.register(KernelDef {
-                name: $send,
-                contract: "SplitSend: route every Out item by OnSend: owned items are \
-                           prepended to the worklist (or deferred when GetPrio >= threshold), \
-                           others are packed as (vertex, value) into Message",
-                sim: |ctx| split_send_kernel(ctx, $app),
-                cuda_name: Some($send),
-                remote_args: &[],
-            });
-            registry.register(KernelDef {
-                name: $recv,
-                contract: "SplitReceive (high-priority stream, concurrent with the \
-                           worker): for each received (vertex, value) pair, OnReceive: owned \
-                           and improving: take (append to the worklist through END_ALLOC / \
-                           END_WRITTEN / END, or defer); owned, not improving: drop; else \
-                           pass to Pass",
-                sim: |ctx| split_receive_kernel(ctx, $app),
-                cuda_name: Some($recv),
-                remote_args: &[],
-            });
-            registry.register(KernelDef {
-                name: $promote,
-                contract: "move deferred items whose GetPrio is below the new consensus \
-                           threshold to the worklist's end (published as appends); compact \
-                           the rest (in unspecified order)",
-                sim: |ctx| promote_kernel(ctx, $app),
-                cuda_name: Some($promote),
-                remote_args: &[],
-            });
-            registry.register(KernelDef {
-                name: $fused,
-                contract: "fused worker: rounds of (take a batch by the work kernel's \
-                           rule, work, SplitSend) inside one persistent launch until the \
-                           worklist is empty (END as published), `max_rounds` rounds ran, \
-                           `flush_pairs` pairs wait to be sent, or another round could push \
-                           past `push_budget`; Out's contents afterwards are unspecified",
-                sim: |ctx| fused_kernel(ctx, $app),
-                cuda_name: Some($fused),
-                remote_args: &[],
-            });
-        }};
-    }
-    app_kernels!(
-        App::Bfs,
-        "groute_bfs_work",
-        "groute_bfs_split_send",
-        "groute_bfs_split_receive",
-        "groute_bfs_promote",
-        "groute_bfs_fused"
-    );
-    app_kernels!(
-        App::Sssp,
-        "groute_sssp_work",
-        "groute_sssp_split_send",
-        "groute_sssp_split_receive",
-        "groute_sssp_promote",
-        "groute_sssp_fused"
-    );
-    app_kernels!(
-        App::PageRank,
-        "groute_pr_work",
-        "groute_pr_split_send",
-        "groute_pr_split_receive",
-        "groute_pr_promote",
-        "groute_pr_fused"
-    );
     registry.register(KernelDef {
         name: "groute_wl_grow",
         contract: "copy the live items of the worklist (buffer 0, control block buffer 1) \
@@ -356,16 +389,6 @@ fn args<'a>(buffers: &'a mut [HostData]) -> Result<Args<'a>, BackendError> {
     })
 }
 
-/// What the cost model is told, accumulated by the kernel bodies.
-#[derive(Default)]
-struct Counts {
-    items: u64,
-    edges: u64,
-    atomics: u64,
-    bytes_read: u64,
-    bytes_written: u64,
-}
-
 impl Counts {
     fn charge(&self, ctx: &mut KernelContext<'_>) {
         let e = &mut ctx.effects;
@@ -377,17 +400,8 @@ impl Counts {
     }
 }
 
-/// GetPrio: the vertex's current value (level or distance); PageRank has no priority.
-fn priority(app: App, values: &HostData, v: u32) -> u64 {
-    match (app, values) {
-        (App::Bfs | App::Sssp, HostData::U32(x)) => u64::from(x[v as usize]),
-        _ => 0,
-    }
-}
-
 /// The work kernel body: consumes up to `count` items; returns (consumed, out_len).
-fn work(
-    app: App,
+fn work<Op: WorklistOperator>(
     a: &mut Args<'_>,
     s: &Scalars,
     count: u64,
@@ -417,75 +431,35 @@ fn work(
         arcs_total += arcs;
         take += 1;
     }
-    let mut out_len = 0usize;
-    let mut consumed = 0u64;
-    while consumed < take {
+    let mut out = Out { items: &mut *a.out, len: 0, overflowed: false };
+    for consumed in 0..take {
         let v = a.wl[((start + consumed) % capacity) as usize];
         let (lo, hi) = (a.offsets[v as usize] as usize, a.offsets[v as usize + 1] as usize);
-        consumed += 1;
+        let visit = Visit {
+            v,
+            targets: &a.targets[lo..hi],
+            weights: a.weights.get(lo..hi).unwrap_or_default(),
+            owner: a.owner,
+            gpu: s.gpu,
+            epsilon: s.epsilon,
+            damping: s.damping,
+        };
+        let arcs = Op::visit(&visit, a.values, a.rank, &mut out, counts)?;
         counts.items += 1;
-        counts.bytes_read += 4 + 16;
-        match (app, &mut *a.values) {
-            (App::Bfs, HostData::U32(level)) => {
-                let next = level[v as usize].saturating_add(1);
-                for &t in &a.targets[lo..hi] {
-                    if next < level[t as usize] {
-                        level[t as usize] = next;
-                        a.out[out_len] = t;
-                        out_len += 1;
-                    }
-                }
-            }
-            (App::Sssp, HostData::U32(dist)) => {
-                let d = dist[v as usize];
-                for (&t, &w) in a.targets[lo..hi].iter().zip(&a.weights[lo..hi]) {
-                    let nd = d.saturating_add(w);
-                    if nd < dist[t as usize] {
-                        dist[t as usize] = nd;
-                        a.out[out_len] = t;
-                        out_len += 1;
-                    }
-                }
-                counts.bytes_read += 4 * (hi - lo) as u64;
-            }
-            (App::PageRank, HostData::F64(residual)) => {
-                // Residuals and ranks are f64: a hub's residual grows large while it waits
-                // in the worklist, and the small shares pushed into it fall below an f32 ulp
-                // (a single-GPU R-MAT-16 run lost 2.6% of the hub's rank in f32).
-                let HostData::F64(rank) = &mut *a.rank else {
-                    return Err(BackendError::Usage("PageRank needs f64 ranks".into()));
-                };
-                let r = std::mem::take(&mut residual[v as usize]);
-                rank[v as usize] += r;
-                counts.bytes_written += 16;
-                if r == 0.0 || hi == lo {
-                    continue;
-                }
-                let share = s.damping * r / (hi - lo) as f64;
-                let epsilon = s.epsilon;
-                for &t in &a.targets[lo..hi] {
-                    let slot = &mut residual[t as usize];
-                    let old = *slot;
-                    *slot += share;
-                    let owned = a.owner[t as usize] == s.gpu;
-                    // Owned: schedule when the residual passes epsilon. Remote: always
-                    // forward (section 4.6.3), once per accumulation in the halo.
-                    if (owned && old <= epsilon && *slot > epsilon) || (!owned && old == 0.0) {
-                        a.out[out_len] = t;
-                        out_len += 1;
-                    }
-                }
-            }
-            _ => return Err(BackendError::Usage(format!("{app:?}: wrong value type"))),
-        }
-        let arcs = (hi - lo) as u64;
+        counts.bytes_read += 4 + 16 + arcs * 8;
         counts.edges += arcs;
         counts.atomics += arcs;
-        counts.bytes_read += arcs * 8;
     }
-    a.ctl[ctl::START] += consumed;
+    if out.overflowed {
+        return Err(BackendError::Usage(format!(
+            "work output of {} items overflowed although the batch was planned to fit",
+            a.out.len()
+        )));
+    }
+    let out_len = out.len;
+    a.ctl[ctl::START] += take;
     counts.bytes_written += out_len as u64 * 4;
-    Ok((consumed, out_len))
+    Ok((take, out_len))
 }
 
 /// Per-kernel routing counts.
@@ -500,15 +474,14 @@ struct Split {
 
 /// Puts an owned item into the worklist (`prepend` at start, else append at end) or the
 /// deferred bag when its priority is at or above the threshold.
-fn take_item(
-    app: App,
+fn take_item<Op: WorklistOperator>(
     a: &mut Args<'_>,
     v: u32,
     threshold: u64,
     prepend: bool,
     split: &mut Split,
 ) -> Result<(), BackendError> {
-    let prio = priority(app, a.values, v);
+    let prio = Op::priority(a.values, v)?;
     if prio >= threshold {
         let len = a.ctl[ctl::DEFERRED] as usize;
         let Some(slot) = a.deferred.get_mut(len) else {
@@ -552,8 +525,7 @@ fn append(ctl_block: &mut [u64], wl: &mut [u32], v: u32) {
 }
 
 /// SplitSend over `out[..out_len]`; returns the routing counts (pairs packed in Message).
-fn split_send(
-    app: App,
+fn split_send<Op: WorklistOperator>(
     a: &mut Args<'_>,
     s: &Scalars,
     out_len: usize,
@@ -563,18 +535,9 @@ fn split_send(
     for i in 0..out_len {
         let v = a.out[i];
         if a.owner[v as usize] == s.gpu {
-            // BFS and SSSP prepend their own production (section 4.3); PageRank appends, so
-            // a vertex's residual keeps accumulating while it waits: prepending made a
-            // 1-GPU R-MAT-16 run push 12.5x the edges of the bulk-synchronous version.
-            take_item(app, a, v, s.threshold, app != App::PageRank, split)?;
+            take_item::<Op>(a, v, s.threshold, Op::PREPEND_OWN, split)?;
         } else {
-            // Pack: (vertex, value); PageRank ships the halo's accumulated residual.
-            let value = match &mut *a.values {
-                HostData::U32(x) => x[v as usize],
-                // The halo's accumulated residual travels as f32 (a delta, not a total).
-                HostData::F64(x) => (std::mem::take(&mut x[v as usize]) as f32).to_bits(),
-                _ => 0,
-            };
+            let value = Op::pack(a.values, v)?;
             let at = 2 * split.sent as usize;
             let Some(pair) = a.message.get_mut(at..at + 2) else {
                 return Err(BackendError::Usage(format!(
@@ -610,11 +573,11 @@ fn write_worker_report(
     ctl_block[ctl::W_ROUNDS] = rounds;
 }
 
-fn work_kernel(ctx: &mut KernelContext<'_>, app: App) -> Result<(), BackendError> {
+fn work_kernel<Op: WorklistOperator>(ctx: &mut KernelContext<'_>) -> Result<(), BackendError> {
     let s = scalars(ctx)?;
     let mut counts = Counts::default();
     let mut a = args(ctx.buffers)?;
-    let (consumed, out_len) = work(app, &mut a, &s, s.count, &mut counts)?;
+    let (consumed, out_len) = work::<Op>(&mut a, &s, s.count, &mut counts)?;
     let split = Split { min_prio: u64::MAX, ..Split::default() };
     write_worker_report(a.ctl, consumed, &split, counts.edges, 1);
     a.ctl[ctl::OUT_LEN] = out_len as u64;
@@ -622,7 +585,9 @@ fn work_kernel(ctx: &mut KernelContext<'_>, app: App) -> Result<(), BackendError
     Ok(())
 }
 
-fn split_send_kernel(ctx: &mut KernelContext<'_>, app: App) -> Result<(), BackendError> {
+fn split_send_kernel<Op: WorklistOperator>(
+    ctx: &mut KernelContext<'_>,
+) -> Result<(), BackendError> {
     let s = scalars(ctx)?;
     let mut counts = Counts::default();
     let mut a = args(ctx.buffers)?;
@@ -630,20 +595,22 @@ fn split_send_kernel(ctx: &mut KernelContext<'_>, app: App) -> Result<(), Backen
     let edges = a.ctl[ctl::W_EDGES];
     let out_len = std::mem::take(&mut a.ctl[ctl::OUT_LEN]) as usize;
     let mut split = Split { min_prio: u64::MAX, ..Split::default() };
-    split_send(app, &mut a, &s, out_len, &mut split, &mut counts)?;
+    split_send::<Op>(&mut a, &s, out_len, &mut split, &mut counts)?;
     write_worker_report(a.ctl, consumed, &split, edges, 1);
     counts.charge(ctx);
     Ok(())
 }
 
-fn split_receive_kernel(ctx: &mut KernelContext<'_>, app: App) -> Result<(), BackendError> {
+fn split_receive_kernel<Op: WorklistOperator>(
+    ctx: &mut KernelContext<'_>,
+) -> Result<(), BackendError> {
     let s = scalars(ctx)?;
     let mut counts = Counts::default();
     let mut a = args(ctx.buffers)?;
     let pairs = s.count as usize;
     if 2 * pairs > a.message.len() {
         return Err(kernel_error(
-            app.kernel("split_receive"),
+            Op::KERNELS.split_receive,
             format!("{pairs} pairs do not fit the {}-element packet", a.message.len()),
         ));
     }
@@ -654,7 +621,7 @@ fn split_receive_kernel(ctx: &mut KernelContext<'_>, app: App) -> Result<(), Bac
         if a.owner.get(v as usize).copied() != Some(s.gpu) {
             if a.owner.get(v as usize).is_none() {
                 return Err(kernel_error(
-                    app.kernel("split_receive"),
+                    Op::KERNELS.split_receive,
                     format!("received vertex {v} is out of range"),
                 ));
             }
@@ -663,24 +630,8 @@ fn split_receive_kernel(ctx: &mut KernelContext<'_>, app: App) -> Result<(), Bac
             passed += 1;
             continue;
         }
-        // OnReceive: owned. Take if it improves the owner's value.
-        let take = match &mut *a.values {
-            HostData::U32(x) => {
-                let improved = value < x[v as usize];
-                if improved {
-                    x[v as usize] = value;
-                }
-                improved
-            }
-            HostData::F64(x) => {
-                let old = x[v as usize];
-                x[v as usize] += f64::from(f32::from_bits(value));
-                old <= s.epsilon && x[v as usize] > s.epsilon
-            }
-            _ => false,
-        };
-        if take {
-            take_item(app, &mut a, v, s.threshold, false, &mut split)?;
+        if Op::on_receive(a.values, v, value, s.epsilon)? {
+            take_item::<Op>(&mut a, v, s.threshold, false, &mut split)?;
         } else {
             split.dropped += 1;
         }
@@ -699,7 +650,7 @@ fn split_receive_kernel(ctx: &mut KernelContext<'_>, app: App) -> Result<(), Bac
     Ok(())
 }
 
-fn promote_kernel(ctx: &mut KernelContext<'_>, app: App) -> Result<(), BackendError> {
+fn promote_kernel<Op: WorklistOperator>(ctx: &mut KernelContext<'_>) -> Result<(), BackendError> {
     let s = scalars(ctx)?;
     let a = args(ctx.buffers)?;
     let len = a.ctl[ctl::DEFERRED] as usize;
@@ -709,7 +660,7 @@ fn promote_kernel(ctx: &mut KernelContext<'_>, app: App) -> Result<(), BackendEr
     let mut min_prio = u64::MAX;
     for i in 0..len {
         let v = a.deferred[i];
-        let prio = priority(app, a.values, v);
+        let prio = Op::priority(a.values, v)?;
         if prio < s.threshold {
             if a.ctl[ctl::END_ALLOC] - a.ctl[ctl::START] >= capacity {
                 return Err(BackendError::Usage(format!(
@@ -734,7 +685,7 @@ fn promote_kernel(ctx: &mut KernelContext<'_>, app: App) -> Result<(), BackendEr
     Ok(())
 }
 
-fn fused_kernel(ctx: &mut KernelContext<'_>, app: App) -> Result<(), BackendError> {
+fn fused_kernel<Op: WorklistOperator>(ctx: &mut KernelContext<'_>) -> Result<(), BackendError> {
     let s = scalars(ctx)?;
     let mut counts = Counts::default();
     let mut a = args(ctx.buffers)?;
@@ -748,10 +699,10 @@ fn fused_kernel(ctx: &mut KernelContext<'_>, app: App) -> Result<(), BackendErro
         if a.ctl[ctl::END] == a.ctl[ctl::START] || pushed + a.out.len() as u64 > s.push_budget {
             break;
         }
-        let (c, out_len) = work(app, &mut a, &s, s.count, &mut counts)?;
+        let (c, out_len) = work::<Op>(&mut a, &s, s.count, &mut counts)?;
         consumed += c;
         rounds += 1;
-        split_send(app, &mut a, &s, out_len, &mut split, &mut counts)?;
+        split_send::<Op>(&mut a, &s, out_len, &mut split, &mut counts)?;
         if split.sent >= s.flush_pairs.min(room) {
             break;
         }

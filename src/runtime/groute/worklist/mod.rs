@@ -31,8 +31,8 @@ use crate::backend::{
 };
 use crate::graph::{Csr, EdgeWeights};
 use crate::runtime::{RuntimeError, wait_all};
-pub use kernels::App;
 use kernels::{SLOTS, Slot, ctl};
+pub use kernels::{WorklistKernels, WorklistOperator};
 use std::collections::{BTreeMap, VecDeque};
 
 /// Ring order of the worklist's router.
@@ -86,36 +86,45 @@ impl Default for WorklistOptions {
     }
 }
 
-/// The application and its parameters.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub enum Problem {
-    /// BFS from `source`.
-    Bfs {
-        /// Source vertex.
-        source: u32,
-    },
-    /// SSSP from `source` (integer weights).
-    Sssp {
-        /// Source vertex.
-        source: u32,
-    },
-    /// Residual PageRank.
-    PageRank {
-        /// Damping factor.
-        damping: f64,
-        /// Residual threshold.
-        epsilon: f64,
-    },
+/// An application of the distributed worklist as the host sees it: its kernels (which
+/// implement [`WorklistOperator`]), its initial state and where its work starts.
+/// Algorithms implement it in `crate::algo`; the runtime never names one.
+pub trait WorklistApp {
+    /// What errors call it (e.g. "residual PageRank").
+    fn label(&self) -> &'static str;
+    /// Its five kernels.
+    fn kernels(&self) -> WorklistKernels;
+    /// Initial values of every vertex on GPU `gpu` (`owner[v]` owns `v`): `u32` levels or
+    /// distances, or `f64` residuals.
+    fn initial_values(&self, owner: &[u32], gpu: u32) -> HostData;
+    /// Initial second values (`f64` ranks) of every vertex, if it keeps them.
+    fn initial_ranks(&self, n: usize) -> Option<HostData> {
+        let _ = n;
+        None
+    }
+    /// Where its work starts.
+    fn start(&self) -> Start;
+    /// The `epsilon` and `damping` scalars its kernels take.
+    fn tolerance_and_damping(&self) -> (f64, f64) {
+        (0.0, 0.0)
+    }
+    /// Whether its kernels read integer arc weights.
+    fn uses_weights(&self) -> bool {
+        false
+    }
+    /// Whether GetPrio orders its items (soft-priority scheduling needs it).
+    fn has_priority(&self) -> bool {
+        true
+    }
 }
 
-impl Problem {
-    fn app(self) -> App {
-        match self {
-            Problem::Bfs { .. } => App::Bfs,
-            Problem::Sssp { .. } => App::Sssp,
-            Problem::PageRank { .. } => App::PageRank,
-        }
-    }
+/// Where a worklist application's work starts.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Start {
+    /// One vertex, sent through the router from the host (section 4.5).
+    Source(u32),
+    /// Every vertex, queued on its owner.
+    EveryOwnedVertex,
 }
 
 /// A worklist or deferred bag that grew during the run.
@@ -244,19 +253,19 @@ struct Device {
     work: GpuWork,
 }
 
-/// Runs `problem` on `graph` over the first `parts` devices of `backend`, vertex `v` owned by
+/// Runs `app` on `graph` over the first `parts` devices of `backend`, vertex `v` owned by
 /// GPU `owner[v]`. SSSP needs integer weights.
 pub fn run<B: Backend + ?Sized>(
     backend: &mut B,
     graph: &Csr,
     owner: &[u32],
     parts: u32,
-    problem: Problem,
+    app: &dyn WorklistApp,
     options: &WorklistOptions,
 ) -> Result<WorklistOutcome, RuntimeError> {
     let n = graph.num_vertices();
-    check(backend, graph, owner, parts, problem, options)?;
-    let app = problem.app();
+    check(backend, graph, owner, parts, app, options)?;
+    let has_ranks = app.initial_ranks(0).is_some();
     let max_degree = (0..n).map(|v| graph.degree(v)).max().unwrap_or(0) as usize;
     let out_items = options.out_items.max(max_degree).max(1);
     let message_pairs = (2 * out_items).max(options.packet_items);
@@ -268,7 +277,7 @@ pub fn run<B: Backend + ?Sized>(
             graph,
             owner,
             g,
-            problem,
+            app,
             options,
             out_items,
             message_pairs,
@@ -299,7 +308,8 @@ pub fn run<B: Backend + ?Sized>(
     )?;
 
     let mut state = State {
-        problem,
+        kernels: app.kernels(),
+        scalars: app.tolerance_and_damping(),
         options: *options,
         out_items: out_items as u64,
         threshold: options.priority_delta.unwrap_or(u64::MAX),
@@ -320,15 +330,15 @@ pub fn run<B: Backend + ?Sized>(
             compute_time_ps: 0,
         },
     };
-    // Initial work: BFS/SSSP send the source through the router from the host (section
-    // 4.5); PageRank starts with every owned vertex in its owner's worklist.
-    match problem {
-        Problem::Bfs { source } | Problem::Sssp { source } => {
+    // Initial work: a source is sent through the router from the host (section 4.5);
+    // otherwise every owned vertex starts in its owner's worklist.
+    match app.start() {
+        Start::Source(source) => {
             state.work_total = 1;
             let data = SegmentData::Host(HostData::U32(vec![source, 0]));
             ctx.route(router, Endpoint::Host, Segment::new(data, u64::MAX))?;
         }
-        Problem::PageRank { .. } => {
+        Start::EveryOwnedVertex => {
             state.work_total = devices.iter().map(|d| d.wl_count.max(0) as u64).sum();
         }
     }
@@ -355,7 +365,7 @@ pub fn run<B: Backend + ?Sized>(
                         t,
                     )?;
                     state.ops.insert(t, Op::Final { gpu: g, what: 0 });
-                    if app == App::PageRank {
+                    if has_ranks {
                         let t = ctx.token();
                         ctx.backend.read_to_host(
                             d.worker,
@@ -446,16 +456,16 @@ pub fn run<B: Backend + ?Sized>(
         }
     }
     let mut values = vec![0u32; n as usize];
-    let mut ranks = vec![0f32; if app == App::PageRank { n as usize } else { 0 }];
+    let mut ranks = vec![0f32; if has_ranks { n as usize } else { 0 }];
     for (v, &g) in owner.iter().enumerate() {
         let g = g as usize;
         values[v] = finals[g].0[v];
-        if app == App::PageRank {
+        if has_ranks {
             ranks[v] = finals[g].1[v];
         }
     }
     state.outcome.values = values;
-    state.outcome.ranks = (app == App::PageRank).then_some(ranks);
+    state.outcome.ranks = has_ranks.then_some(ranks);
     Ok(state.outcome)
 }
 
@@ -469,7 +479,7 @@ fn check<B: Backend + ?Sized>(
     graph: &Csr,
     owner: &[u32],
     parts: u32,
-    problem: Problem,
+    app: &dyn WorklistApp,
     options: &WorklistOptions,
 ) -> Result<(), RuntimeError> {
     let n = graph.num_vertices();
@@ -495,18 +505,21 @@ fn check<B: Backend + ?Sized>(
             "--priority-delta must be at least 1 (or leave soft priority off)".into(),
         ));
     }
-    match problem {
-        Problem::Bfs { source } | Problem::Sssp { source } if source >= n => {
-            Err(RuntimeError::Options(format!("source vertex {source} is not below {n}")))
-        }
-        Problem::Sssp { .. } if !matches!(graph.weights(), Some(EdgeWeights::Int(_))) => {
-            Err(RuntimeError::Options("SSSP needs integer edge weights".into()))
-        }
-        Problem::PageRank { .. } if options.priority_delta.is_some() => Err(RuntimeError::Options(
-            "residual PageRank has no priority: leave --priority-delta off".into(),
-        )),
-        _ => Ok(()),
+    if let Start::Source(source) = app.start()
+        && source >= n
+    {
+        return Err(RuntimeError::Options(format!("source vertex {source} is not below {n}")));
     }
+    if app.uses_weights() && !matches!(graph.weights(), Some(EdgeWeights::Int(_))) {
+        return Err(RuntimeError::Options(format!("{} needs integer edge weights", app.label())));
+    }
+    if !app.has_priority() && options.priority_delta.is_some() {
+        return Err(RuntimeError::Options(format!(
+            "{} has no priority: leave --priority-delta off",
+            app.label()
+        )));
+    }
+    Ok(())
 }
 
 /// Allocates and uploads one device's share.
@@ -516,7 +529,7 @@ fn upload<B: Backend + ?Sized>(
     graph: &Csr,
     owner: &[u32],
     g: u32,
-    problem: Problem,
+    app: &dyn WorklistApp,
     options: &WorklistOptions,
     out_items: usize,
     message_pairs: usize,
@@ -531,7 +544,7 @@ fn upload<B: Backend + ?Sized>(
     let mut targets = Vec::new();
     let mut weights = Vec::new();
     let int_weights = match graph.weights() {
-        Some(EdgeWeights::Int(w)) if matches!(problem, Problem::Sssp { .. }) => Some(w),
+        Some(EdgeWeights::Int(w)) if app.uses_weights() => Some(w),
         _ => None,
     };
     offsets.push(0u64);
@@ -547,26 +560,16 @@ fn upload<B: Backend + ?Sized>(
         }
         offsets.push(targets.len() as u64);
     }
-    // PageRank starts with every owned vertex queued; BFS and SSSP start small and grow.
-    let initial = if matches!(problem, Problem::PageRank { .. }) { owned.len() } else { 0 };
+    // Work that starts everywhere queues every owned vertex; a source starts small.
+    let every = app.start() == Start::EveryOwnedVertex;
+    let initial = if every { owned.len() } else { 0 };
     let wl_capacity = options.initial_worklist_items.max(out_items + initial) as u64;
     let label = |what: &str| format!("groute gpu{g} {what}");
     let alloc = |b: &mut B, elem, len: usize, what: &str| b.alloc(dev, elem, len, &label(what));
-    let (values, rank, wl_init, end) = match problem {
-        Problem::Bfs { .. } | Problem::Sssp { .. } => {
-            (HostData::U32(vec![u32::MAX; n]), None, Vec::new(), ctl::ORIGIN)
-        }
-        Problem::PageRank { damping, .. } => {
-            let residual =
-                (0..n).map(|v| if owner[v] == g { 1.0 - damping } else { 0.0 }).collect();
-            (
-                HostData::F64(residual),
-                Some(HostData::F64(vec![0.0; n])),
-                owned.clone(),
-                ctl::ORIGIN + owned.len() as u64,
-            )
-        }
-    };
+    let values = app.initial_values(owner, g);
+    let rank = app.initial_ranks(n);
+    let wl_init = if every { owned.clone() } else { Vec::new() };
+    let end = ctl::ORIGIN + wl_init.len() as u64;
     let dummy = alloc(backend, ElemType::U32, 0, "unused")?;
     let slots = [
         alloc(backend, ElemType::U64, n + 1, "offsets")?,
@@ -642,7 +645,9 @@ fn upload<B: Backend + ?Sized>(
 
 /// The host side of the run: work counting, consensus, and the agents' scheduling.
 struct State {
-    problem: Problem,
+    kernels: WorklistKernels,
+    /// The application's `epsilon` and `damping` scalars.
+    scalars: (f64, f64),
     options: WorklistOptions,
     out_items: u64,
     threshold: u64,
@@ -655,10 +660,7 @@ struct State {
 impl State {
     fn scalars(&self, gpu: usize, count: u64, fused: Option<(u32, u64)>) -> Vec<Scalar> {
         let (max_rounds, push_budget) = fused.unwrap_or((1, self.out_items));
-        let (epsilon, damping) = match self.problem {
-            Problem::PageRank { damping, epsilon } => (epsilon, damping),
-            _ => (0.0, 0.0),
-        };
+        let (epsilon, damping) = self.scalars;
         vec![
             Scalar::U32(gpu as u32),
             Scalar::U64(count),
@@ -678,7 +680,7 @@ impl State {
         ctx: &mut Context<'_, B>,
         d: &mut Device,
         stream: StreamId,
-        which: &str,
+        kernel: &'static str,
         buffers: Vec<BufferId>,
         scalars: Vec<Scalar>,
     ) -> Result<(), RuntimeError> {
@@ -687,11 +689,7 @@ impl State {
             Some(Scalar::U64(count)) => *count,
             _ => 0,
         };
-        ctx.backend.launch(
-            stream,
-            Launch { kernel: self.problem.app().kernel(which), buffers, scalars, work_items },
-            None,
-        )?;
+        ctx.backend.launch(stream, Launch { kernel, buffers, scalars, work_items }, None)?;
         Ok(())
     }
 
@@ -762,7 +760,7 @@ impl State {
             buffers[Slot::Pass as usize] = pass;
             let scalars = self.scalars(g, pairs, None);
             let stream = d.receiver;
-            self.launch(ctx, d, stream, "split_receive", buffers, scalars)?;
+            self.launch(ctx, d, stream, self.kernels.split_receive, buffers, scalars)?;
             d.reserved += pairs;
             d.receiving += 1;
             self.read_ctl(
@@ -798,11 +796,11 @@ impl State {
             // (a BFS from one source would otherwise take one item per round).
             let batch = self.options.batch_items;
             let scalars = self.scalars(g, batch, Some((self.options.fused_max_rounds, pushes)));
-            self.launch(ctx, d, stream, "fused", buffers, scalars)?;
+            self.launch(ctx, d, stream, self.kernels.fused, buffers, scalars)?;
         } else {
             let scalars = self.scalars(g, batch, None);
-            self.launch(ctx, d, stream, "work", buffers.clone(), scalars.clone())?;
-            self.launch(ctx, d, stream, "split_send", buffers, scalars)?;
+            self.launch(ctx, d, stream, self.kernels.work, buffers.clone(), scalars.clone())?;
+            self.launch(ctx, d, stream, self.kernels.split_send, buffers, scalars)?;
         }
         d.reserved += pushes;
         d.worker_busy = true;
@@ -905,7 +903,7 @@ impl State {
             buffers[Slot::Message as usize] = d.dummy;
             let scalars = self.scalars(g, d.deferred_count, None);
             let stream = d.worker;
-            self.launch(ctx, d, stream, "promote", buffers, scalars)?;
+            self.launch(ctx, d, stream, self.kernels.promote, buffers, scalars)?;
             d.promoting = true;
             self.read_ctl(ctx, d, stream, Op::Promote { gpu: g })?;
         }
