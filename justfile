@@ -25,12 +25,15 @@ report algo="bfs" gpus="4":
     cargo run --release -- run --generate rmat:scale=16,ef=16 --algo {{algo}} --gpus {{gpus}} --report reports/latest/run.json --trace reports/latest/trace.json
 
 # The GPU tests (kernel conformance against the Rust contracts, NVRTC compilation, the
-# no-driver message) and one validated BFS on real GPUs; on a machine without a GPU the
+# no-driver message, every runtime x algorithm on logical GPUs) and validated runs on real
+# GPUs; on a machine without a GPU the
 # GPU halves skip with a message. The full benchmark: scripts/gpu_bench.sh (see its header).
 gpu:
     cargo test --release --test cuda_conformance -- --nocapture
     cargo test --release --lib backend::cuda -- --nocapture
+    SWITCHYARD_MATRIX_BACKENDS=cuda cargo test --release --test runtime_matrix -- --test-threads 1
     cargo run --release -- run --backend cuda --generate rmat:scale=18,ef=16 --algo bfs
+    cargo run --release -- run --backend cuda --logical-gpus --gpus 4 --runtime groute --generate rmat:scale=18,ef=16 --algo sssp --weights
 
 # Every Groute application under 200 seeds of jittered latencies and message order
 groute-seeds seeds="200":

@@ -9,6 +9,12 @@
 #   large    R-MAT scale 24 (the 1-GPU run of each algorithm validated)
 #   rmat22   R-MAT scale 22 alone (the 1-GPU run of each algorithm validated)
 #   all      small + large
+#   groute   Groute on CUDA: kernel conformance, the runtime matrix (every runtime x
+#            algorithm at 1, 2, 4, 8 logical GPUs), every Groute application validated on
+#            luxembourg and R-MAT 20 at 1 GPU and 2, 4, 8 logical GPUs (soft priority, the
+#            fused worker), then BSP against Groute (plain, fused, fused + priority) for BFS
+#            and SSSP on luxembourg (source 0), the road grid (source 10582300, the centre)
+#            and R-MAT 22 (the hub) on one GPU. Needs carry/runtime_matrix as well.
 #
 # Each graph is generated once; BFS, SSSP, CC and PageRank run on 1, 2 and 4 GPUs through the
 # bulk-synchronous runtime and the CUDA backend. A table is printed per graph; JSON rows
@@ -53,6 +59,55 @@ if [ "$part" = rmat22 ]; then
 fi
 if [ "$part" = large ] || [ "$part" = all ]; then
   runs rmat24 rmat:scale=24,ef=16 first gpu_rmat24.json
+fi
+if [ "$part" = groute ]; then
+  nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv
+  lux=${LUX:-tests/data/graphs/luxembourg_osm.mtx}
+  if [ -x "$here/cuda_conformance" ]; then
+    "$here/cuda_conformance" --nocapture 2>&1 | grep -E "conformance|test result|panicked|FAILED|mismatch" || status=1
+  fi
+  if [ -x "$here/runtime_matrix" ]; then
+    SWITCHYARD_MATRIX_BACKENDS=cuda timeout 300 "$here/runtime_matrix" --test-threads 1 2>&1 |
+      grep -E "test result|panicked|FAILED|skipped" || status=1
+  fi
+  echo "== Groute validated at 1 GPU and 2, 4, 8 logical GPUs"
+  for g in 1 2 4 8; do
+    logical=""; [ "$g" -gt 1 ] && logical="--logical-gpus"
+    for variant in "" "--fused --priority-delta 10"; do
+      for graph in "--graph $lux" "--generate rmat:scale=20,ef=16"; do
+        for algo in bfs sssp; do
+          # shellcheck disable=SC2086
+          timeout 120 "$BIN" run --backend cuda --runtime groute --algo $algo --gpus $g $logical \
+            $graph --weights $variant --partitioner random 2>&1 | grep -E "^(bfs|sssp) on|^time|validation|rror" || status=1
+        done
+      done
+    done
+    for algo in pr-residual cc; do
+      # shellcheck disable=SC2086
+      timeout 120 "$BIN" run --backend cuda --runtime groute --algo $algo --gpus $g $logical \
+        --generate rmat:scale=20,ef=16 2>&1 | grep -E "^(pr-residual|cc) on|^time|validation|rror" || status=1
+    done
+  done
+  echo "== BSP against Groute on one GPU (time ms; every run validated)"
+  table() { # label graph-args source-args json
+    local label=$1 graph=$2 src=$3 json=$4
+    for variant in "bsp" "groute" "groute --fused"; do
+      # shellcheck disable=SC2086
+      timeout 300 "$BIN" calibrate runs $graph --weights $src --algos bfs,sssp --gpu-counts 1 \
+        --runtime $variant --label "$label" --json "$OUT/$json-$(echo $variant | tr -d ' -').json" \
+        2>&1 | grep -E "^(bfs|sssp) " || status=1
+    done
+    for pair in "bfs 10" "sssp 320"; do
+      set -- $pair
+      # shellcheck disable=SC2086
+      timeout 300 "$BIN" calibrate runs $graph --weights $src --algos $1 --gpu-counts 1 \
+        --runtime groute --fused --priority-delta $2 --label "$label" \
+        --json "$OUT/$json-groutefusedprio-$1.json" 2>&1 | grep -E "^(bfs|sssp) " || status=1
+    done
+  }
+  table luxembourg "--graph $lux" "--source 0" gpu_groute_lux
+  table road21m "--generate grid2d:w=4600,h=4600,drop=0.1" "--source 10582300" gpu_groute_road
+  table rmat22 "--generate rmat:scale=22,ef=16" "--hub-source" gpu_groute_rmat22
 fi
 cat <<'PUBLISHED'
 Published single-GPU figures (V100, 900 GB/s; H200 datasheet 4,800 GB/s: bandwidth ratio 5.33):

@@ -1,5 +1,8 @@
-//! One small test per backend capability, written once and run against every backend the
-//! build has (the simulator always; CUDA when built with it and a GPU is present).
+//! One small test per backend capability of the simulator, written against the `Backend`
+//! trait object. Several check simulator-only facts (virtual time on links, staging through
+//! the host where a topology has no peer path), and the test kernels have no CUDA version,
+//! so these run on the simulator; the backend-generic tests that run on CUDA too (logical
+//! GPUs included) are `tests/runtime_matrix.rs` and `tests/cuda_conformance.rs`.
 
 use switchyard::backend::sim::{SimBackend, SimConfig};
 use switchyard::backend::{
@@ -53,7 +56,7 @@ fn registry() -> KernelRegistry {
     r
 }
 
-/// Every backend available in this build, on a machine of at least `gpus` GPUs.
+/// The simulator on `topology` with `gpus` GPUs, as a trait object.
 fn backends(topology: &str, gpus: u32) -> Vec<Box<dyn Backend>> {
     let topology = Topology::bundled(topology).expect("bundled topology");
     vec![Box::new(

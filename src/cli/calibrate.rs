@@ -126,6 +126,8 @@ struct RunRow {
     vertices: u64,
     arcs: u64,
     algo: String,
+    /// Runtime and its variant (`bsp`, `groute`, `groute+fused+prio10`, ...).
+    runtime: String,
     gpus: u32,
     backend: String,
     topology: String,
@@ -134,6 +136,8 @@ struct RunRow {
     /// PageRank (LDBC): time of one iteration.
     per_iteration_ms: Option<f64>,
     edges_visited: u64,
+    /// Work items (frontier entries, or worklist items the workers consumed).
+    work_items: u64,
     gteps: f64,
     messages: u64,
     bytes_sent: u64,
@@ -204,8 +208,16 @@ fn runs(args: RunsArgs) -> anyhow::Result<()> {
     let mut rows: Vec<RunRow> = Vec::new();
     let mut failures: Vec<String> = Vec::new();
     println!(
-        "{:<12} {:>4} {:>11} {:>10} {:>8} {:>11} {:>10} {:>7}  validation",
-        "algo", "gpus", "time ms", "per-it ms", "GTEPS", "bytes sent", "floor ms", "x floor"
+        "{:<12} {:<22} {:>4} {:>11} {:>10} {:>8} {:>11} {:>10} {:>7}  validation",
+        "algo",
+        "runtime",
+        "gpus",
+        "time ms",
+        "per-it ms",
+        "GTEPS",
+        "bytes sent",
+        "floor ms",
+        "x floor"
     );
     for &algo in &args.algos {
         for (i, &gpus) in args.gpu_counts.iter().enumerate() {
@@ -261,6 +273,7 @@ fn runs(args: RunsArgs) -> anyhow::Result<()> {
                 vertices: r.graph.summary.vertices,
                 arcs: r.graph.summary.arcs,
                 algo: algo.name().to_string(),
+                runtime: r.runtime_label(),
                 gpus,
                 backend: r.backend.name.clone(),
                 topology: r.topology.name.clone(),
@@ -269,6 +282,7 @@ fn runs(args: RunsArgs) -> anyhow::Result<()> {
                 per_iteration_ms: (algo == Algorithm::Pr && r.supersteps > 0)
                     .then(|| time_ms / f64::from(r.supersteps)),
                 edges_visited: r.work.edges_visited,
+                work_items: r.work.work_items,
                 gteps: r.gteps,
                 messages: r.work.messages,
                 bytes_sent: r.work.bytes_sent,
@@ -281,8 +295,9 @@ fn runs(args: RunsArgs) -> anyhow::Result<()> {
                 validation,
             };
             println!(
-                "{:<12} {:>4} {:>11.3} {:>10} {:>8.2} {:>11} {:>10.3} {:>7.2}  {} ({:.0} s)",
+                "{:<12} {:<22} {:>4} {:>11.3} {:>10} {:>8.2} {:>11} {:>10.3} {:>7.2}  {} ({:.0} s)",
                 row.algo,
+                row.runtime,
                 gpus,
                 time_ms,
                 row.per_iteration_ms.map_or("-".to_string(), |p| format!("{p:.3}")),
