@@ -65,7 +65,7 @@ fn graph_bytes_per_gpu(prepared: &Prepared<'_>, gpus: u32) -> Vec<u64> {
     let mut bytes = vec![8 * (u64::from(graph.num_vertices()) + 1); gpus as usize];
     for (v, &owner) in prepared.partition.owner.iter().enumerate() {
         if let Some(b) = bytes.get_mut(owner as usize) {
-            *b += arc_bytes * u64::from(graph.degree(v as u32));
+            *b += arc_bytes * graph.degree(v as u32);
         }
     }
     bytes

@@ -121,8 +121,10 @@ pub struct CudaSetup {
     pub logical_gpus: bool,
 }
 
-/// The backend a run uses and how it is set up.
+/// The backend a run uses and how it is set up (one value per run: its size does not
+/// matter).
 #[derive(Clone, Debug)]
+#[allow(clippy::large_enum_variant)]
 pub enum BackendSetup {
     /// The deterministic simulator.
     Sim(SimSetup),

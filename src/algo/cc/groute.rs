@@ -605,6 +605,58 @@ fn unexpected(what: &str) -> RuntimeError {
     BackendError::Usage(format!("connected components received {what} (a runtime bug)")).into()
 }
 
+impl From<CcOutcome> for crate::runtime::Outcome {
+    fn from(outcome: CcOutcome) -> Self {
+        let edges: u64 = outcome.edges_per_gpu.iter().sum();
+        let per_gpu = outcome
+            .edges_per_gpu
+            .iter()
+            .map(|&e| crate::runtime::groute::worklist::GpuWork {
+                work_items: e,
+                ..Default::default()
+            })
+            .collect();
+        crate::runtime::Outcome {
+            compute_time_ps: outcome.compute_time_ps,
+            work: crate::runtime::WorkReport {
+                edges_visited: edges,
+                work_items: edges,
+                messages: outcome.segments_per_gpu.iter().sum(),
+                bytes_sent: outcome.traffic.iter().map(|l| l.bytes).sum(),
+                frontier_sizes: Vec::new(),
+            },
+            supersteps: 0,
+            groute: Some(crate::runtime::GrouteReport {
+                priority_raises: 0,
+                dropped: 0,
+                growths: Vec::new(),
+                ring: Vec::new(),
+                per_gpu,
+                links: outcome.traffic,
+            }),
+            values: outcome.labels,
+            aux: None,
+        }
+    }
+}
+
+/// Groute's topology-driven CC as a program on the Groute runtime.
+pub struct GrouteCc;
+
+impl crate::runtime::groute::GrouteProgram for GrouteCc {
+    fn run(
+        &self,
+        backend: &mut dyn crate::backend::Backend,
+        graph: &Csr,
+        _owner: &[u32],
+        _gpus: u32,
+        options: &crate::runtime::groute::worklist::WorklistOptions,
+    ) -> Result<crate::runtime::Outcome, RuntimeError> {
+        let options = CcOptions { buffers: options.buffers, ..CcOptions::default() };
+        Ok(connected_components(backend, graph, &options)?.into())
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -688,57 +740,5 @@ mod tests {
             Csr::from_edges(3, &[(2, 0), (0, 1), (1, 0)], None, true, Default::default())
                 .expect("csr");
         assert_eq!(edge_list(&directed), vec![0, 1, 1, 0, 2, 0]);
-    }
-}
-
-impl From<CcOutcome> for crate::runtime::Outcome {
-    fn from(outcome: CcOutcome) -> Self {
-        let edges: u64 = outcome.edges_per_gpu.iter().sum();
-        let per_gpu = outcome
-            .edges_per_gpu
-            .iter()
-            .map(|&e| crate::runtime::groute::worklist::GpuWork {
-                work_items: e,
-                ..Default::default()
-            })
-            .collect();
-        crate::runtime::Outcome {
-            compute_time_ps: outcome.compute_time_ps,
-            work: crate::runtime::WorkReport {
-                edges_visited: edges,
-                work_items: edges,
-                messages: outcome.segments_per_gpu.iter().sum(),
-                bytes_sent: outcome.traffic.iter().map(|l| l.bytes).sum(),
-                frontier_sizes: Vec::new(),
-            },
-            supersteps: 0,
-            groute: Some(crate::runtime::GrouteReport {
-                priority_raises: 0,
-                dropped: 0,
-                growths: Vec::new(),
-                ring: Vec::new(),
-                per_gpu,
-                links: outcome.traffic,
-            }),
-            values: outcome.labels,
-            aux: None,
-        }
-    }
-}
-
-/// Groute's topology-driven CC as a program on the Groute runtime.
-pub struct GrouteCc;
-
-impl crate::runtime::groute::GrouteProgram for GrouteCc {
-    fn run(
-        &self,
-        backend: &mut dyn crate::backend::Backend,
-        graph: &Csr,
-        _owner: &[u32],
-        _gpus: u32,
-        options: &crate::runtime::groute::worklist::WorklistOptions,
-    ) -> Result<crate::runtime::Outcome, RuntimeError> {
-        let options = CcOptions { buffers: options.buffers, ..CcOptions::default() };
-        Ok(connected_components(backend, graph, &options)?.into())
     }
 }
