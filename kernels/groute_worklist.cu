@@ -335,11 +335,68 @@ __device__ void gw_defer(const SyArgs &a, const GW &g, u32 v, u64 prio, u64 *rep
     atomicMin(min_prio, prio);
 }
 
+// A block's queue of updated vertices in shared memory: threads append with shared atomics
+// and the block moves it to the global queue with one global atomic add per step
+// (`gw_qflush`), instead of one per warp and step on a single hot counter. Full: the
+// caller falls back to a warp-aggregated global push.
+#define GW_QCAP 2048
+struct GwQueue {
+    u32 n;
+    u32 pad;
+    u64 deg;  // fused: the queued items' out-degrees (each at most SY_HUGE)
+    u32 item[GW_QCAP];
+};
+
+__device__ __forceinline__ void gw_qinit(GwQueue *q) {
+    if (threadIdx.x == 0) {
+        q->n = 0;
+        q->deg = 0;
+    }
+    __syncthreads();
+}
+
+__device__ __forceinline__ bool gw_qpush(GwQueue *q, u32 t) {
+    u32 k = atomicAdd(&q->n, 1u);
+    if (k < GW_QCAP) {
+        q->item[k] = t;
+        return true;
+    }
+    return false;
+}
+
+// Moves the queued items to dest at positions *counter + j (circular from off, capacity
+// cap) and empties the queue; returns how many. Every thread of the block calls it.
+__device__ u32 gw_qflush(const SyArgs &a, GwQueue *q, u64 *counter, u32 *dest, u64 cap,
+                         u64 off) {
+    __shared__ u64 s_base;
+    __syncthreads();
+    u32 n = q->n < GW_QCAP ? q->n : GW_QCAP;
+    if (threadIdx.x == 0 && n) s_base = atomicAdd(counter, (u64)n);
+    __syncthreads();
+    if (n) {
+        u64 base = s_base;
+        for (u32 j = threadIdx.x; j < n; j += blockDim.x) {
+            u64 at = base + j;
+            if (at >= cap) {
+                sy_fail(a, SY_ERR_OUT_OVERFLOW, at, cap);
+                continue;
+            }
+            u64 p = off + at;
+            if (p >= cap) p -= cap;
+            dest[p] = q->item[j];
+        }
+    }
+    __syncthreads();
+    if (threadIdx.x == 0) q->n = 0;
+    __syncthreads();
+    return n;
+}
+
 // SplitSend of one item (OnSend, GetPrio, Pack). `staged`: own items of a prepending
 // application go to Out at H_STAGED_NEXT (the fused worker writes them to the worklist
 // after the round) instead of straight to the worklist's start.
 template <class App, bool staged>
-__device__ void gw_route(const SyArgs &a, const GW &g, u32 t) {
+__device__ void gw_route(const SyArgs &a, const GW &g, u32 t, GwQueue *q) {
     if (__ldg(g.owner + t) == g.gpu) {
         u64 prio = App::prio(g, t);
         if (prio >= g.threshold) {
@@ -350,6 +407,10 @@ __device__ void gw_route(const SyArgs &a, const GW &g, u32 t) {
             // The fused worker plans its next round from these (see gw_fused).
             u64 d = gw_degree(g, t);
             if (d >= SY_HUGE) g.h[H_NEW_HUGE] = 1;
+            if (App::PREPEND && q && gw_qpush(q, t)) {
+                atomicAdd(&q->deg, d < SY_HUGE ? d : (u64)SY_HUGE);
+                return;  // staged and counted when the block flushes its queue
+            }
             u32 act = __activemask();
             u32 sum = __reduce_add_sync(act, (u32)(d < SY_HUGE ? d : SY_HUGE));
             if (sy_lane() == __ffs(act) - 1) atomicAdd(&g.h[H_NEW_DEG], (u64)sum);
@@ -643,6 +704,7 @@ __device__ u64 gw_expand(const SyArgs &a, const GW &g, const GwFetch &f, u64 tak
             op.visit(s_fstate[lo], s_fbeg[lo] + (k - s_excl[lo]));
         }
         __syncthreads();
+        op.flush();
     }
     return edges;
 }
@@ -654,6 +716,7 @@ template <class Op> __device__ void gw_expand_chunks(const GW &g, u64 count, Op 
         const u64 *e = g.chunks + 4 * i;
         u64 state = gw_ld(e + 1), first = gw_ld(e + 2), end = gw_ld(e + 3);
         for (u64 x = first + threadIdx.x; x < end; x += blockDim.x) op.visit(state, x);
+        op.flush();
     }
 }
 
@@ -661,25 +724,38 @@ template <class Op> __device__ void gw_expand_chunks(const GW &g, u64 count, Op 
 template <class App> struct GwWorkOp {
     const SyArgs &a;
     const GW &g;
+    GwQueue *q;
     __device__ bool begin(u32 v, u64 arcs, u64 &state) { return App::begin(g, v, arcs, state); }
     __device__ void visit(u64 state, u64 arc) {
         u32 t;
-        if (App::relax(g, state, arc, t)) {
+        if (App::relax(g, state, arc, t) && !gw_qpush(q, t)) {
             u64 at = gw_reserve(&g.ctl[C_OUT_LEN]);
             if (at < g.out_cap) g.out[at] = t;
             else sy_fail(a, SY_ERR_OUT_OVERFLOW, at, g.out_cap);
         }
     }
+    __device__ void flush() { gw_qflush(a, q, &g.ctl[C_OUT_LEN], g.out, g.out_cap, 0); }
 };
 
 // The fused worker's operator: updated vertices are routed at once (SplitSend).
 template <class App> struct GwFusedOp {
     const SyArgs &a;
     const GW &g;
+    GwQueue *q;
     __device__ bool begin(u32 v, u64 arcs, u64 &state) { return App::begin(g, v, arcs, state); }
     __device__ void visit(u64 state, u64 arc) {
         u32 t;
-        if (App::relax(g, state, arc, t)) gw_route<App, true>(a, g, t);
+        if (App::relax(g, state, arc, t)) gw_route<App, true>(a, g, t, q);
+    }
+    __device__ void flush() {
+        if (!App::PREPEND) return;  // (uniform) only staging goes through the queue
+        u32 n = gw_qflush(a, q, &g.h[H_STAGED_NEXT], g.out, g.out_cap, g.stage_off);
+        if (threadIdx.x == 0 && n) {
+            atomicAdd(&g.ctl[C_W_TAKEN], (u64)n);
+            atomicAdd(&g.h[H_NEW_DEG], q->deg);
+            q->deg = 0;
+        }
+        __syncthreads();
     }
 };
 
@@ -728,7 +804,9 @@ template <class App> __device__ void gw_work(const SyArgs &a) {
     __shared__ bool s_last;
     u64 start = gw_vol(&g.h[H_START]), take = gw_vol(&g.h[H_TAKE]);
     GwFetch f = gw_fetch(g, start, 0);
-    GwWorkOp<App> op{a, g};
+    __shared__ GwQueue q;
+    gw_qinit(&q);
+    GwWorkOp<App> op{a, g, &q};
     u64 edges = gw_expand(a, g, f, take, op);
     sy_count(a, (blockIdx.x == 0 && threadIdx.x == 0) ? take : 0, edges, edges);
     u64 block_edges = gw_block_sum(edges);
@@ -756,7 +834,9 @@ template <class App> __device__ void gw_work(const SyArgs &a) {
 
 template <class App> __device__ void gw_work_post(const SyArgs &a) {
     GW g = gw_make(a);
-    GwWorkOp<App> op{a, g};
+    __shared__ GwQueue q;
+    gw_qinit(&q);
+    GwWorkOp<App> op{a, g, &q};
     gw_expand_chunks(g, gw_vol(&g.h[H_CHUNKS]), op);
 }
 
@@ -784,7 +864,7 @@ template <class App> __device__ void gw_split_send(const SyArgs &a) {
     }
     const u64 stride = (u64)gridDim.x * blockDim.x;
     for (u64 i = (u64)blockIdx.x * blockDim.x + threadIdx.x; i < len; i += stride)
-        gw_route<App, false>(a, g, gw_ld(g.out + i));
+        gw_route<App, false>(a, g, gw_ld(g.out + i), nullptr);
     bool first = blockIdx.x == 0 && threadIdx.x == 0;
     sy_count(a, first ? len : 0, 0, first ? (len + 31) / 32 : 0);
 }
@@ -1001,7 +1081,9 @@ __device__ void gw_fused_pre(const SyArgs &a) {
 template <class App> __device__ void gw_fused(const SyArgs &a) {
     GW g = gw_make(a);
     u64 *h = g.h, *c = g.ctl;
-    GwFusedOp<App> op{a, g};
+    __shared__ GwQueue q;
+    gw_qinit(&q);
+    GwFusedOp<App> op{a, g, &q};
     u64 room = g.message_pairs > g.out_cap ? g.message_pairs - g.out_cap : 0;
     u64 flush = g.flush_pairs < room ? g.flush_pairs : room;
     while (true) {
