@@ -92,6 +92,12 @@
 #define H_HUGE_AT 18    // fused: lowest candidate index with a huge degree
 #define H_HAS_HUGE 19   // fused: this round's batch has a huge item
 #define H_LEN 20        // promote: deferred items at the start; split_send: Out items
+#define H_STAGED_OFF 21 // fused: where the staged items start in Out (circular)
+#define H_NEXT_OFF 22   // fused: where this round stages its own items in Out
+#define H_FAST 23       // fused: the next round's batch is known (no plan, see gw_fused)
+#define H_NEW_DEG 24    // fused: out-degrees of this round's own new items
+#define H_OWN_APPENDS 25  // fused: items this round appended itself (PageRank)
+#define H_NEW_HUGE 26   // fused: a new item has at least SY_HUGE arcs
 #define GW_HDR 32
 #define GW_TILE 1024    // items per plan tile (4 per thread)
 #define GW_MAX_TILES 16384
@@ -132,6 +138,7 @@ struct GW {
     u64 *tiles;      // per-tile degree sums
     u64 *chunks;     // huge chunk entries (4 u64 each)
     u64 chunk_cap;
+    u64 stage_off;   // fused: where this round stages its own items in Out
 };
 
 __device__ GW gw_make(const SyArgs &a) {
@@ -167,11 +174,16 @@ __device__ GW gw_make(const SyArgs &a) {
     g.chunks = a.huge + GW_HDR + GW_MAX_TILES;
     u64 words = 1 + 3 * a.huge_cap;
     g.chunk_cap = words > GW_HDR + GW_MAX_TILES ? (words - GW_HDR - GW_MAX_TILES) / 4 : 0;
+    g.stage_off = 0;
     return g;
 }
 
 // Position p (monotonic) of the circular worklist.
 __device__ __forceinline__ u64 gw_slot(const GW &g, u64 p) { return p % g.cap; }
+
+__device__ __forceinline__ u64 gw_degree(const GW &g, u32 v) {
+    return __ldg(g.offsets + v + 1) - __ldg(g.offsets + v);
+}
 
 // ------------------------------------------------------------------ the applications
 
@@ -323,27 +335,99 @@ __device__ void gw_defer(const SyArgs &a, const GW &g, u32 v, u64 prio, u64 *rep
     atomicMin(min_prio, prio);
 }
 
+// A block's queue of updated vertices in shared memory: threads append with shared atomics
+// and the block moves it to the global queue with one global atomic add per step
+// (`gw_qflush`), instead of one per warp and step on a single hot counter. Full: the
+// caller falls back to a warp-aggregated global push.
+#define GW_QCAP 2048
+struct GwQueue {
+    u32 n;
+    u32 pad;
+    u64 deg;  // fused: the queued items' out-degrees (each at most SY_HUGE)
+    u32 item[GW_QCAP];
+};
+
+__device__ __forceinline__ void gw_qinit(GwQueue *q) {
+    if (threadIdx.x == 0) {
+        q->n = 0;
+        q->deg = 0;
+    }
+    __syncthreads();
+}
+
+__device__ __forceinline__ bool gw_qpush(GwQueue *q, u32 t) {
+    u32 k = atomicAdd(&q->n, 1u);
+    if (k < GW_QCAP) {
+        q->item[k] = t;
+        return true;
+    }
+    return false;
+}
+
+// Moves the queued items to dest at positions *counter + j (circular from off, capacity
+// cap) and empties the queue; returns how many. Every thread of the block calls it.
+__device__ u32 gw_qflush(const SyArgs &a, GwQueue *q, u64 *counter, u32 *dest, u64 cap,
+                         u64 off) {
+    __shared__ u64 s_base;
+    __syncthreads();
+    u32 n = q->n < GW_QCAP ? q->n : GW_QCAP;
+    if (threadIdx.x == 0 && n) s_base = atomicAdd(counter, (u64)n);
+    __syncthreads();
+    if (n) {
+        u64 base = s_base;
+        for (u32 j = threadIdx.x; j < n; j += blockDim.x) {
+            u64 at = base + j;
+            if (at >= cap) {
+                sy_fail(a, SY_ERR_OUT_OVERFLOW, at, cap);
+                continue;
+            }
+            u64 p = off + at;
+            if (p >= cap) p -= cap;
+            dest[p] = q->item[j];
+        }
+    }
+    __syncthreads();
+    if (threadIdx.x == 0) q->n = 0;
+    __syncthreads();
+    return n;
+}
+
 // SplitSend of one item (OnSend, GetPrio, Pack). `staged`: own items of a prepending
 // application go to Out at H_STAGED_NEXT (the fused worker writes them to the worklist
 // after the round) instead of straight to the worklist's start.
 template <class App, bool staged>
-__device__ void gw_route(const SyArgs &a, const GW &g, u32 t) {
+__device__ void gw_route(const SyArgs &a, const GW &g, u32 t, GwQueue *q) {
     if (__ldg(g.owner + t) == g.gpu) {
         u64 prio = App::prio(g, t);
         if (prio >= g.threshold) {
             gw_defer(a, g, t, prio, &g.ctl[C_W_DEFERRED], &g.ctl[C_W_MIN_PRIO]);
             return;
         }
+        if (staged) {
+            // The fused worker plans its next round from these (see gw_fused).
+            u64 d = gw_degree(g, t);
+            if (d >= SY_HUGE) g.h[H_NEW_HUGE] = 1;
+            if (App::PREPEND && q && gw_qpush(q, t)) {
+                atomicAdd(&q->deg, d < SY_HUGE ? d : (u64)SY_HUGE);
+                return;  // staged and counted when the block flushes its queue
+            }
+            u32 act = __activemask();
+            u32 sum = __reduce_add_sync(act, (u32)(d < SY_HUGE ? d : SY_HUGE));
+            if (sy_lane() == __ffs(act) - 1) atomicAdd(&g.h[H_NEW_DEG], (u64)sum);
+        }
         if (App::PREPEND) {
             if (staged) {
                 u64 at = gw_reserve(&g.h[H_STAGED_NEXT]);
-                if (at < g.out_cap) g.out[at] = t;
+                u64 p = g.stage_off + at;
+                if (p >= g.out_cap) p -= g.out_cap;
+                if (at < g.out_cap) g.out[p] = t;
                 else sy_fail(a, SY_ERR_OUT_OVERFLOW, at, g.out_cap);
             } else {
                 gw_prepend(a, g, t);
             }
         } else {
             gw_append(a, g, t);
+            if (staged) gw_count_lanes(&g.h[H_OWN_APPENDS]);
         }
         gw_count_lanes(&g.ctl[C_W_TAKEN]);
     } else {
@@ -403,26 +487,30 @@ struct GwFetch {
     u64 pos;  // start % cap
     const u32 *staged;
     u64 m;
+    u64 so;    // the staged items' start in Out (circular)
+    u64 scap;  // Out's capacity
     __device__ __forceinline__ u32 operator()(u64 i) const {
-        if (i < m) return gw_ld(staged + i);
+        if (i < m) {
+            u64 p = so + i;
+            if (p >= scap) p -= scap;
+            return gw_ld(staged + p);
+        }
         u64 p = pos + i;
         if (p >= cap) p -= cap;
         return gw_ld(wl + p);
     }
 };
 
-__device__ __forceinline__ GwFetch gw_fetch(const GW &g, u64 start, u64 staged) {
+__device__ __forceinline__ GwFetch gw_fetch(const GW &g, u64 start, u64 staged, u64 off = 0) {
     GwFetch f;
     f.wl = g.wl;
     f.cap = g.cap;
     f.pos = start % g.cap;
     f.staged = g.out;
     f.m = staged;
+    f.so = off;
+    f.scap = g.out_cap;
     return f;
-}
-
-__device__ __forceinline__ u64 gw_degree(const GW &g, u32 v) {
-    return __ldg(g.offsets + v + 1) - __ldg(g.offsets + v);
 }
 
 // Plan, first half: the degree sum of every tile of the `cand` candidates, into g.tiles;
@@ -516,11 +604,15 @@ __device__ u64 gw_expand(const SyArgs &a, const GW &g, const GwFetch &f, u64 tak
     __shared__ u32 s_excl[SY_BLOCK];
     __shared__ u64 s_fbeg[SY_BLOCK], s_fstate[SY_BLOCK];
     u64 edges = 0;
-    const u64 stride = (u64)gridDim.x * blockDim.x;
-    for (u64 base0 = (u64)blockIdx.x * blockDim.x; base0 < take; base0 += stride) {
+    // Items per block and step: a whole block's worth when the batch is large, else spread
+    // over every block (a batch of a few thousand items must not land on a few blocks).
+    u64 per = (take + gridDim.x - 1) / gridDim.x;
+    per = per > SY_BLOCK ? SY_BLOCK : (per == 0 ? 1 : per);
+    const u64 stride = (u64)gridDim.x * per;
+    for (u64 base0 = (u64)blockIdx.x * per; base0 < take; base0 += stride) {
         u64 i = base0 + threadIdx.x;
         u64 state = 0, beg = 0, end = 0;
-        if (i < take) {
+        if (threadIdx.x < per && i < take) {
             u32 v = f(i);
             beg = __ldg(g.offsets + v);
             end = __ldg(g.offsets + v + 1);
@@ -552,7 +644,7 @@ __device__ u64 gw_expand(const SyArgs &a, const GW &g, const GwFetch &f, u64 tak
         while (true) {
             if (threadIdx.x == 0) s_owner = -1;
             __syncthreads();
-            if (end - beg >= SY_BLOCK) s_owner = threadIdx.x;
+            if (end - beg >= SY_BLOCK) atomicMax(&s_owner, (int)threadIdx.x);
             __syncthreads();
             int o = s_owner;
             if (o < 0) break;
@@ -612,6 +704,7 @@ __device__ u64 gw_expand(const SyArgs &a, const GW &g, const GwFetch &f, u64 tak
             op.visit(s_fstate[lo], s_fbeg[lo] + (k - s_excl[lo]));
         }
         __syncthreads();
+        op.flush();
     }
     return edges;
 }
@@ -623,6 +716,7 @@ template <class Op> __device__ void gw_expand_chunks(const GW &g, u64 count, Op 
         const u64 *e = g.chunks + 4 * i;
         u64 state = gw_ld(e + 1), first = gw_ld(e + 2), end = gw_ld(e + 3);
         for (u64 x = first + threadIdx.x; x < end; x += blockDim.x) op.visit(state, x);
+        op.flush();
     }
 }
 
@@ -630,25 +724,38 @@ template <class Op> __device__ void gw_expand_chunks(const GW &g, u64 count, Op 
 template <class App> struct GwWorkOp {
     const SyArgs &a;
     const GW &g;
+    GwQueue *q;
     __device__ bool begin(u32 v, u64 arcs, u64 &state) { return App::begin(g, v, arcs, state); }
     __device__ void visit(u64 state, u64 arc) {
         u32 t;
-        if (App::relax(g, state, arc, t)) {
+        if (App::relax(g, state, arc, t) && !gw_qpush(q, t)) {
             u64 at = gw_reserve(&g.ctl[C_OUT_LEN]);
             if (at < g.out_cap) g.out[at] = t;
             else sy_fail(a, SY_ERR_OUT_OVERFLOW, at, g.out_cap);
         }
     }
+    __device__ void flush() { gw_qflush(a, q, &g.ctl[C_OUT_LEN], g.out, g.out_cap, 0); }
 };
 
 // The fused worker's operator: updated vertices are routed at once (SplitSend).
 template <class App> struct GwFusedOp {
     const SyArgs &a;
     const GW &g;
+    GwQueue *q;
     __device__ bool begin(u32 v, u64 arcs, u64 &state) { return App::begin(g, v, arcs, state); }
     __device__ void visit(u64 state, u64 arc) {
         u32 t;
-        if (App::relax(g, state, arc, t)) gw_route<App, true>(a, g, t);
+        if (App::relax(g, state, arc, t)) gw_route<App, true>(a, g, t, q);
+    }
+    __device__ void flush() {
+        if (!App::PREPEND) return;  // (uniform) only staging goes through the queue
+        u32 n = gw_qflush(a, q, &g.h[H_STAGED_NEXT], g.out, g.out_cap, g.stage_off);
+        if (threadIdx.x == 0 && n) {
+            atomicAdd(&g.ctl[C_W_TAKEN], (u64)n);
+            atomicAdd(&g.h[H_NEW_DEG], q->deg);
+            q->deg = 0;
+        }
+        __syncthreads();
     }
 };
 
@@ -697,7 +804,9 @@ template <class App> __device__ void gw_work(const SyArgs &a) {
     __shared__ bool s_last;
     u64 start = gw_vol(&g.h[H_START]), take = gw_vol(&g.h[H_TAKE]);
     GwFetch f = gw_fetch(g, start, 0);
-    GwWorkOp<App> op{a, g};
+    __shared__ GwQueue q;
+    gw_qinit(&q);
+    GwWorkOp<App> op{a, g, &q};
     u64 edges = gw_expand(a, g, f, take, op);
     sy_count(a, (blockIdx.x == 0 && threadIdx.x == 0) ? take : 0, edges, edges);
     u64 block_edges = gw_block_sum(edges);
@@ -725,7 +834,9 @@ template <class App> __device__ void gw_work(const SyArgs &a) {
 
 template <class App> __device__ void gw_work_post(const SyArgs &a) {
     GW g = gw_make(a);
-    GwWorkOp<App> op{a, g};
+    __shared__ GwQueue q;
+    gw_qinit(&q);
+    GwWorkOp<App> op{a, g, &q};
     gw_expand_chunks(g, gw_vol(&g.h[H_CHUNKS]), op);
 }
 
@@ -753,7 +864,7 @@ template <class App> __device__ void gw_split_send(const SyArgs &a) {
     }
     const u64 stride = (u64)gridDim.x * blockDim.x;
     for (u64 i = (u64)blockIdx.x * blockDim.x + threadIdx.x; i < len; i += stride)
-        gw_route<App, false>(a, g, gw_ld(g.out + i));
+        gw_route<App, false>(a, g, gw_ld(g.out + i), nullptr);
     bool first = blockIdx.x == 0 && threadIdx.x == 0;
     sy_count(a, first ? len : 0, 0, first ? (len + 31) / 32 : 0);
 }
@@ -862,15 +973,22 @@ __device__ void gw_promote_post(const SyArgs &a) {
 
 // ---------------------------------------------------------------------------- fused
 // One cooperative launch (the grid is co-resident: the backend sizes it by occupancy and
-// launches it with cuLaunchCooperativeKernel). Rounds of
-//   plan:   write the last round's staged own items to the worklist at START (they are
-//           the first candidates), sum the candidates' degrees per tile;
+// launches it with cuLaunchCooperativeKernel). A round is
+//   plan:   write the staged own items of the last round to the worklist at START (they
+//           are the first candidates), sum the candidates' degrees per tile;
 //   barrier (the last block to arrive computes the batch);
 //   expand: the operator over the batch, every updated vertex routed at once (owned:
-//           staged in Out, appended (PageRank) or deferred; remote: packed in Message);
+//           staged in Out (BFS, SSSP), appended (PageRank) or deferred; remote: packed in
+//           Message);
 //   [barrier; the huge items' chunks, if the batch has any];
 //   barrier (the last block to arrive does the round's bookkeeping: START, counts, END
 //           snapshot for the next round, the stop decision).
+// Fast rounds. When a round consumed every candidate, nobody else appended meanwhile, and
+// its own new items (now the whole worklist) have out-degrees that fit Out, the next batch
+// is exactly those items (the contract's prefix is all of them): the bookkeeping says so
+// and the next round skips the plan and its barrier, expanding the staged items straight
+// from Out (staging is circular in Out: a fast round stages after the items it reads, which
+// its degree sum keeps from overlapping). A road-graph BFS is a long run of such rounds.
 // Out holds the staged items between rounds; its contents afterwards are unspecified.
 
 // A grid-wide barrier; the last block to arrive runs leader() (all its threads) before
@@ -901,11 +1019,18 @@ template <class F> __device__ void gw_grid_sync(const GW &g, F leader) {
     __syncthreads();
 }
 
-// Copies the staged items Out[0..m) to the worklist at [start, start + m).
-__device__ void gw_write_staged(const GW &g, u64 start, u64 m) {
+// Writes the m staged items (Out from offset off, circular) to the worklist at
+// [start, start + m).
+__device__ void gw_write_staged(const GW &g, u64 start, u64 m, u64 off) {
     const u64 stride = (u64)gridDim.x * blockDim.x;
-    for (u64 i = (u64)blockIdx.x * blockDim.x + threadIdx.x; i < m; i += stride)
-        g.wl[gw_slot(g, start + i)] = gw_ld(g.out + i);
+    u64 pos = start % g.cap;
+    for (u64 i = (u64)blockIdx.x * blockDim.x + threadIdx.x; i < m; i += stride) {
+        u64 o = off + i;
+        if (o >= g.out_cap) o -= g.out_cap;
+        u64 p = pos + i;
+        if (p >= g.cap) p -= g.cap;
+        g.wl[p] = gw_ld(g.out + o);
+    }
 }
 
 // Whether another round may start: work left, pushes within the budget.
@@ -914,23 +1039,34 @@ __device__ bool gw_fused_go(const GW &g, u64 rounds, u64 start, u64 end, u64 pus
     return rounds < most && end != start && pushed + g.out_cap <= g.push_budget;
 }
 
+// Resets the counters of a round's own production (the leader, before the round expands).
+__device__ void gw_fused_reset(u64 *h, u64 next_off) {
+    h[H_STAGED_NEXT] = 0;
+    h[H_NEXT_OFF] = next_off;
+    h[H_NEW_DEG] = 0;
+    h[H_OWN_APPENDS] = 0;
+    h[H_NEW_HUGE] = 0;
+    h[H_CHUNKS] = 0;
+}
+
 __device__ void gw_fused_pre(const SyArgs &a) {
     GW g = gw_make(a);
     u64 *c = g.ctl, *h = g.h;
-    u64 start = c[C_START], end = gw_vol(&c[C_END]);
+    u64 start = gw_vol(&c[C_START]), end = gw_vol(&c[C_END]);
     h[H_ARRIVE] = 0;
     h[H_START] = start;
     h[H_END] = end;
     h[H_STAGED] = 0;
-    h[H_STAGED_NEXT] = 0;
+    h[H_STAGED_OFF] = 0;
+    h[H_FAST] = 0;
     h[H_ROUNDS] = 0;
     h[H_CONSUMED] = 0;
     h[H_EDGES] = 0;
     h[H_PUSHES] = 0;
     h[H_ITEMS] = 0;
     h[H_ATOMICS] = 0;
-    h[H_CHUNKS] = 0;
     h[H_HUGE_AT] = ~0ull;
+    gw_fused_reset(h, 0);
     h[H_STOP] = !gw_fused_go(g, 0, start, end, 0);
     c[C_W_CONSUMED] = 0;
     c[C_W_TAKEN] = 0;
@@ -945,32 +1081,46 @@ __device__ void gw_fused_pre(const SyArgs &a) {
 template <class App> __device__ void gw_fused(const SyArgs &a) {
     GW g = gw_make(a);
     u64 *h = g.h, *c = g.ctl;
-    GwFusedOp<App> op{a, g};
+    __shared__ GwQueue q;
+    gw_qinit(&q);
+    GwFusedOp<App> op{a, g, &q};
     u64 room = g.message_pairs > g.out_cap ? g.message_pairs - g.out_cap : 0;
     u64 flush = g.flush_pairs < room ? g.flush_pairs : room;
     while (true) {
         u64 start = gw_vol(&h[H_START]), m = gw_vol(&h[H_STAGED]);
-        u64 end = gw_vol(&h[H_END]);
-        gw_write_staged(g, start, m);
-        if (gw_vol(&h[H_STOP])) break;
-        u64 cand = end - start < g.count ? end - start : g.count;
-        if (cand > (u64)GW_MAX_TILES * GW_TILE) cand = (u64)GW_MAX_TILES * GW_TILE;
-        GwFetch staged = gw_fetch(g, start, m);
-        gw_plan_tiles(g, staged, cand, &h[H_HUGE_AT]);
-        gw_grid_sync(g, [&]() {
-            u64 take = gw_plan_take(a, g, staged, cand);
-            if (threadIdx.x == 0) {
-                h[H_TAKE] = take;
-                h[H_HAS_HUGE] = gw_vol(&h[H_HUGE_AT]) < take;
-                h[H_HUGE_AT] = ~0ull;
-                h[H_STAGED_NEXT] = 0;
-                h[H_CHUNKS] = 0;
-                if (take == 0) h[H_STOP] = 1;  // the first item does not fit: reported
-            }
-        });
+        u64 off = gw_vol(&h[H_STAGED_OFF]), end = gw_vol(&h[H_END]);
+        if (gw_vol(&h[H_STOP])) {
+            gw_write_staged(g, start, m, off);
+            break;
+        }
+        u64 cand;
+        GwFetch batch;
+        if (gw_vol(&h[H_FAST])) {
+            // The batch is the whole worklist: the staged items in Out, or (PageRank) the
+            // worklist itself; the bookkeeping set the counters and the take.
+            batch = gw_fetch(g, start, m, off);
+            cand = end - start;
+        } else {
+            gw_write_staged(g, start, m, off);
+            cand = end - start < g.count ? end - start : g.count;
+            if (cand > (u64)GW_MAX_TILES * GW_TILE) cand = (u64)GW_MAX_TILES * GW_TILE;
+            GwFetch staged = gw_fetch(g, start, m, off);
+            gw_plan_tiles(g, staged, cand, &h[H_HUGE_AT]);
+            gw_grid_sync(g, [&]() {
+                u64 take = gw_plan_take(a, g, staged, cand);
+                if (threadIdx.x == 0) {
+                    h[H_TAKE] = take;
+                    h[H_HAS_HUGE] = gw_vol(&h[H_HUGE_AT]) < take;
+                    h[H_HUGE_AT] = ~0ull;
+                    gw_fused_reset(h, 0);  // Out is free: its items are in the worklist
+                    if (take == 0) h[H_STOP] = 1;  // the first item does not fit: reported
+                }
+            });
+            batch = gw_fetch(g, start, 0);
+        }
         u64 take = gw_vol(&h[H_TAKE]);
         if (take == 0) break;
-        GwFetch batch = gw_fetch(g, start, 0);
+        g.stage_off = gw_vol(&h[H_NEXT_OFF]);
         u64 edges = gw_expand(a, g, batch, take, op);
         u64 block_edges = gw_block_sum(edges);
         if (threadIdx.x == 0 && block_edges) atomicAdd(&h[H_EDGES], block_edges);
@@ -994,11 +1144,29 @@ template <class App> __device__ void gw_fused(const SyArgs &a) {
             u64 rounds = gw_vol(&h[H_ROUNDS]) + 1;
             h[H_ROUNDS] = rounds;
             u64 end_now = gw_vol(&c[C_END]);
+            u64 next_off = gw_vol(&h[H_NEXT_OFF]);
             h[H_START] = next_start;
             h[H_STAGED] = staged_next;
+            h[H_STAGED_OFF] = next_off;
             h[H_END] = end_now;
-            h[H_STOP] = sent >= flush ||
+            bool stop = sent >= flush ||
                         !gw_fused_go(g, rounds, next_start, end_now, taken + deferred);
+            h[H_STOP] = stop;
+            // Fast next round: every candidate was taken (none left behind, the count did
+            // not cut), the worklist holds only this round's own items, and they fit Out
+            // (with the staged ones, which the next round reads while it stages).
+            u64 appends = gw_vol(&h[H_OWN_APPENDS]), deg = gw_vol(&h[H_NEW_DEG]);
+            u64 live = end_now - next_start;
+            bool fast = !stop && take == end - start && end_now == end + appends &&
+                        live == staged_next + appends && live <= g.count &&
+                        !gw_vol(&h[H_NEW_HUGE]) && deg + staged_next <= g.out_cap;
+            h[H_FAST] = fast;
+            if (fast) {
+                u64 o = next_off + staged_next;
+                h[H_TAKE] = live;
+                h[H_HAS_HUGE] = 0;
+                gw_fused_reset(h, o >= g.out_cap ? o - g.out_cap : o);
+            }
         });
     }
     if (blockIdx.x == 0 && threadIdx.x == 0) {

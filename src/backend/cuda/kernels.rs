@@ -171,8 +171,11 @@ pub fn full_grid(kernel: &str) -> bool {
     kernel.starts_with("groute_") && (kernel.ends_with("_work") || kernel.ends_with("_split_send"))
 }
 
-/// Most blocks per multiprocessor of a persistent kernel.
-pub const FUSED_BLOCKS_PER_SM: u32 = 4;
+/// Most blocks per multiprocessor of a persistent kernel: its rounds end in grid barriers
+/// whose cost grows with the blocks, and most rounds of the latency-bound runs it is for are
+/// small (BFS on luxembourg_osm on an H200: 13.5 ms with 2 per multiprocessor, 21 ms with 4
+/// or 8). `SWITCHYARD_FUSED_BLOCKS_PER_SM` overrides it (the occupancy still caps it).
+pub const FUSED_BLOCKS_PER_SM: u32 = 2;
 
 /// Persistent kernels: the whole grid must be resident (cooperative launch).
 pub fn is_persistent(kernel: &str) -> bool {
