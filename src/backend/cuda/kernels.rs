@@ -290,6 +290,17 @@ mod tests {
     }
 
     #[test]
+    fn worklist_kernels_get_the_full_grid_and_fused_workers_a_resident_one() {
+        assert!(full_grid("groute_bfs_work") && full_grid("groute_pr_split_send"));
+        assert!(!full_grid("groute_bfs_split_receive") && !full_grid("bfs_advance"));
+        assert!(is_persistent("groute_sssp_fused") && !is_persistent("groute_sssp_work"));
+        // Occupancy 6, capped at 2, on 132 multiprocessors; never zero blocks.
+        assert_eq!(fused_blocks(6, FUSED_BLOCKS_PER_SM, 132), 2 * 132);
+        assert_eq!(fused_blocks(1, 8, 132), 132);
+        assert_eq!(fused_blocks(0, 8, 0), 1);
+    }
+
+    #[test]
     fn kernel_errors_read_as_sentences() {
         assert_eq!(error_message(3, 2, 10), "package for gpu 2 overflows its 10 slots");
         assert!(error_message(99, 0, 0).contains("unknown"));
