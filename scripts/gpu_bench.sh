@@ -70,6 +70,30 @@ if [ "$part" = groute ]; then
     SWITCHYARD_MATRIX_BACKENDS=cuda timeout 300 "$here/runtime_matrix" --test-threads 1 2>&1 |
       grep -E "test result|panicked|FAILED|skipped" || status=1
   fi
+  echo "== BSP against Groute on one GPU (time ms; every run validated)"
+  table() { # label graph-args source-args json groute-extra sssp-delta
+    local label=$1 graph=$2 src=$3 json=$4 extra=$5 delta=$6
+    # shellcheck disable=SC2086
+    timeout 300 "$BIN" calibrate runs $graph --weights $src --algos bfs,sssp --gpu-counts 1 \
+      --runtime bsp --label "$label" --json "$OUT/$json-bsp.json" 2>&1 | grep -E "^(bfs|sssp) " || status=1
+    for variant in "" "--fused" "--fused --priority-delta"; do
+      for algo in bfs sssp; do
+        local v=$variant
+        if [ "$variant" = "--fused --priority-delta" ]; then
+          v="--fused --priority-delta 10"; [ $algo = sssp ] && v="--fused --priority-delta $delta"
+        fi
+        # shellcheck disable=SC2086
+        timeout 300 "$BIN" calibrate runs $graph --weights $src --algos $algo --gpu-counts 1 \
+          --runtime groute $v $extra --label "$label" \
+          --json "$OUT/$json-groute$(echo "$v" | tr -d ' -')-$algo.json" 2>&1 | grep -E "^(bfs|sssp) " || status=1
+      done
+    done
+  }
+  table luxembourg "--graph $lux" "--source 0" gpu_groute_lux "--fused-max-rounds 100000" 1000
+  table road21m "--generate grid2d:w=4600,h=4600,drop=0.1" "--source 10582300" gpu_groute_road \
+    "--fused-max-rounds 100000" 1000
+  table rmat22 "--generate rmat:scale=22,ef=16" "--hub-source" gpu_groute_rmat22 \
+    "--out-items 67108864 --batch-items 4194304" 16
   echo "== Groute validated at 1 GPU and 2, 4, 8 logical GPUs"
   for g in 1 2 4 8; do
     logical=""; [ "$g" -gt 1 ] && logical="--logical-gpus"
@@ -88,26 +112,6 @@ if [ "$part" = groute ]; then
         --generate rmat:scale=20,ef=16 2>&1 | grep -E "^(pr-residual|cc) on|^time|validation|rror" || status=1
     done
   done
-  echo "== BSP against Groute on one GPU (time ms; every run validated)"
-  table() { # label graph-args source-args json
-    local label=$1 graph=$2 src=$3 json=$4
-    for variant in "bsp" "groute" "groute --fused"; do
-      # shellcheck disable=SC2086
-      timeout 300 "$BIN" calibrate runs $graph --weights $src --algos bfs,sssp --gpu-counts 1 \
-        --runtime $variant --label "$label" --json "$OUT/$json-$(echo $variant | tr -d ' -').json" \
-        2>&1 | grep -E "^(bfs|sssp) " || status=1
-    done
-    for pair in "bfs 10" "sssp 320"; do
-      set -- $pair
-      # shellcheck disable=SC2086
-      timeout 300 "$BIN" calibrate runs $graph --weights $src --algos $1 --gpu-counts 1 \
-        --runtime groute --fused --priority-delta $2 --label "$label" \
-        --json "$OUT/$json-groutefusedprio-$1.json" 2>&1 | grep -E "^(bfs|sssp) " || status=1
-    done
-  }
-  table luxembourg "--graph $lux" "--source 0" gpu_groute_lux
-  table road21m "--generate grid2d:w=4600,h=4600,drop=0.1" "--source 10582300" gpu_groute_road
-  table rmat22 "--generate rmat:scale=22,ef=16" "--hub-source" gpu_groute_rmat22
 fi
 cat <<'PUBLISHED'
 Published single-GPU figures (V100, 900 GB/s; H200 datasheet 4,800 GB/s: bandwidth ratio 5.33):

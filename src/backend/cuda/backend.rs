@@ -210,6 +210,47 @@ pub fn compile_for(arch: (i32, i32)) -> Result<Vec<u8>, BackendError> {
     if let Some(c) = cubin_cache().lock().map_err(|_| poisoned())?.get(&arch) {
         return Ok(c.clone());
     }
+    let on_disk = disk_cache_path(arch);
+    if let Some(cubin) = on_disk.as_ref().and_then(|p| std::fs::read(p).ok()) {
+        cubin_cache().lock().map_err(|_| poisoned())?.insert(arch, cubin.clone());
+        return Ok(cubin);
+    }
+    let cubin = compile_with_nvrtc(arch)?;
+    cubin_cache().lock().map_err(|_| poisoned())?.insert(arch, cubin.clone());
+    if let Some(path) = on_disk {
+        // Best effort: a cache that cannot be written only costs the next process a compile.
+        let tmp = path.with_extension(format!("tmp{}", std::process::id()));
+        if std::fs::create_dir_all(path.parent().unwrap_or(std::path::Path::new(".")))
+            .and_then(|()| std::fs::write(&tmp, &cubin))
+            .and_then(|()| std::fs::rename(&tmp, &path))
+            .is_err()
+        {
+            let _ = std::fs::remove_file(&tmp);
+        }
+    }
+    Ok(cubin)
+}
+
+/// Where a process finds the cubin another process compiled for `arch` from the same
+/// kernel sources: `$SWITCHYARD_CACHE_DIR` (or `$XDG_CACHE_HOME/switchyard`, or
+/// `~/.cache/switchyard`), named by the sources' FNV-1a hash, so an edited kernel is never
+/// served stale. `SWITCHYARD_CACHE_DIR=off` turns the cache off.
+fn disk_cache_path(arch: (i32, i32)) -> Option<std::path::PathBuf> {
+    let dir = match std::env::var_os("SWITCHYARD_CACHE_DIR") {
+        Some(d) if d == "off" => return None,
+        Some(d) => std::path::PathBuf::from(d),
+        None => match (std::env::var_os("XDG_CACHE_HOME"), std::env::var_os("HOME")) {
+            (Some(x), _) => std::path::PathBuf::from(x).join("switchyard"),
+            (None, Some(h)) => std::path::PathBuf::from(h).join(".cache/switchyard"),
+            (None, None) => return None,
+        },
+    };
+    let hash = switchyard_sim::topology::fnv1a_64(kernels::program_source().as_bytes());
+    Some(dir.join(format!("kernels-{hash:016x}-sm{}{}.cubin", arch.0, arch.1)))
+}
+
+/// Compiles every kernel for `arch` with NVRTC.
+fn compile_with_nvrtc(arch: (i32, i32)) -> Result<Vec<u8>, BackendError> {
     // SAFETY: probing for the library has no preconditions.
     if !unsafe { nvrtc::is_culib_present() } {
         return Err(BackendError::Unavailable(
@@ -263,7 +304,6 @@ pub fn compile_for(arch: (i32, i32)) -> Result<Vec<u8>, BackendError> {
         let mut cubin = vec![0u8; size];
         nvrtc_ck(nvrtc::nvrtcGetCUBIN(prog, cubin.as_mut_ptr().cast()), "get cubin")?;
         nvrtc::nvrtcDestroyProgram(&mut prog);
-        cubin_cache().lock().map_err(|_| poisoned())?.insert(arch, cubin.clone());
         Ok(cubin)
     }
 }
@@ -1953,7 +1993,7 @@ mod tests {
             return;
         }
         for arch in [(9, 0), (8, 0)] {
-            match super::compile_for(arch) {
+            match super::compile_with_nvrtc(arch) {
                 Ok(cubin) => assert!(cubin.len() > 1000, "sm_{}{}: tiny image", arch.0, arch.1),
                 Err(e) => panic!("{e}"),
             }

@@ -25,8 +25,9 @@
 //! # Concurrency
 //! On a real GPU the worker's kernels (work, split_send, fused, promote, grow; one stream)
 //! run *concurrently* with the receiver's split_receive (a high-priority stream); receivers
-//! are serialised among themselves, promote runs only while nothing else is in flight and
-//! grow only while the device is quiet. The contract is written so that this is safe:
+//! are serialised among themselves, promote runs only while nothing else is in flight on
+//! its device (the host holds received packets until it ends: the CUDA promote compacts
+//! through the worklist's free slots) and grow only while the device is quiet. The contract is written so that this is safe:
 //! - **Publishing appends.** Appending is three counters: an appender reserves slots by
 //!   advancing `END_ALLOC` (an atomic add), writes its items, then adds their number to
 //!   `END_WRITTEN`; whoever brings `END_WRITTEN` level with `END_ALLOC` publishes

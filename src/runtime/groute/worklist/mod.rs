@@ -733,8 +733,11 @@ impl State {
             }
             return Ok(());
         }
-        // Receiver agent: every held packet, as long as there is room.
-        while let Some(r) = d.held_packets.front() {
+        // Receiver agent: every held packet, as long as there is room, and never while
+        // the device promotes: promote owns the worklist's free slots (the CUDA kernel
+        // compacts through them), and on a GPU a receiver would run beside it. Another
+        // device may finish its own promote and send before this one is done.
+        while let Some(r) = d.held_packets.front().filter(|_| !d.promoting) {
             let pairs = (r.len / 2) as u64;
             if !Self::fits(d, pairs) {
                 d.growing = true;
@@ -884,7 +887,7 @@ impl State {
         let deferred: u64 = devices.iter().map(|d| d.deferred_count).sum();
         if deferred == 0
             || self.work_total != deferred
-            || devices.iter().any(|d| d.promoting || d.growing || d.worker_busy)
+            || devices.iter().any(|d| d.promoting || d.growing || d.worker_busy || d.receiving > 0)
         {
             return Ok(());
         }
