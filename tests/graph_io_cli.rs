@@ -35,7 +35,7 @@ fn snap_to_binary_to_ldbc_to_snap_keeps_file_ids() {
     ];
     for (input, format, output, to) in steps {
         let mut args = vec![
-            "--input".to_string(),
+            "--graph".to_string(),
             s(p(input)),
             "--output".into(),
             s(p(output)),
@@ -63,11 +63,12 @@ fn binary_input_needs_its_format_named_and_input_is_not_overwritten() {
     let bin = dir.path().join("g.bin");
     std::fs::write(&input, "0 1\n1 2\n").unwrap();
     let s = |p: &std::path::Path| p.to_string_lossy().into_owned();
+    // `--input` is the old spelling of `--graph`, kept as a hidden alias.
     assert!(
         convert(&["--input", &s(&input), "--output", &s(&bin), "--to", "binary"]).status.success()
     );
     let out = convert(&[
-        "--input",
+        "--graph",
         &s(&bin),
         "--output",
         &s(&dir.path().join("x.mtx")),
@@ -77,7 +78,7 @@ fn binary_input_needs_its_format_named_and_input_is_not_overwritten() {
     assert!(!out.status.success());
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(stderr.contains("g.bin") && stderr.contains("--format binary"), "{stderr}");
-    let out = convert(&["--input", &s(&input), "--output", &s(&input), "--to", "snap"]);
+    let out = convert(&["--graph", &s(&input), "--output", &s(&input), "--to", "snap"]);
     assert!(!out.status.success());
     assert!(String::from_utf8_lossy(&out.stderr).contains("is the input file"));
     assert_eq!(std::fs::read_to_string(&input).unwrap(), "0 1\n1 2\n");

@@ -259,5 +259,8 @@ fn results_come_out_in_the_file_ids() {
     let mut out = Vec::new();
     let distances = [Some(0.0), None, Some(5.0)].map(ResultValue::distance);
     write_vertex_values(&mut out, "sssp", Some(&dimacs.file_ids()), distances).unwrap();
-    assert_eq!(String::from_utf8(out).unwrap(), "1 0.0\n2 infinity\n3 5.0\n");
+    assert_eq!(
+        String::from_utf8(out).unwrap(),
+        "1 0.000000000000000e+00\n2 Infinity\n3 5.000000000000000e+00\n"
+    );
 }

@@ -59,6 +59,8 @@ fn config(topology: &str, gpus: u32, algorithm: Algorithm) -> SimRun {
 
 /// The `switchyard run` command line that reproduces `config` on the graph `source`.
 fn reproduce(source: &str, c: &SimRun) -> String {
+    // `--source` takes the file's vertex id: the index + 1 for the 1-based formats.
+    let one_based = [".mtx", ".graph", ".gr"].iter().any(|e| source.ends_with(e));
     let mut cmd = format!(
         "switchyard run --runtime groute --algo {} {source} --topology {} --gpus {} --seed {} \
          --partitioner {} --source {} --epsilon {} --jitter-ns {} --packet-size {} --buffers {}",
@@ -67,7 +69,7 @@ fn reproduce(source: &str, c: &SimRun) -> String {
         c.spec.gpus,
         c.spec.seed,
         c.spec.partitioner,
-        c.spec.params.source,
+        u64::from(c.spec.params.source) + u64::from(one_based),
         c.spec.params.epsilon,
         c.sim.jitter_ps / 1000,
         c.spec.groute.packet_items,

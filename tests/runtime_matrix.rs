@@ -80,10 +80,12 @@ fn every_runtime_validates_every_algorithm_it_runs_on_every_backend() {
                 for algorithm in Algorithm::ALL.into_iter().filter(|&a| runtime.runs(a)) {
                     for gpus in [1, 2, 4, 8] {
                         let spec = spec(runtime, algorithm, gpus, hub);
+                        // `--source` takes the file's id: 1-based for the METIS power grid.
+                        let file_source = hub + u32::from(graph_name.starts_with("--graph"));
                         let case = format!(
                             "{backend_name}: {} on {} x{gpus} GPUs, {graph_name} (reproduce: \
                              switchyard run {graph_name} --weights --backend {backend_name} \
-                             --runtime {} --algo {} --gpus {gpus} --source {hub} --seed 7 \
+                             --runtime {} --algo {} --gpus {gpus} --source {file_source} --seed 7 \
                              --epsilon 1e-3{})",
                             algorithm.name(),
                             runtime.name(),

@@ -36,6 +36,10 @@ impl GraphAlgorithm for Bfs {
         let expected = reference::bfs_levels(graph, self.source)?;
         Ok(compare_exact("bfs levels", &expected, result.values))
     }
+    /// Levels; unreached as Graphalytics' `9223372036854775807`.
+    fn result_values(&self, result: VertexResult<'_>) -> Vec<crate::graph::ResultValue> {
+        super::bfs::levels(result.values)
+    }
     fn bsp(&self) -> Option<Box<dyn BspPrimitive>> {
         Some(Box::new(self.clone()))
     }
@@ -140,6 +144,14 @@ pub(crate) fn min_improves(
         x[v as usize] = value;
     }
     Ok(improved)
+}
+
+/// BFS levels as result values (unreached: none).
+pub(crate) fn levels(values: &[u32]) -> Vec<crate::graph::ResultValue> {
+    values
+        .iter()
+        .map(|&l| crate::graph::ResultValue::level((l != UNREACHED).then_some(u64::from(l))))
+        .collect()
 }
 
 /// Registers `bfs_advance` and BFS's worklist kernels.

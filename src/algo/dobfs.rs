@@ -75,6 +75,10 @@ impl GraphAlgorithm for DirectionOptimizingBfs {
         let expected = reference::bfs_levels(graph, self.source)?;
         Ok(compare_exact("bfs levels", &expected, result.values))
     }
+    /// Levels; unreached as Graphalytics' `9223372036854775807`.
+    fn result_values(&self, result: VertexResult<'_>) -> Vec<crate::graph::ResultValue> {
+        super::bfs::levels(result.values)
+    }
     fn bsp(&self) -> Option<Box<dyn BspPrimitive>> {
         Some(Box::new(self.clone()))
     }

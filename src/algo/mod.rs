@@ -18,7 +18,7 @@ pub mod sssp;
 
 use crate::backend::KernelRegistry;
 use crate::graph::reference::ValidationReport;
-use crate::graph::{Csr, EdgeWeights, GraphError};
+use crate::graph::{Csr, GraphError, ResultValue};
 pub use crate::runtime::bsp::BspPrimitive;
 pub use crate::runtime::groute::GrouteOperators;
 use std::borrow::Cow;
@@ -31,7 +31,7 @@ pub enum Algorithm {
     Bfs,
     /// Direction-optimizing BFS (push/pull; broadcasts, seed 002 section VI-A).
     Dobfs,
-    /// Single-source shortest paths (integer weights).
+    /// Single-source shortest paths (integer or real weights).
     Sssp,
     /// Weakly connected components.
     Cc,
@@ -57,7 +57,9 @@ impl Algorithm {
         match self {
             Algorithm::Bfs => Box::new(bfs::Bfs { source: params.source }),
             Algorithm::Dobfs => Box::new(dobfs::DirectionOptimizingBfs::new(params.source)),
-            Algorithm::Sssp => Box::new(sssp::Sssp { source: params.source }),
+            Algorithm::Sssp => {
+                Box::new(sssp::Sssp { source: params.source, weights: Default::default() })
+            }
             Algorithm::Cc => Box::new(cc::ConnectedComponents),
             Algorithm::Pr => Box::new(pagerank::PageRankLdbc {
                 damping: params.damping,
@@ -67,6 +69,16 @@ impl Algorithm {
                 damping: params.damping,
                 epsilon: params.epsilon,
             }),
+        }
+    }
+
+    /// The algorithm with its parameters, specialised to what `graph` carries: SSSP picks
+    /// its integer or real-weight operators from the graph's weights. Runs use this one;
+    /// [`Algorithm::instance`] is the graph-independent view (names, needs, runtimes).
+    pub fn instance_for(self, params: &AlgorithmParams, graph: &Csr) -> Box<dyn GraphAlgorithm> {
+        match self {
+            Algorithm::Sssp => Box::new(sssp::Sssp::for_graph(params.source, graph)),
+            other => other.instance(params),
         }
     }
 
@@ -80,7 +92,7 @@ impl Algorithm {
         self.instance(&AlgorithmParams::default()).needs()
     }
 
-    /// Whether it needs integer edge weights.
+    /// Whether it needs edge weights.
     pub fn needs_weights(self) -> bool {
         self.needs().weights
     }
@@ -108,7 +120,8 @@ impl Default for AlgorithmParams {
 /// What an algorithm needs of its input graph.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Needs {
-    /// Integer edge weights.
+    /// Edge weights (integer or real; an algorithm that takes one kind only says so in its
+    /// `check_params`).
     pub weights: bool,
     /// The symmetrised graph (weakly connected components of a directed graph).
     pub undirected: bool,
@@ -131,6 +144,11 @@ pub trait GraphAlgorithm {
     fn needs(&self) -> Needs {
         Needs::default()
     }
+    /// The name with the variant this instance runs, for messages (e.g. "sssp (real-valued
+    /// f32 weights)"); the name by default.
+    fn describe(&self) -> String {
+        self.name().to_string()
+    }
     /// Its source vertex, if it has one (checked against the graph).
     fn source(&self) -> Option<u32> {
         None
@@ -147,6 +165,12 @@ pub trait GraphAlgorithm {
         graph: &Csr,
         result: VertexResult<'_>,
     ) -> Result<ValidationReport, GraphError>;
+    /// Its result per vertex as the Graphalytics output file writes it (`run --output`):
+    /// by default each value as an integer. Algorithms whose values are levels, distances,
+    /// ranks or vertex labels say so.
+    fn result_values(&self, result: VertexResult<'_>) -> Vec<ResultValue> {
+        result.values.iter().map(|&v| ResultValue::Int(i64::from(v))).collect()
+    }
     /// Its operators for the bulk-synchronous runtime, if it runs there.
     fn bsp(&self) -> Option<Box<dyn BspPrimitive>> {
         None
@@ -168,11 +192,12 @@ pub fn check(algorithm: &dyn GraphAlgorithm, graph: &Csr) -> Result<(), GraphErr
             num_vertices: graph.num_vertices(),
         });
     }
-    if algorithm.needs().weights && !matches!(graph.weights(), Some(EdgeWeights::Int(_))) {
+    if algorithm.needs().weights && graph.weights().is_none() {
         return Err(GraphError::WrongWeights {
             algorithm: algorithm.name().into(),
-            reason: "needs integer edge weights and the graph has none; add --weights to draw \
-                     uniform weights 1..=64, or load a weighted graph"
+            reason: "needs edge weights and the graph has none; add --weights to draw uniform \
+                     integer weights 1..=64, or load a weighted graph (a third column of \
+                     weights in its edge lines)"
                 .into(),
         });
     }

@@ -61,6 +61,11 @@ impl GraphAlgorithm for PageRankLdbc {
             FloatTolerance { abs: 1e-3 / n, rel: 1e-3 },
         ))
     }
+    /// Ranks (the `f32` aux values) as floats.
+    fn result_values(&self, result: VertexResult<'_>) -> Vec<crate::graph::ResultValue> {
+        let ranks = result.aux.unwrap_or_default();
+        ranks.iter().map(|&r| crate::graph::ResultValue::Float(f64::from(r))).collect()
+    }
     fn bsp(&self) -> Option<Box<dyn BspPrimitive>> {
         Some(Box::new(self.clone()))
     }
@@ -103,6 +108,14 @@ impl GraphAlgorithm for PageRankResidual {
             &actual,
             FloatTolerance { abs, rel: 2e-3 },
         ))
+    }
+    /// Ranks normalised to sum 1, as validated.
+    fn result_values(&self, result: VertexResult<'_>) -> Vec<crate::graph::ResultValue> {
+        let raw: Vec<f64> = result.aux.unwrap_or_default().iter().map(|&r| f64::from(r)).collect();
+        let sum: f64 = raw.iter().sum();
+        raw.iter()
+            .map(|r| crate::graph::ResultValue::Float(r / sum.max(f64::MIN_POSITIVE)))
+            .collect()
     }
     fn bsp(&self) -> Option<Box<dyn BspPrimitive>> {
         Some(Box::new(self.clone()))

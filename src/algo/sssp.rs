@@ -1,29 +1,109 @@
-//! Single-source shortest paths (Bellman-Ford over frontiers, integer weights): distances
-//! from a source, unreachable vertices keep `u32::MAX`.
+//! Single-source shortest paths (Bellman-Ford over frontiers): distances from a source,
+//! unreachable vertices keep [`UNREACHED`].
+//!
+//! Two weight kinds, one set of mechanisms. Integer weights run the exact integer path
+//! (`u32` distances, saturating sums). Real weights (`EdgeWeights::Float`, as Graphalytics
+//! graphs carry) run the same runtimes with `f32` distances held as their IEEE-754 bits in
+//! the `u32` value slots: SSSP refuses negative and NaN weights, and for non-negative
+//! floats (and `+inf`) the bit patterns order exactly as the numbers do, so the runtimes'
+//! `u32` minimum (the bulk-synchronous `MinU32` combiner, Groute's OnReceive, a device's
+//! atomic min) is the float minimum without any new mechanism. [`UNREACHED`] (`u32::MAX`,
+//! a NaN pattern above every non-negative float's bits) marks an unreached vertex in both.
+//! The float kernels are simulator-only for now (no CUDA functor): the driver refuses them
+//! on `--backend cuda` before any work.
 
 use super::{BspPrimitive, GraphAlgorithm, GrouteOperators, Needs, VertexResult};
 use crate::backend::{BackendError, ElemType, HostData, KernelContext, KernelDef, KernelRegistry};
-use crate::graph::reference::{self, ValidationReport, compare_exact};
-use crate::graph::{Csr, GraphError};
+use crate::graph::reference::{
+    self, FloatTolerance, ValidationReport, compare_exact, compare_float,
+};
+use crate::graph::{Csr, EdgeWeights, GraphError, ResultValue};
 use crate::runtime::bsp::{AdvanceArgs, Combiner};
 use crate::runtime::groute::worklist::kernels::{
     Counts, Out, Visit, WorklistKernels, WorklistOperator, register_app,
 };
 use crate::runtime::groute::worklist::{Start, WorklistApp};
 
-/// Distance of a vertex SSSP never reached.
+/// Distance of a vertex SSSP never reached (both weight kinds).
 pub const UNREACHED: u32 = u32::MAX;
+
+/// The kind of weights an SSSP run relaxes, which picks its kernels.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum SsspWeights {
+    /// Integer weights: `u32` distances, exact.
+    #[default]
+    Int,
+    /// Real weights: `f32` distances held as their bits (see the module docs).
+    Float,
+}
 
 /// SSSP from `source`.
 #[derive(Clone, Debug)]
 pub struct Sssp {
     /// Source vertex (global id).
     pub source: u32,
+    /// The weights it relaxes.
+    pub weights: SsspWeights,
+}
+
+impl Sssp {
+    /// SSSP from `source` over the kind of weights `graph` carries (integer when it has
+    /// none: [`crate::algo::check`] then refuses the run).
+    pub fn for_graph(source: u32, graph: &Csr) -> Self {
+        let weights = match graph.weights() {
+            Some(EdgeWeights::Float(_)) => SsspWeights::Float,
+            _ => SsspWeights::Int,
+        };
+        Sssp { source, weights }
+    }
+}
+
+/// `d + w` on distance bits and weight bits for real weights: IEEE round-to-nearest `f32`
+/// addition (monotone in `d`, and never below `d` for `w >= 0`).
+#[inline]
+pub fn relax_f32(d: u32, w: u32) -> u32 {
+    (f32::from_bits(d) + f32::from_bits(w)).to_bits()
+}
+
+/// A distance as a result value: `None` where unreached, else the number (`f32` bits
+/// widened exactly for real weights).
+pub fn distance(weights: SsspWeights, bits: u32) -> Option<f64> {
+    match (bits, weights) {
+        (UNREACHED, _) => None,
+        (d, SsspWeights::Int) => Some(f64::from(d)),
+        (d, SsspWeights::Float) => Some(f64::from(f32::from_bits(d))),
+    }
+}
+
+/// The relative tolerance of float SSSP against the `f64` reference, from the arithmetic.
+///
+/// The device sums `f32` weights along a path left to right, each addition rounding to
+/// nearest (unit roundoff `u = 2^-24`); as addition is monotone, the distance it settles on
+/// is the smallest such rounded sum over all paths, and a smallest one is a simple path,
+/// of at most `k = reached - 1` arcs. A rounded sum of `k` non-negative terms is within
+/// `gamma_k = k u / (1 - k u)` of the exact sum (Higham, Accuracy and Stability of
+/// Numerical Algorithms, eq. 4.4 with all terms non-negative), so the device's distance is
+/// within `gamma_k` of the exact shortest distance relative to it; the `f64` reference adds
+/// its own `gamma_k` with `u = 2^-53`. The bound grows with the number of reached vertices:
+/// it is what can be promised, not what is typically seen (usually a few ulps).
+pub fn float_tolerance(reached: u64) -> FloatTolerance {
+    let k = reached.saturating_sub(1).max(1) as f64;
+    let gamma = |u: f64| if k * u < 1.0 { k * u / (1.0 - k * u) } else { f64::INFINITY };
+    FloatTolerance {
+        abs: 0.0,
+        rel: gamma(f64::from(f32::EPSILON) / 2.0) + gamma(f64::EPSILON / 2.0),
+    }
 }
 
 impl GraphAlgorithm for Sssp {
     fn name(&self) -> &'static str {
         "sssp"
+    }
+    fn describe(&self) -> String {
+        match self.weights {
+            SsspWeights::Int => "sssp (integer weights)".into(),
+            SsspWeights::Float => "sssp (real-valued f32 weights)".into(),
+        }
     }
     fn needs(&self) -> Needs {
         Needs { weights: true, ..Needs::default() }
@@ -31,19 +111,73 @@ impl GraphAlgorithm for Sssp {
     fn source(&self) -> Option<u32> {
         Some(self.source)
     }
-    /// Distances are integer sums: compared exactly (unreached as the reference's marker).
+    /// Real weights must be finite and non-negative (the parsers refuse others; a graph
+    /// built in code is checked here), and their total must stay inside `f32`'s range so
+    /// no path sum overflows to infinity.
+    fn check_params(&self, graph: &Csr) -> Result<(), GraphError> {
+        let Some(EdgeWeights::Float(w)) = graph.weights() else { return Ok(()) };
+        if let Some(arc) = w.iter().position(|x| !x.is_finite() || *x < 0.0) {
+            let from = graph.offsets().partition_point(|&o| o <= arc as u64).saturating_sub(1);
+            return Err(GraphError::WrongWeights {
+                algorithm: "sssp".into(),
+                reason: format!(
+                    "the arc from vertex {from} to vertex {} has weight {}; shortest paths need                      finite non-negative weights: fix or drop that edge in the input",
+                    graph.targets()[arc],
+                    w[arc]
+                ),
+            });
+        }
+        let total: f64 = w.iter().map(|&x| f64::from(x)).sum();
+        if total > f64::from(f32::MAX) / 2.0 {
+            return Err(GraphError::WrongWeights {
+                algorithm: "sssp".into(),
+                reason: format!(
+                    "the real weights sum to {total:e}, beyond what f32 distances hold                      (about 3.4e38); scale the weights down"
+                ),
+            });
+        }
+        Ok(())
+    }
+    /// Integer distances are compared exactly (unreached as the reference's marker); real
+    /// ones against the `f64` Dijkstra within [`float_tolerance`] (unreached: infinity).
     fn validate(
         &self,
         graph: &Csr,
         result: VertexResult<'_>,
     ) -> Result<ValidationReport, GraphError> {
-        let expected: Vec<u64> = reference::sssp_distances_int(graph, self.source)?;
-        let actual: Vec<u64> = result
-            .values
-            .iter()
-            .map(|&d| if d == UNREACHED { reference::SSSP_UNREACHED_INT } else { u64::from(d) })
-            .collect();
-        Ok(compare_exact("sssp distances", &expected, &actual))
+        match self.weights {
+            SsspWeights::Int => {
+                let expected: Vec<u64> = reference::sssp_distances_int(graph, self.source)?;
+                let actual: Vec<u64> =
+                    result
+                        .values
+                        .iter()
+                        .map(|&d| {
+                            if d == UNREACHED {
+                                reference::SSSP_UNREACHED_INT
+                            } else {
+                                u64::from(d)
+                            }
+                        })
+                        .collect();
+                Ok(compare_exact("sssp distances", &expected, &actual))
+            }
+            SsspWeights::Float => {
+                let expected = reference::sssp_distances_float(graph, self.source)?;
+                let actual: Vec<f64> = result
+                    .values
+                    .iter()
+                    .map(|&d| distance(SsspWeights::Float, d).unwrap_or(f64::INFINITY))
+                    .collect();
+                let reached = expected.iter().filter(|d| d.is_finite()).count() as u64;
+                Ok(compare_float("sssp distances", &expected, &actual, float_tolerance(reached)))
+            }
+        }
+    }
+    /// Distances as floats (integer ones too, as Graphalytics writes SSSP); unreached as
+    /// `Infinity`.
+    fn result_values(&self, result: VertexResult<'_>) -> Vec<ResultValue> {
+        result.values.iter().map(|&d| ResultValue::distance(distance(self.weights, d))).collect()
     }
     fn bsp(&self) -> Option<Box<dyn BspPrimitive>> {
         Some(Box::new(self.clone()))
@@ -58,7 +192,10 @@ impl BspPrimitive for Sssp {
         "sssp"
     }
     fn advance_kernel(&self) -> &'static str {
-        "sssp_advance"
+        match self.weights {
+            SsspWeights::Int => "sssp_advance",
+            SsspWeights::Float => "sssp_advance_f32",
+        }
     }
     fn value_elem(&self) -> ElemType {
         ElemType::U32
@@ -78,13 +215,17 @@ impl BspPrimitive for Sssp {
 }
 
 /// SSSP on Groute's distributed worklist (seed 000 section 4.5): distances relaxed with
-/// atomic min over integer weights; GetPrio is the distance (soft priority, section 4.4).
+/// atomic min; GetPrio is the distance (soft priority, section 4.4; for real weights the
+/// distance rounded down, so `--priority-delta` stays in distance units).
 impl WorklistApp for Sssp {
     fn label(&self) -> &'static str {
         "SSSP"
     }
     fn kernels(&self) -> WorklistKernels {
-        SsspWorklist::KERNELS
+        match self.weights {
+            SsspWeights::Int => SsspWorklist::KERNELS,
+            SsspWeights::Float => SsspFloatWorklist::KERNELS,
+        }
     }
     fn initial_values(&self, owner: &[u32], _gpu: u32) -> HostData {
         HostData::U32(vec![UNREACHED; owner.len()])
@@ -155,9 +296,84 @@ impl WorklistOperator for SsspWorklist {
     }
 }
 
-/// Registers `sssp_advance` and SSSP's worklist kernels.
+/// SSSP's worklist callbacks for real weights: distances and weights are `f32` bits (see
+/// the module docs); simulator-only until `kernels/groute_worklist.cu` has the functor.
+pub struct SsspFloatWorklist;
+
+impl WorklistOperator for SsspFloatWorklist {
+    const KERNELS: WorklistKernels = WorklistKernels {
+        work: "groute_sssp_f32_work",
+        split_send: "groute_sssp_f32_split_send",
+        split_receive: "groute_sssp_f32_split_receive",
+        promote: "groute_sssp_f32_promote",
+        fused: "groute_sssp_f32_fused",
+    };
+    const PREPEND_OWN: bool = true;
+    const ON_CUDA: bool = false;
+    fn visit(
+        visit: &Visit<'_>,
+        values: &mut HostData,
+        _rank: &mut HostData,
+        out: &mut Out<'_>,
+        counts: &mut Counts,
+    ) -> Result<u64, BackendError> {
+        if visit.weights.len() != visit.targets.len() {
+            return Err(BackendError::Kernel {
+                kernel: Self::KERNELS.work.into(),
+                message: format!(
+                    "{} weights for the {} arcs of vertex {}: the graph needs real weights",
+                    visit.weights.len(),
+                    visit.targets.len(),
+                    visit.v
+                ),
+            });
+        }
+        let dist = values.as_u32_mut()?;
+        let d = dist[visit.v as usize];
+        if d == UNREACHED {
+            return Ok(0);
+        }
+        for (&t, &w) in visit.targets.iter().zip(visit.weights) {
+            let nd = relax_f32(d, w);
+            if nd < dist[t as usize] {
+                dist[t as usize] = nd;
+                out.push(t);
+            }
+        }
+        counts.bytes_read += 4 * visit.targets.len() as u64;
+        Ok(visit.targets.len() as u64)
+    }
+    fn pack(values: &mut HostData, v: u32) -> Result<u32, BackendError> {
+        Ok(values.as_u32()?[v as usize])
+    }
+    fn on_receive(
+        values: &mut HostData,
+        v: u32,
+        value: u32,
+        _epsilon: f64,
+    ) -> Result<bool, BackendError> {
+        super::bfs::min_improves(values, v, value)
+    }
+    fn priority(values: &HostData, v: u32) -> Result<u64, BackendError> {
+        // Saturating: an unreached vertex (NaN bits) has priority 0, never deferred.
+        Ok(f32::from_bits(values.as_u32()?[v as usize]) as u64)
+    }
+}
+
+/// Registers `sssp_advance`, `sssp_advance_f32` and SSSP's worklist kernels.
 pub fn register(registry: &mut KernelRegistry) {
     register_app::<SsspWorklist>(registry);
+    register_app::<SsspFloatWorklist>(registry);
+    registry.register(KernelDef {
+        name: "sssp_advance_f32",
+        contract: "sssp_advance over real weights: values and weights are f32 bits; relax \
+                   with f32 round-to-nearest addition and atomic min on the bits (order- \
+                   preserving for non-negative floats); unreached (0xffffffff) vertices are \
+                   never expanded",
+        sim: advance_f32,
+        cuda_name: None,
+        remote_args: &[],
+    });
     registry.register(KernelDef {
         name: "sssp_advance",
         contract: "for every frontier vertex, relax its out-arcs with atomic min and append \
@@ -191,6 +407,42 @@ fn advance(ctx: &mut KernelContext<'_>) -> Result<(), BackendError> {
         for (&t, &w) in a.targets[arcs.clone()].iter().zip(&weights[arcs]) {
             let t = t as usize;
             let nd = dv.saturating_add(w);
+            if nd < dist[t] {
+                dist[t] = nd;
+                a.out.push(t as u32);
+            }
+        }
+    }
+    a.out.finish(a.counters, a.effects);
+    Ok(())
+}
+
+fn advance_f32(ctx: &mut KernelContext<'_>) -> Result<(), BackendError> {
+    let mut a = AdvanceArgs::from_context(ctx)?;
+    let weights = a.weights.unwrap_or(&[]);
+    if weights.len() != a.targets.len() {
+        return Err(BackendError::Kernel {
+            kernel: "sssp_advance_f32".into(),
+            message: format!(
+                "{} weights for {} arcs: the graph needs real weights",
+                weights.len(),
+                a.targets.len()
+            ),
+        });
+    }
+    let dist = a.values.as_u32_mut()?;
+    for i in 0..a.frontier_len {
+        let v = a.frontier_in[i] as usize;
+        let dv = dist[v];
+        if dv == UNREACHED {
+            continue;
+        }
+        let arcs = a.offsets[v] as usize..a.offsets[v + 1] as usize;
+        a.effects.edges += arcs.len() as u64;
+        a.effects.atomics += arcs.len() as u64;
+        for (&t, &w) in a.targets[arcs.clone()].iter().zip(&weights[arcs]) {
+            let t = t as usize;
+            let nd = relax_f32(dv, w);
             if nd < dist[t] {
                 dist[t] = nd;
                 a.out.push(t as u32);

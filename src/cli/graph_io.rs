@@ -10,9 +10,10 @@ use switchyard::graph::{BuildOptions, LoadOptions, LoadedGraph, load_graph, rela
 /// Arguments of `graph convert`.
 #[derive(clap::Args, Debug)]
 pub struct ConvertArgs {
-    /// Graph file to read (gzip is detected and decompressed).
-    #[arg(long)]
-    pub input: PathBuf,
+    /// Graph file to read (gzip is detected and decompressed). `--input` is accepted as a
+    /// hidden alias (its old spelling), so existing scripts keep working.
+    #[arg(long = "graph", alias = "input")]
+    pub graph: PathBuf,
     /// Format of the input; detected from the content when omitted. The binary CSR format
     /// is read only when named here.
     #[arg(long, value_enum)]
@@ -41,9 +42,9 @@ pub struct ConvertArgs {
 
 /// Runs `graph convert`.
 pub fn convert(args: ConvertArgs) -> anyhow::Result<()> {
-    if same_file(&args.input, &args.output) {
+    if same_file(&args.graph, &args.output) {
         bail!(
-            "--output {} is the input file; choose another output path so the input is not lost",
+            "--output {} is the input file (--graph); choose another output path so the input is not lost",
             args.output.display()
         );
     }
@@ -64,7 +65,7 @@ pub fn convert(args: ConvertArgs) -> anyhow::Result<()> {
         },
     };
     let started = std::time::Instant::now();
-    let mut graph = load_graph(&args.input, &options)?;
+    let mut graph = load_graph(&args.graph, &options)?;
     let load_s = started.elapsed().as_secs_f64();
     if let Some(seed) = args.relabel_seed {
         let (csr, _) = relabel_random(&graph.csr, seed);
@@ -74,7 +75,7 @@ pub fn convert(args: ConvertArgs) -> anyhow::Result<()> {
     let written = write(&graph, args.to, &args.output, gz)?;
     println!(
         "read {} ({}) in {load_s:.3} s: {} vertices, {} arcs, {}; wrote {} ({}) in {:.3} s",
-        args.input.display(),
+        args.graph.display(),
         graph.format,
         graph.csr.num_vertices(),
         graph.csr.num_arcs(),

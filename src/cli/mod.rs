@@ -105,6 +105,7 @@ fn main_job() -> anyhow::Result<()> {
         topologies: vec![dgx1],
         gpus: None,
         options,
+        params: Default::default(),
     };
     let mut rows = bsp.execute()?;
     let groute = sweep::Plan {

@@ -1,6 +1,6 @@
 //! `switchyard run`: one algorithm, one graph, one machine, validated and reported.
 
-use super::graph_source::{GraphArgs, resolve};
+use super::graph_source::{GraphArgs, ResolvedGraph, resolve_graph};
 use anyhow::{Context, bail};
 use std::path::PathBuf;
 use switchyard::algo::{Algorithm, AlgorithmParams};
@@ -18,9 +18,11 @@ pub struct RunOptions {
     /// Seed (partitioner, weights, simulator).
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
-    /// Source vertex of BFS and SSSP.
-    #[arg(long, default_value_t = 0)]
-    pub source: u32,
+    /// Source vertex of BFS and SSSP, as the graph file names it (1-based for Matrix Market,
+    /// DIMACS and METIS; the listed ids for SNAP and LDBC; 0-based for generated graphs).
+    /// Default: the LDBC `.properties` source, else the graph's first vertex.
+    #[arg(long)]
+    pub source: Option<u64>,
     /// Partitioner: random, biased-random, seg, hash, metis.
     #[arg(long, default_value = "random")]
     pub partitioner: String,
@@ -33,12 +35,12 @@ pub struct RunOptions {
     /// Interconnect fidelity of the simulator.
     #[arg(long, value_enum, default_value = "flow")]
     pub fidelity: FidelityArg,
-    /// PageRank damping factor.
-    #[arg(long, default_value_t = 0.85)]
-    pub damping: f64,
-    /// LDBC PageRank iterations.
-    #[arg(long, default_value_t = 20)]
-    pub iterations: u32,
+    /// PageRank damping factor (default: the LDBC `.properties` value, else 0.85).
+    #[arg(long)]
+    pub damping: Option<f64>,
+    /// LDBC PageRank iterations (default: the LDBC `.properties` value, else 20).
+    #[arg(long)]
+    pub iterations: Option<u32>,
     /// Residual PageRank tolerance (raw scale: each vertex starts with 1 - damping).
     #[arg(long, default_value_t = 1e-4)]
     pub epsilon: f64,
@@ -148,15 +150,153 @@ pub struct RunArgs {
     /// Write a Chrome/Perfetto trace here.
     #[arg(long)]
     trace: Option<PathBuf>,
+    /// Write the per-vertex result here in the LDBC Graphalytics output format (`vertex
+    /// value` lines in the graph file's own ids).
+    #[arg(long)]
+    output: Option<PathBuf>,
 }
 
 impl RunOptions {
-    /// What the run is: `algorithm` on `runtime` over `gpus` GPUs.
+    /// What the run is: `algorithm` on `runtime` over `gpus` GPUs, with `--source` taken as
+    /// a dense index and the options' parameters or their defaults (no `.properties`).
     pub fn spec(
         &self,
         algorithm: Algorithm,
         runtime: RuntimeKind,
         gpus: u32,
+        command_line: Vec<String>,
+    ) -> anyhow::Result<RunSpec> {
+        let defaults = AlgorithmParams::default();
+        let source = match self.source {
+            None => 0,
+            Some(s) => u32::try_from(s)
+                .with_context(|| format!("--source {s}: vertex ids are below 2^32"))?,
+        };
+        let params = AlgorithmParams {
+            source,
+            damping: self.damping.unwrap_or(defaults.damping),
+            iterations: self.iterations.unwrap_or(defaults.iterations),
+            epsilon: self.epsilon,
+        };
+        self.spec_with(algorithm, runtime, gpus, params, command_line)
+    }
+
+    /// The parameters of `algorithm` on `graph`: each from its option, else from the
+    /// graph's LDBC `.properties`, else the default; `--source` is the file's vertex id,
+    /// mapped to the dense index. An option that contradicts the `.properties` is an error
+    /// naming the file, the key and the option. Returns the parameters and, when any came
+    /// from the `.properties`, the line that says which.
+    pub fn params(
+        &self,
+        algorithm: Algorithm,
+        graph: &ResolvedGraph,
+    ) -> anyhow::Result<(AlgorithmParams, Option<String>)> {
+        let defaults = AlgorithmParams::default();
+        let props = graph.properties.as_ref();
+        let file = props.map(|(f, _)| f.display().to_string()).unwrap_or_default();
+        let mut used = graph.used.clone();
+        // One parameter: the option, else the file's value (recorded), else the default.
+        fn pick<T: PartialEq + std::fmt::Display + Copy>(
+            option: Option<T>,
+            flag: &str,
+            from_file: Option<T>,
+            key: String,
+            file: &str,
+            used: &mut Vec<String>,
+            what: &str,
+        ) -> anyhow::Result<Option<T>> {
+            match (option, from_file) {
+                (Some(o), Some(f)) if o != f => bail!(
+                    "{flag} {o} contradicts `{key} = {f}` in {file}; drop {flag} to use the \
+                     file's value, or pass --ignore-properties to run with {flag} {o}"
+                ),
+                (Some(o), _) => Ok(Some(o)),
+                (None, Some(f)) => {
+                    used.push(format!("{what} {f} ({key})"));
+                    Ok(Some(f))
+                }
+                (None, None) => Ok(None),
+            }
+        }
+        let takes_source = algorithm.instance(&defaults).source().is_some();
+        let source = if takes_source {
+            let (key, from_file) = match algorithm {
+                Algorithm::Sssp => {
+                    ("sssp.source-vertex", props.and_then(|(_, p)| p.sssp_source_vertex))
+                }
+                _ => ("bfs.source-vertex", props.and_then(|(_, p)| p.bfs_source_vertex)),
+            };
+            let key = graph.key(key);
+            let option_given = self.source.is_some();
+            match pick(
+                self.source,
+                "--source",
+                from_file,
+                key.clone(),
+                &file,
+                &mut used,
+                "source vertex",
+            )? {
+                Some(id) if option_given => {
+                    graph.dense_vertex(id, &format!("--source {id}"), "give one of its ids")?
+                }
+                Some(id) => graph.dense_vertex(
+                    id,
+                    &format!("`{key} = {id}` in {file}"),
+                    "fix the .properties, or pass --source ID with --ignore-properties",
+                )?,
+                None => 0,
+            }
+        } else {
+            0
+        };
+        let pagerank = matches!(algorithm, Algorithm::Pr | Algorithm::PrResidual);
+        let damping = if pagerank {
+            let from_file = props.and_then(|(_, p)| p.pr_damping_factor);
+            pick(
+                self.damping,
+                "--damping",
+                from_file,
+                graph.key("pr.damping-factor"),
+                &file,
+                &mut used,
+                "damping",
+            )?
+        } else {
+            self.damping
+        };
+        let iterations = if algorithm == Algorithm::Pr {
+            let from_file = props.and_then(|(_, p)| p.pr_num_iterations);
+            pick(
+                self.iterations,
+                "--iterations",
+                from_file,
+                graph.key("pr.num-iterations"),
+                &file,
+                &mut used,
+                "iterations",
+            )?
+        } else {
+            self.iterations
+        };
+        let params = AlgorithmParams {
+            source,
+            damping: damping.unwrap_or(defaults.damping),
+            iterations: iterations.unwrap_or(defaults.iterations),
+            epsilon: self.epsilon,
+        };
+        let line =
+            (!used.is_empty()).then(|| format!("parameters from {file}: {}", used.join(", ")));
+        Ok((params, line))
+    }
+
+    /// What the run is: `algorithm` with `params` on `runtime` over `gpus` GPUs.
+    pub fn spec_with(
+        &self,
+        algorithm: Algorithm,
+        runtime: RuntimeKind,
+        gpus: u32,
+        params: AlgorithmParams,
         command_line: Vec<String>,
     ) -> anyhow::Result<RunSpec> {
         let duplication = match self.duplication {
@@ -176,12 +316,7 @@ impl RunOptions {
             gpus,
             runtime,
             algorithm,
-            params: AlgorithmParams {
-                source: self.source,
-                damping: self.damping,
-                iterations: self.iterations,
-                epsilon: self.epsilon,
-            },
+            params,
             partitioner: self.partitioner.clone(),
             seed: self.seed,
             bsp: BspOptions { duplication, communication, ..BspOptions::default() },
@@ -273,6 +408,9 @@ pub fn run_command(args: RunArgs) -> anyhow::Result<()> {
     if let Some(path) = &args.trace {
         super::output::check_output_path("--trace", path)?;
     }
+    if let Some(path) = &args.output {
+        super::output::check_output_path("--output", path)?;
+    }
     let setup = backend_setup(
         args.backend,
         &args.options,
@@ -281,10 +419,44 @@ pub fn run_command(args: RunArgs) -> anyhow::Result<()> {
         args.logical_gpus,
         args.trace.is_some(),
     )?;
-    let spec = args.options.spec(args.algo, args.runtime, args.gpus, std::env::args().collect())?;
-    let (graph, name) = resolve(&args.graph, args.options.seed)?;
-    let output = run(&graph, &name, &spec, &setup)?;
+    let graph = resolve_graph(&args.graph, args.options.seed)?;
+    let (params, used) = args.options.params(args.algo, &graph)?;
+    if let Some(line) = used {
+        println!("{line}");
+    }
+    let spec = args.options.spec_with(
+        args.algo,
+        args.runtime,
+        args.gpus,
+        params,
+        std::env::args().collect(),
+    )?;
+    let mut output = run(&graph.csr, &graph.name, &spec, &setup)?;
+    if let Some(v) = output.report.validation.as_mut() {
+        v.name_vertices(|d| u32::try_from(d).map_or(d, |d| graph.ids.file_id(d)));
+    }
+    if spec.algorithm.instance(&spec.params).source().is_some() && !graph.ids.is_identity() {
+        println!(
+            "source vertex {} ({}; index {})",
+            graph.ids.file_id(spec.params.source),
+            graph.ids.scheme(),
+            spec.params.source
+        );
+    }
     print!("{}", output.report.summary_table());
+    if let Some(path) = &args.output {
+        let values = output.result_values(&graph.csr, &spec);
+        let ids = graph.ids.all(graph.csr.num_vertices());
+        super::output::write_file(path, false, |w| {
+            Ok(switchyard::graph::write_vertex_values(
+                w,
+                &path.display().to_string(),
+                Some(&ids),
+                values,
+            )?)
+        })?;
+        println!("wrote {} ({} vertices, Graphalytics format)", path.display(), ids.len());
+    }
     if let Some(path) = &args.report {
         let json = serde_json::to_string_pretty(&output.report)?;
         std::fs::write(path, json + "\n")

@@ -1,13 +1,13 @@
 //! `switchyard sweep` and the main job: runs over GPU counts, runtimes, algorithms and
 //! topologies, validated, written as CSV, JSON and a scaling plot.
 
-use super::graph_source::{GraphArgs, resolve};
+use super::graph_source::{GraphArgs, resolve_graph};
 use super::run::RunOptions;
 use anyhow::{Context, bail};
 use indicatif::{ProgressBar, ProgressStyle};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use switchyard::algo::{Algorithm, prepare_graph};
+use switchyard::algo::{Algorithm, AlgorithmParams, prepare_graph};
 use switchyard::driver::sweep::{SweepRow, fill_speedups, plot_scaling, to_csv, to_table};
 use switchyard::driver::{BackendSetup, RuntimeKind, run_with_summary};
 use switchyard::graph::Csr;
@@ -41,14 +41,27 @@ pub struct SweepArgs {
 /// Runs `switchyard sweep`.
 pub fn sweep_command(args: SweepArgs) -> anyhow::Result<()> {
     super::output::check_output_dir("--out", &args.out)?;
-    let graph = resolve(&args.graph, args.options.seed)?;
+    let graph = resolve_graph(&args.graph, args.options.seed)?;
+    // Each algorithm's parameters on this graph: --source as the file's id, the
+    // .properties' defaults (said once per algorithm that used them).
+    let mut params = BTreeMap::new();
+    let mut lines = std::collections::BTreeSet::new();
+    for &algorithm in &args.algos {
+        let (p, line) = args.options.params(algorithm, &graph)?;
+        lines.extend(line);
+        params.insert((0, algorithm), p);
+    }
+    for line in lines {
+        println!("{line}");
+    }
     let topologies = args
         .topologies
         .iter()
         .map(|t| Topology::open(t).with_context(|| format!("opening topology `{t}`")))
         .collect::<anyhow::Result<Vec<_>>>()?;
     let plan = Plan {
-        graphs: vec![(graph.0, graph.1, None)],
+        graphs: vec![(graph.csr, graph.name, None)],
+        params,
         algorithms: args.algos,
         runtimes: args.runtimes,
         topologies,
@@ -74,6 +87,9 @@ pub struct Plan {
     pub gpus: Option<Vec<u32>>,
     /// Options shared by every run.
     pub options: RunOptions,
+    /// Parameters of an algorithm on a graph (by graph index), where they were resolved
+    /// against the graph (file ids, `.properties`); otherwise the options' own.
+    pub params: BTreeMap<(usize, Algorithm), AlgorithmParams>,
 }
 
 impl Plan {
@@ -111,8 +127,11 @@ impl Plan {
         for (graph_index, algorithm, runtime, topology, gpus) in jobs {
             let (graph, name, source) = &self.graphs[graph_index];
             bar.set_message(format!("{} {} on {} x{gpus}", algorithm.name(), name, topology.name));
-            let mut spec =
-                self.options.spec(algorithm, runtime, gpus, std::env::args().collect())?;
+            let command_line = std::env::args().collect();
+            let mut spec = match self.params.get(&(graph_index, algorithm)) {
+                Some(&p) => self.options.spec_with(algorithm, runtime, gpus, p, command_line)?,
+                None => self.options.spec(algorithm, runtime, gpus, command_line)?,
+            };
             if let Some(source) = source {
                 spec.params.source = *source;
             }

@@ -157,6 +157,18 @@ pub struct RunOutput {
     pub trace: Option<Vec<crate::backend::sim::TraceSpan>>,
     /// Final per-vertex values (u32 or f32 bits), by global id.
     pub values: Vec<u32>,
+    /// Second per-vertex values (PageRank ranks), where the algorithm has them.
+    pub aux: Option<Vec<f32>>,
+}
+
+impl RunOutput {
+    /// The per-vertex result of `spec`'s run on `graph` in Graphalytics output terms (see
+    /// [`GraphAlgorithm::result_values`]), for writing with
+    /// [`crate::graph::write_vertex_values`].
+    pub fn result_values(&self, graph: &Csr, spec: &RunSpec) -> Vec<crate::graph::ResultValue> {
+        let algorithm = spec.algorithm.instance_for(&spec.params, graph);
+        algorithm.result_values(VertexResult { values: &self.values, aux: self.aux.as_deref() })
+    }
 }
 
 /// The kernel registry of every built-in algorithm and runtime.
@@ -193,6 +205,9 @@ pub fn run_with_summary(
     spec: &RunSpec,
     setup: &BackendSetup,
 ) -> Result<RunOutput, RunError> {
+    if let BackendSetup::Cuda(_) = setup {
+        check_on_cuda(graph, spec)?;
+    }
     let prepared = prepare(graph, spec)?;
     match setup {
         BackendSetup::Sim(sim) => {
@@ -258,13 +273,49 @@ pub fn prepare<'g>(graph: &'g Csr, spec: &RunSpec) -> Result<Prepared<'g>, RunEr
             others.join(" or --runtime ")
         )));
     }
-    let algorithm = spec.algorithm.instance(&spec.params);
+    let algorithm = spec.algorithm.instance_for(&spec.params, graph);
     algo::check(algorithm.as_ref(), graph)?;
     let graph = algo::prepare_graph(algorithm.as_ref(), graph);
     let partition =
         partitioner_by_name(&spec.partitioner, spec.seed)?.partition(graph.as_ref(), spec.gpus)?;
     let metrics = partition_metrics(graph.as_ref(), &partition)?;
     Ok(Prepared { algorithm, graph, partition, metrics })
+}
+
+/// Refuses, before any work, a run on real GPUs whose operators launch a kernel that has no
+/// CUDA implementation (a simulator-only variant, such as SSSP over real weights), naming
+/// the variant, the kernel and the fix.
+pub fn check_on_cuda(graph: &Csr, spec: &RunSpec) -> Result<(), RunError> {
+    let algorithm = spec.algorithm.instance_for(&spec.params, graph);
+    let kernels: Vec<&'static str> = match spec.runtime {
+        RuntimeKind::Bsp => algorithm
+            .bsp()
+            .map(|p| [Some(p.advance_kernel()), p.apply_kernel()].into_iter().flatten().collect())
+            .unwrap_or_default(),
+        RuntimeKind::Groute => match algorithm.groute() {
+            Some(GrouteOperators::Worklist(app)) => {
+                let k = app.kernels();
+                vec![k.work, k.split_send, k.split_receive, k.promote, k.fused]
+            }
+            _ => Vec::new(),
+        },
+    };
+    let registry = builtin_kernels();
+    let missing =
+        kernels.into_iter().find(|&k| registry.get(k).is_ok_and(|d| d.cuda_name.is_none()));
+    match missing {
+        None => Ok(()),
+        Some(kernel) => Err(RunError::Options(format!(
+            "--backend cuda: {} has no CUDA kernels yet (`{kernel}` runs on the simulator \
+             only); run it with --backend sim{}",
+            algorithm.describe(),
+            if graph.weights().is_some_and(|w| w.is_float()) {
+                ", or load the graph with integer weights"
+            } else {
+                ""
+            }
+        ))),
+    }
 }
 
 /// Runs the prepared graph with the runtime `spec` names on `backend`: the one entry point
@@ -367,7 +418,7 @@ pub(crate) fn finish(
         validation,
         groute,
     };
-    Ok(RunOutput { report, trace: None, values })
+    Ok(RunOutput { report, trace: None, values, aux })
 }
 
 /// The bulk-synchronous options a run of `primitive` uses: a primitive that pulls

@@ -32,6 +32,23 @@ impl EdgeWeights {
         self.len() == 0
     }
 
+    /// The weights as 32-bit words, the way devices hold them: integer weights as they
+    /// are, real weights as their IEEE-754 `f32` bits (borrowed for integers, copied for
+    /// floats). Kernels know from their contract which of the two they read.
+    pub fn words(&self) -> std::borrow::Cow<'_, [u32]> {
+        match self {
+            EdgeWeights::Int(w) => std::borrow::Cow::Borrowed(w),
+            EdgeWeights::Float(w) => {
+                std::borrow::Cow::Owned(w.iter().map(|x| x.to_bits()).collect())
+            }
+        }
+    }
+
+    /// Whether the weights are real numbers (`f32`) rather than integers.
+    pub fn is_float(&self) -> bool {
+        matches!(self, EdgeWeights::Float(_))
+    }
+
     /// Weight of arc `arc` as `f64` (exact for integer weights).
     pub fn get_f64(&self, arc: usize) -> f64 {
         match self {

@@ -34,13 +34,22 @@ pub struct LoadedGraph {
     pub original_ids: Option<Vec<u64>>,
     /// The LDBC `.properties` content, for LDBC graphs that have one.
     pub ldbc: Option<LdbcProperties>,
+    /// The path of that `.properties` file (for messages that name it).
+    pub properties_path: Option<PathBuf>,
     /// METIS vertex sizes and weights, when the file has them.
     pub metis: Option<MetisVertexData>,
 }
 
 impl LoadedGraph {
     fn plain(csr: Csr, format: GraphFormat) -> Self {
-        LoadedGraph { csr, format, original_ids: None, ldbc: None, metis: None }
+        LoadedGraph {
+            csr,
+            format,
+            original_ids: None,
+            ldbc: None,
+            properties_path: None,
+            metis: None,
+        }
     }
 
     /// Whether the format numbers vertices from 1 (Matrix Market, DIMACS, METIS).
@@ -57,10 +66,103 @@ impl LoadedGraph {
         }
     }
 
+    /// How the file names its vertices, detached from the graph (see [`VertexIds`]).
+    pub fn vertex_ids(&self) -> VertexIds {
+        VertexIds {
+            original: self.original_ids.clone(),
+            first: u64::from(self.one_based()),
+            scheme: match (&self.original_ids, self.format) {
+                (Some(_), GraphFormat::Ldbc) => "the ids listed in its .v file",
+                (Some(_), GraphFormat::Snap) => "the ids its edge lines use",
+                (Some(_), _) => "the ids stored with it",
+                (None, GraphFormat::MatrixMarket) => "1-based Matrix Market row/column numbers",
+                (None, GraphFormat::Dimacs) => "1-based DIMACS node numbers",
+                (None, GraphFormat::Metis) => "1-based METIS vertex numbers (line order)",
+                (None, _) => "0-based ids",
+            },
+        }
+    }
+
     /// Every vertex's id in the file (see [`LoadedGraph::file_id`]), to pass to
     /// [`crate::graph::results::write_vertex_values`] so results come out in the file's ids.
     pub fn file_ids(&self) -> Vec<u64> {
         (0..self.csr.num_vertices()).map(|v| self.file_id(v)).collect()
+    }
+}
+
+/// How a graph's input names its vertices, and the map between those ids and the dense
+/// indices `0..n` the graph uses: the file's sparse ids (SNAP, LDBC, a binary CSR that
+/// stores them), `index + 1` for the 1-based formats (Matrix Market, DIMACS, METIS), the
+/// index itself otherwise (generated graphs, plain binary CSR).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct VertexIds {
+    original: Option<Vec<u64>>,
+    first: u64,
+    scheme: &'static str,
+}
+
+impl VertexIds {
+    /// Dense ids `0..n` named as themselves (generated graphs).
+    pub fn dense() -> Self {
+        VertexIds { original: None, first: 0, scheme: "0-based ids" }
+    }
+
+    /// The file's id of dense vertex `v`.
+    pub fn file_id(&self, v: u32) -> u64 {
+        match &self.original {
+            Some(ids) => ids.get(v as usize).copied().unwrap_or(u64::from(v)),
+            None => u64::from(v) + self.first,
+        }
+    }
+
+    /// The dense index of the vertex the file calls `id`, if the graph of `num_vertices`
+    /// vertices has it.
+    pub fn dense_id(&self, id: u64, num_vertices: u32) -> Option<u32> {
+        match &self.original {
+            Some(ids) => {
+                let found = if ids.is_sorted() {
+                    ids.binary_search(&id).ok()
+                } else {
+                    ids.iter().position(|&x| x == id)
+                };
+                found.and_then(|i| u32::try_from(i).ok())
+            }
+            None => id
+                .checked_sub(self.first)
+                .and_then(|v| u32::try_from(v).ok())
+                .filter(|&v| v < num_vertices),
+        }
+    }
+
+    /// Whether the file's ids are the dense indices themselves.
+    pub fn is_identity(&self) -> bool {
+        self.original.is_none() && self.first == 0
+    }
+
+    /// How the ids are numbered, in words (for messages).
+    pub fn scheme(&self) -> &'static str {
+        self.scheme
+    }
+
+    /// Every vertex's file id, in dense order (for
+    /// [`crate::graph::results::write_vertex_values`]).
+    pub fn all(&self, num_vertices: u32) -> Vec<u64> {
+        (0..num_vertices).map(|v| self.file_id(v)).collect()
+    }
+
+    /// A few of the file's ids, for messages: the first and the last, e.g. `1..=4039`, or
+    /// `10, 20, 30, ..., 90`.
+    pub fn sample(&self, num_vertices: u32) -> String {
+        match (&self.original, num_vertices) {
+            (_, 0) => "none".into(),
+            (None, n) => format!("{}..={}", self.first, u64::from(n - 1) + self.first),
+            (Some(ids), n) if n <= 5 => {
+                ids.iter().map(u64::to_string).collect::<Vec<_>>().join(", ")
+            }
+            (Some(ids), n) => {
+                format!("{}, {}, {}, ..., {}", ids[0], ids[1], ids[2], ids[n as usize - 1])
+            }
+        }
     }
 }
 
@@ -364,6 +466,7 @@ fn finish_binary(
         format: GraphFormat::Binary,
         original_ids: decoded.original_ids,
         ldbc: None,
+        properties_path: None,
         metis: None,
     })
 }
@@ -418,6 +521,7 @@ fn load_ldbc(
         csr: parsed.csr,
         format: GraphFormat::Ldbc,
         original_ids: parsed.original_ids,
+        properties_path: properties.is_some().then_some(properties_path),
         ldbc: properties,
         metis: None,
     })

@@ -13,9 +13,11 @@ pub mod summary;
 pub use csr::{BuildOptions, Csr, EdgeWeights, VertexId};
 pub use formats::GraphFormat;
 pub use formats::ldbc::LdbcProperties;
-pub use load::{InputProblem, LoadOptions, LoadedGraph, load_graph, load_graph_from_bytes};
+pub use load::{
+    InputProblem, LoadOptions, LoadedGraph, VertexIds, load_graph, load_graph_from_bytes,
+};
 pub use relabel::relabel_random;
-pub use results::{ResultValue, write_vertex_values};
+pub use results::{ResultValue, format_float, read_vertex_values, write_vertex_values};
 
 /// Errors of the graph layer. Every variant names the input, what is wrong and how to fix it.
 #[derive(Debug, thiserror::Error)]

@@ -29,6 +29,10 @@ impl GraphAlgorithm for ConnectedComponents {
         let expected = reference::weakly_connected_components(graph);
         Ok(compare_components(&expected, result.values))
     }
+    /// Labels are vertex ids: written as the file's id of that vertex.
+    fn result_values(&self, result: VertexResult<'_>) -> Vec<crate::graph::ResultValue> {
+        result.values.iter().map(|&l| crate::graph::ResultValue::Vertex(l)).collect()
+    }
     fn bsp(&self) -> Option<Box<dyn BspPrimitive>> {
         Some(Box::new(self.clone()))
     }

@@ -13,6 +13,10 @@ pub const MISMATCHES_LISTED_MAX: usize = 10;
 pub struct Mismatch {
     /// Vertex id (in the CSR's id space).
     pub vertex: u64,
+    /// The vertex's id in its input file, where it differs from `vertex` (set by
+    /// [`ValidationReport::name_vertices`]).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub file_id: Option<u64>,
     /// Reference value, as text.
     pub expected: String,
     /// Value under test, as text.
@@ -51,7 +55,12 @@ impl ValidationReport {
     fn record(&mut self, vertex: usize, expected: String, actual: String) {
         self.mismatches += 1;
         if self.first_mismatches.len() < MISMATCHES_LISTED_MAX {
-            self.first_mismatches.push(Mismatch { vertex: vertex as u64, expected, actual });
+            self.first_mismatches.push(Mismatch {
+                vertex: vertex as u64,
+                file_id: None,
+                expected,
+                actual,
+            });
         }
     }
 
@@ -63,6 +72,15 @@ impl ValidationReport {
             ));
         }
         self.checked = expected.min(actual) as u64;
+    }
+
+    /// Names the listed mismatches by their input file's ids too: `file_id(v)` is the id
+    /// dense vertex `v` has in the file (set only where it differs from `v`).
+    pub fn name_vertices(&mut self, file_id: impl Fn(u64) -> u64) {
+        for m in &mut self.first_mismatches {
+            let id = file_id(m.vertex);
+            m.file_id = (id != m.vertex).then_some(id);
+        }
     }
 
     /// True when nothing differs.
@@ -85,7 +103,18 @@ impl fmt::Display for ValidationReport {
             writeln!(f, "  {p}")?;
         }
         for m in &self.first_mismatches {
-            writeln!(f, "  vertex {}: expected {}, found {}", m.vertex, m.expected, m.actual)?;
+            match m.file_id {
+                Some(id) => writeln!(
+                    f,
+                    "  vertex {id} (index {}): expected {}, found {}",
+                    m.vertex, m.expected, m.actual
+                )?,
+                None => writeln!(
+                    f,
+                    "  vertex {}: expected {}, found {}",
+                    m.vertex, m.expected, m.actual
+                )?,
+            }
         }
         Ok(())
     }

@@ -518,11 +518,9 @@ fn validate<B: Backend + ?Sized>(
     if let Some(&p) = owner.iter().find(|&&p| p >= parts) {
         return fail(format!("the partition names part {p}, only {parts} parts exist"));
     }
-    if primitive.needs_weights()
-        && !matches!(graph.weights(), Some(crate::graph::EdgeWeights::Int(_)))
-    {
+    if primitive.needs_weights() && graph.weights().is_none() {
         return fail(format!(
-            "{} needs integer edge weights and the graph has none; add --weights",
+            "{} needs edge weights and the graph has none; add --weights",
             primitive.name()
         ));
     }

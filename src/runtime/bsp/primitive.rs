@@ -16,7 +16,8 @@ pub trait BspPrimitive {
     fn value_elem(&self) -> ElemType;
     /// How received values are combined.
     fn combiner(&self) -> Combiner;
-    /// Whether it needs integer edge weights.
+    /// Whether it needs edge weights (uploaded as 32-bit words: integers, or `f32` bits for
+    /// real weights; its advance kernel knows which it reads).
     fn needs_weights(&self) -> bool {
         false
     }

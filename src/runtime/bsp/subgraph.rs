@@ -91,10 +91,10 @@ pub fn build_subgraphs(
         owner_local[v] = owned_count[p];
         owned_count[p] += 1;
     }
-    let int_weights = match graph.weights() {
-        Some(EdgeWeights::Int(w)) => Some(w.as_slice()),
-        _ => None,
-    };
+    // Weights as 32-bit words (integers, or f32 bits): the advance kernel's contract says
+    // which it reads; the framework only moves them.
+    let words = graph.weights().map(EdgeWeights::words);
+    let int_weights = words.as_deref();
     // Host-side preparation before the simulation starts: each GPU's subgraph depends only
     // on the graph and the partition, so building them on several cores gives the same
     // subgraphs in the same order.

@@ -67,7 +67,8 @@ pub enum Slot {
     Offsets,
     /// `u32` arc targets (global ids).
     Targets,
-    /// `u32` arc weights (empty unless SSSP).
+    /// `u32` arc weights: integers, or `f32` bits for real weights (empty unless the
+    /// application reads weights).
     Weights,
     /// `u32[n]` owner GPU of every vertex.
     Owner,
@@ -169,7 +170,8 @@ pub struct Visit<'a> {
     pub v: u32,
     /// Targets of its out-arcs (global ids).
     pub targets: &'a [u32],
-    /// Weights of its out-arcs (empty unless the application uploads weights).
+    /// Weights of its out-arcs as 32-bit words: integers, or `f32` bits for real weights
+    /// (empty unless the application uploads weights).
     pub weights: &'a [u32],
     /// Owner GPU of every vertex.
     pub owner: &'a [u32],
@@ -226,6 +228,10 @@ pub trait WorklistOperator: 'static {
     /// Whether a GPU prepends its own production (BFS, SSSP: section 4.3) rather than
     /// appending it (PageRank, so that a residual keeps accumulating while it waits).
     const PREPEND_OWN: bool;
+    /// Whether `kernels/groute_worklist.cu` has its functor (the kernels are registered
+    /// with a CUDA name); `false` keeps the application simulator-only, and the CUDA
+    /// backend refuses it before any work.
+    const ON_CUDA: bool = true;
     /// The operator on owned vertex `visit.v` (push-style): updates `values` (and `rank`)
     /// and pushes every vertex to route onwards into `out`; adds its memory traffic beyond
     /// the targets (weights, ranks) to `counts`. Returns the arcs it visited (0 when it
@@ -263,7 +269,7 @@ pub fn register_app<Op: WorklistOperator>(registry: &mut KernelRegistry) {
                    application's operator to each (push-style, atomic value updates), \
                    writing every vertex it updates to Out in unspecified order",
         sim: work_kernel::<Op>,
-        cuda_name: Some(k.work),
+        cuda_name: Op::ON_CUDA.then_some(k.work),
         remote_args: &[],
     });
     registry.register(KernelDef {
@@ -273,7 +279,7 @@ pub fn register_app<Op: WorklistOperator>(registry: &mut KernelRegistry) {
                    production; deferred when GetPrio >= threshold), others are packed as \
                    (vertex, value) into Message",
         sim: split_send_kernel::<Op>,
-        cuda_name: Some(k.split_send),
+        cuda_name: Op::ON_CUDA.then_some(k.split_send),
         remote_args: &[],
     });
     registry.register(KernelDef {
@@ -283,7 +289,7 @@ pub fn register_app<Op: WorklistOperator>(registry: &mut KernelRegistry) {
                    (append to the worklist through END_ALLOC / END_WRITTEN / END, or \
                    defer); owned, not improving: drop; else pass to Pass",
         sim: split_receive_kernel::<Op>,
-        cuda_name: Some(k.split_receive),
+        cuda_name: Op::ON_CUDA.then_some(k.split_receive),
         remote_args: &[],
     });
     registry.register(KernelDef {
@@ -292,7 +298,7 @@ pub fn register_app<Op: WorklistOperator>(registry: &mut KernelRegistry) {
                    to the worklist's end (published as appends); compact the rest (in \
                    unspecified order)",
         sim: promote_kernel::<Op>,
-        cuda_name: Some(k.promote),
+        cuda_name: Op::ON_CUDA.then_some(k.promote),
         remote_args: &[],
     });
     registry.register(KernelDef {
@@ -303,7 +309,7 @@ pub fn register_app<Op: WorklistOperator>(registry: &mut KernelRegistry) {
                    sent, or another round could push past `push_budget`; Out's contents \
                    afterwards are unspecified",
         sim: fused_kernel::<Op>,
-        cuda_name: Some(k.fused),
+        cuda_name: Op::ON_CUDA.then_some(k.fused),
         remote_args: &[],
     });
 }

@@ -108,7 +108,8 @@ pub trait WorklistApp {
     fn tolerance_and_damping(&self) -> (f64, f64) {
         (0.0, 0.0)
     }
-    /// Whether its kernels read integer arc weights.
+    /// Whether its kernels read arc weights (uploaded as 32-bit words: integers, or `f32`
+    /// bits for real weights).
     fn uses_weights(&self) -> bool {
         false
     }
@@ -254,7 +255,7 @@ struct Device {
 }
 
 /// Runs `app` on `graph` over the first `parts` devices of `backend`, vertex `v` owned by
-/// GPU `owner[v]`. SSSP needs integer weights.
+/// GPU `owner[v]`. An application that reads weights needs the graph to have some.
 pub fn run<B: Backend + ?Sized>(
     backend: &mut B,
     graph: &Csr,
@@ -510,8 +511,11 @@ fn check<B: Backend + ?Sized>(
     {
         return Err(RuntimeError::Options(format!("source vertex {source} is not below {n}")));
     }
-    if app.uses_weights() && !matches!(graph.weights(), Some(EdgeWeights::Int(_))) {
-        return Err(RuntimeError::Options(format!("{} needs integer edge weights", app.label())));
+    if app.uses_weights() && graph.weights().is_none() {
+        return Err(RuntimeError::Options(format!(
+            "{} needs edge weights and the graph has none",
+            app.label()
+        )));
     }
     if !app.has_priority() && options.priority_delta.is_some() {
         return Err(RuntimeError::Options(format!(
@@ -543,10 +547,10 @@ fn upload<B: Backend + ?Sized>(
     let mut offsets = Vec::with_capacity(n + 1);
     let mut targets = Vec::new();
     let mut weights = Vec::new();
-    let int_weights = match graph.weights() {
-        Some(EdgeWeights::Int(w)) if app.uses_weights() => Some(w),
-        _ => None,
-    };
+    // Weights as 32-bit words (integers, or f32 bits): the application's kernels know
+    // which they read; the worklist only uploads them.
+    let words = graph.weights().filter(|_| app.uses_weights()).map(EdgeWeights::words);
+    let int_weights = words.as_deref();
     offsets.push(0u64);
     let mut owned = Vec::new();
     for (v, &home) in owner.iter().enumerate() {
