@@ -201,6 +201,22 @@ fn a_source_out_of_range_is_an_error() {
 }
 
 #[test]
+fn additive_updates_without_an_apply_step_are_refused_with_broadcast() {
+    // Found by the swarm: broadcast added each residual delta on every GPU.
+    let graph = real_graph("chesapeake.mtx");
+    let dgx1 = Topology::bundled("dgx1-v100").unwrap();
+    let mut c = config(&dgx1, 2, Algorithm::PrResidual);
+    c.spec.bsp = BspOptions {
+        duplication: Duplication::All,
+        communication: Communication::Broadcast,
+        ..BspOptions::default()
+    };
+    let err = c.run(&graph, "chesapeake").unwrap_err().to_string();
+    assert!(err.contains("broadcast would add each one on every GPU"), "{err}");
+    assert!(err.contains("--communication selective"), "{err}");
+}
+
+#[test]
 fn broadcast_without_duplicate_all_is_an_error() {
     let graph = real_graph("chesapeake.mtx");
     let dgx1 = Topology::bundled("dgx1-v100").unwrap();

@@ -545,6 +545,20 @@ fn validate<B: Backend + ?Sized>(
                 .into(),
         );
     }
+    // An additive combiner counts every update once per receiver: broadcast hands each
+    // delta to every GPU, which adds it and forwards it again (found by the swarm: residual
+    // pushes grew without bound). Only a primitive whose apply step rebuilds its values
+    // from the sums each superstep may broadcast additive updates.
+    if options.communication == Communication::Broadcast
+        && primitive.combiner() == Combiner::AddF32
+        && primitive.apply_kernel().is_none()
+    {
+        return fail(format!(
+            "{} combines updates by addition, and broadcast would add each one on every GPU: \
+             use --communication selective",
+            primitive.name()
+        ));
+    }
     Ok(())
 }
 
