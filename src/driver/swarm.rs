@@ -14,7 +14,7 @@
 //! this module's drawing code changes: the regression file keeps each failing seed with its
 //! configuration as a `switchyard run` line.
 
-use super::{RunSpec, RuntimeKind, SimSetup, prepare, run_prepared_sim};
+use super::{RunError, RunOutput, RunSpec, RuntimeKind, SimSetup, prepare, run_prepared_sim};
 use crate::algo::{Algorithm, AlgorithmParams, GrouteOperators};
 use crate::backend::sim::SimConfig;
 use crate::graph::generate::{GeneratorSpec, generate, with_uniform_weights};
@@ -368,6 +368,9 @@ pub fn draw(seed: u64, options: &SwarmOptions) -> Result<(SwarmCase, Topology, C
         source,
     })?;
     let n = csr.num_vertices();
+    // Partitioners refuse more parts than vertices (a clear error, not a bug): tiny graphs
+    // run on at most one GPU per vertex.
+    let gpus = gpus.min(n.max(1));
     let hub = (0..n).max_by_key(|&v| csr.degree(v)).unwrap_or(0);
     let source = if rng.random_bool(0.5) || n == 0 { hub } else { rng.random_range(0..n) };
     let params = AlgorithmParams {
@@ -692,6 +695,22 @@ pub fn masked_report_json(report: &super::report::RunReport) -> String {
     value.to_string()
 }
 
+/// Runs a drawn case on its machine and graph (as [`draw`] made them), with the swarm's
+/// virtual time limit ([`VIRTUAL_TIME_LIMIT_PS`]).
+pub fn run_case(case: &SwarmCase, topology: Topology, graph: &Csr) -> Result<RunOutput, RunError> {
+    let spec = case.spec();
+    let sim = case.sim_setup(topology);
+    let prepared = prepare(graph, &spec)?;
+    let config = SimConfig {
+        fidelity: sim.fidelity,
+        seed: spec.seed,
+        trace: false,
+        time_limit_ps: VIRTUAL_TIME_LIMIT_PS,
+        jitter_ps: sim.jitter_ps,
+    };
+    run_prepared_sim(&prepared, &case.graph_name(), None, &spec, &sim, config)
+}
+
 /// Draws and runs one seed (on this thread); panics are caught into the verdict.
 pub fn run_seed(seed: u64, options: &SwarmOptions) -> SeedResult {
     let (case, topology, graph) = match draw(seed, options) {
@@ -707,21 +726,10 @@ pub fn run_seed(seed: u64, options: &SwarmOptions) -> SeedResult {
             };
         }
     };
-    let spec = case.spec();
-    let sim = case.sim_setup(topology);
-    let name = case.graph_name();
     IN_RUN.with(|r| *r.borrow_mut() = true);
     LAST_PANIC.with(|p| *p.borrow_mut() = None);
     let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-        let prepared = prepare(&graph, &spec)?;
-        let config = SimConfig {
-            fidelity: sim.fidelity,
-            seed: spec.seed,
-            trace: false,
-            time_limit_ps: VIRTUAL_TIME_LIMIT_PS,
-            jitter_ps: sim.jitter_ps,
-        };
-        run_prepared_sim(&prepared, &name, None, &spec, &sim, config)
+        run_case(&case, topology, &graph)
     }));
     IN_RUN.with(|r| *r.borrow_mut() = false);
     let mut result = SeedResult {
@@ -1111,28 +1119,75 @@ impl<'a> SwarmReport<'a> {
     }
 }
 
-/// Seeds of a regression file: one per line, the first token of each line that is not blank
-/// or a `#` comment (the rest of the line is free text: the configuration it drew, why it
-/// failed, what fixed it). Each seed may be followed by `runtime=R` for a filtered swarm.
-pub fn parse_regressions(text: &str) -> Vec<(u64, Option<RuntimeKind>)> {
-    text.lines()
-        .map(str::trim)
-        .filter(|l| !l.is_empty() && !l.starts_with('#'))
-        .filter_map(|l| {
-            let mut tokens = l.split_whitespace();
-            let seed = tokens.next()?.parse().ok()?;
-            let runtime = tokens
-                .next()
-                .and_then(|t| t.strip_prefix("runtime="))
-                .and_then(|r| RuntimeKind::ALL.into_iter().find(|k| k.name() == r));
-            Some((seed, runtime))
-        })
-        .collect()
+/// Whether a regression seed's bug is fixed (the seed must pass) or still open (the seed
+/// must still fail the way it was recorded, so the test says when a fix lands).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RegressionStatus {
+    /// Fixed: the seed passes.
+    Fixed,
+    /// Open: the seed still fails with the recorded verdict.
+    Open,
+}
+
+/// One line of a regression file.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Regression {
+    /// The seed.
+    pub seed: u64,
+    /// The runtime filter it was found under.
+    pub runtime: Option<RuntimeKind>,
+    /// Fixed or open.
+    pub status: RegressionStatus,
+    /// The verdict it failed with (`invalid`, `error`, `panic`, `hung`, `draw`).
+    pub verdict: String,
+}
+
+/// Parses a regression file: one seed per line, `SEED [runtime=R] status=fixed|open
+/// verdict=V  # free text` (the configuration it drew as a `switchyard run` line, why it
+/// failed, what fixed it); blank lines and `#` comments are skipped. Errors name the line.
+pub fn parse_regressions(text: &str) -> Result<Vec<Regression>, String> {
+    let mut out = Vec::new();
+    for (i, line) in text.lines().enumerate() {
+        let line = line.split('#').next().unwrap_or("").trim();
+        if line.is_empty() {
+            continue;
+        }
+        let bad = |why: &str| format!("line {}: {why}: `{line}`", i + 1);
+        let mut tokens = line.split_whitespace();
+        let seed = tokens
+            .next()
+            .and_then(|t| t.parse().ok())
+            .ok_or_else(|| bad("expected a seed first"))?;
+        let mut r = Regression {
+            seed,
+            runtime: None,
+            status: RegressionStatus::Fixed,
+            verdict: String::new(),
+        };
+        for token in tokens {
+            match token.split_once('=') {
+                Some(("runtime", name)) => {
+                    r.runtime = Some(
+                        RuntimeKind::ALL
+                            .into_iter()
+                            .find(|k| k.name() == name)
+                            .ok_or_else(|| bad("unknown runtime"))?,
+                    )
+                }
+                Some(("status", "fixed")) => r.status = RegressionStatus::Fixed,
+                Some(("status", "open")) => r.status = RegressionStatus::Open,
+                Some(("verdict", v)) => r.verdict = v.to_string(),
+                _ => return Err(bad("expected runtime=R, status=fixed|open or verdict=V")),
+            }
+        }
+        out.push(r);
+    }
+    Ok(out)
 }
 
 /// The regression file line of a failure.
 pub fn regression_line(result: &SeedResult, runtime: Option<RuntimeKind>) -> String {
     let filter = runtime.map(|r| format!(" runtime={}", r.name())).unwrap_or_default();
     let run = result.case.as_ref().map(|c| c.run_command(DEFAULT_ARTIFACTS)).unwrap_or_default();
-    format!("{}{filter}  # {}: {run}", result.seed, result.verdict.name())
+    format!("{}{filter} status=open verdict={}  # {run}", result.seed, result.verdict.name())
 }
