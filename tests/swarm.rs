@@ -221,3 +221,36 @@ fn seed_ranges_parse_with_clear_errors() {
     assert_eq!(parsed[0].runtime, Some(RuntimeKind::Bsp));
     assert!(Path::new(DEFAULT_ARTIFACTS).is_relative());
 }
+
+/// Found by the swarm (jobs=1 and jobs=2 disagreed on a METIS seed): METIS keeps its random
+/// state in C globals, so concurrent partitions must not change a seed's parts.
+#[test]
+fn metis_partitions_do_not_depend_on_other_threads() {
+    use switchyard::graph::generate::{GeneratorSpec, generate};
+    use switchyard::graph::partition::partitioner_by_name;
+    let spec = GeneratorSpec::parse("grid2d:w=48,h=46,drop=0.24,seed=616").expect("spec");
+    let graph = std::sync::Arc::new(generate(&spec).expect("grid"));
+    let alone =
+        partitioner_by_name("metis", 20).expect("metis").partition(&graph, 4).expect("parts");
+    let threads: Vec<_> = (0..4u64)
+        .map(|t| {
+            let graph = std::sync::Arc::clone(&graph);
+            std::thread::spawn(move || {
+                (0..12)
+                    .map(|_| {
+                        let seed = if t % 2 == 0 { 20 } else { 1000 + t };
+                        let p = partitioner_by_name("metis", seed).expect("metis");
+                        (seed, p.partition(&graph, 4).expect("parts").owner)
+                    })
+                    .collect::<Vec<_>>()
+            })
+        })
+        .collect();
+    for thread in threads {
+        for (seed, owner) in thread.join().expect("thread") {
+            if seed == 20 {
+                assert_eq!(owner, alone.owner, "METIS seed 20 gave other parts under concurrency");
+            }
+        }
+    }
+}

@@ -72,7 +72,7 @@ pub enum SwarmError {
         /// The graph drawn.
         graph: String,
         /// Why.
-        source: GraphError,
+        source: Box<GraphError>,
     },
     /// A derived machine did not load (a bug in the drawing code: report the seed).
     #[error("seed {seed}: the derived machine from `{base}` does not load: {reason}")]
@@ -365,7 +365,7 @@ pub fn draw(seed: u64, options: &SwarmOptions) -> Result<(SwarmCase, Topology, C
     let csr = make_graph(&graph, weights, seed).map_err(|source| SwarmError::Graph {
         seed,
         graph: format!("{graph:?}"),
-        source,
+        source: Box::new(source),
     })?;
     let n = csr.num_vertices();
     // Partitioners refuse more parts than vertices (a clear error, not a bug): tiny graphs
@@ -378,6 +378,21 @@ pub fn draw(seed: u64, options: &SwarmOptions) -> Result<(SwarmCase, Topology, C
         damping: if rng.random_bool(0.8) { 0.85 } else { rounded(&mut rng, 0.5, 0.95, 2) },
         iterations: rng.random_range(1..=30),
         epsilon: *pick(&mut rng, &[1e-3, 1e-4]),
+    };
+    // Parameters the algorithm does not use keep their defaults (as on a `switchyard run`
+    // line that does not name them).
+    let d = AlgorithmParams::default();
+    let params = match algorithm {
+        Algorithm::Bfs | Algorithm::Dobfs | Algorithm::Sssp => {
+            AlgorithmParams { source: params.source, ..d }
+        }
+        Algorithm::Cc => d,
+        Algorithm::Pr => {
+            AlgorithmParams { damping: params.damping, iterations: params.iterations, ..d }
+        }
+        Algorithm::PrResidual => {
+            AlgorithmParams { damping: params.damping, epsilon: params.epsilon, ..d }
+        }
     };
     let partitioner = pick(&mut rng, &PARTITIONERS).to_string();
     let fidelity = if rng.random_bool(0.6) { "flow" } else { "packet" }.to_string();
@@ -821,9 +836,10 @@ pub fn run_seeds(
             Ok(Message::Finished(result)) => {
                 running.remove(&result.seed);
                 // A result arriving after its seed was declared hung is dropped.
-                if !results.contains_key(&result.seed) {
+                if let std::collections::btree_map::Entry::Vacant(slot) = results.entry(result.seed)
+                {
                     progress(&result);
-                    results.insert(result.seed, *result);
+                    slot.insert(*result);
                 }
             }
             Err(RecvTimeoutError::Timeout) => {}
