@@ -85,7 +85,8 @@ pub fn swarm_command(args: SwarmArgs) -> anyhow::Result<()> {
                 | Verdict::Hung(m)
                 | Verdict::Draw(m) => m.lines().next().unwrap_or(""),
             };
-            bar.println(format!("seed {} {}: {first}", result.seed, result.verdict.name()));
+            let line = format!("seed {} {}: {first}", result.seed, result.verdict.name());
+            if bar.is_hidden() { eprintln!("{line}") } else { bar.println(line) }
         }
         bar.inc(1);
     };
