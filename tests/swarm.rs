@@ -9,8 +9,8 @@ use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use switchyard::driver::RuntimeKind;
 use switchyard::driver::swarm::{
-    DEFAULT_ARTIFACTS, RegressionStatus, SwarmOptions, SwarmSummary, draw, masked_report_json,
-    parse_regressions, parse_seeds, run_case, run_seed, run_seeds,
+    DEFAULT_ARTIFACTS, RegressionStatus, SwarmOptions, SwarmSummary, VIRTUAL_TIME_LIMIT_PS, draw,
+    masked_report_json, parse_regressions, parse_seeds, run_case, run_seed, run_seeds,
 };
 
 fn root() -> PathBuf {
@@ -146,7 +146,7 @@ fn the_printed_run_line_reproduces_the_run() {
     assert!(wanted.is_empty(), "no seed below 200 drew {wanted:?}");
     for seed in chosen {
         let (case, topology, graph) = draw(seed, &options).expect("draws");
-        let output = run_case(&case, topology, &graph).expect("runs");
+        let output = run_case(&case, topology, &graph, VIRTUAL_TIME_LIMIT_PS).expect("runs");
         if let (Some(file), Some(derived)) = (case.topology_file(&artifacts), &case.machine.derived)
         {
             std::fs::write(file, &derived.toml).expect("write machine");

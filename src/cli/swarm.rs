@@ -39,6 +39,11 @@ pub struct SwarmArgs {
     /// Report a run still going after this many wall-clock seconds as hung.
     #[arg(long, default_value_t = 120)]
     hang_after_s: u64,
+    /// Virtual time limit of each run, in milliseconds (a run past it fails with the
+    /// simulator's time-limit error; a few valid Groute configurations with tiny packets or
+    /// batches need more than the default).
+    #[arg(long, default_value_t = 1000)]
+    time_limit_ms: u64,
     /// No progress bar.
     #[arg(long)]
     quiet: bool,
@@ -62,6 +67,7 @@ pub fn swarm_command(args: SwarmArgs) -> anyhow::Result<()> {
     let options = SwarmOptions {
         runtime: args.runtime,
         hang_after: Some(std::time::Duration::from_secs(args.hang_after_s.max(1))),
+        virtual_time_limit_ps: Some(args.time_limit_ms.saturating_mul(1_000_000_000)),
     };
     let total = seeds.end - seeds.start;
     eprintln!("swarm: seeds {}..{} ({total}) on {jobs} workers", seeds.start, seeds.end);
@@ -123,7 +129,11 @@ pub fn swarm_command(args: SwarmArgs) -> anyhow::Result<()> {
         }
     }
     if let Some(path) = &args.out {
-        let json = serde_json::to_string_pretty(&SwarmReport::new(&summary, &results))?;
+        let json = serde_json::to_string_pretty(&SwarmReport::new(
+            &summary,
+            &results,
+            args.time_limit_ms.saturating_mul(1_000_000_000),
+        ))?;
         std::fs::write(path, json + "\n")
             .with_context(|| format!("writing report {}", path.display()))?;
     }

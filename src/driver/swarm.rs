@@ -37,8 +37,11 @@ pub const SCHEMA: &str = "switchyard.swarm-report";
 /// Schema version of the swarm's JSON report.
 pub const SCHEMA_VERSION: u32 = 1;
 
-/// Virtual time past which a swarm run stops with the simulator's time-limit error (which
-/// names what each agent waits for). Swarm runs take well under a virtual second.
+/// Default virtual time past which a swarm run stops with the simulator's time-limit error
+/// (which names what each agent waits for). Almost every swarm run takes well under a
+/// virtual second; a few valid but slow configurations (Groute with 1-8 item packets, or
+/// one-item batches) take longer and are reported at this limit: raise it
+/// ([`SwarmOptions::virtual_time_limit_ps`], `--time-limit-ms`) to tell them from hangs.
 pub const VIRTUAL_TIME_LIMIT_PS: u64 = 1_000_000_000_000;
 
 /// Where a swarm's derived machines are written when a run fails (the `switchyard run`
@@ -191,6 +194,8 @@ pub struct SwarmOptions {
     pub runtime: Option<RuntimeKind>,
     /// Wall-clock time after which a run is reported as hung (default 120 s).
     pub hang_after: Option<Duration>,
+    /// Virtual time limit of each run (default [`VIRTUAL_TIME_LIMIT_PS`]).
+    pub virtual_time_limit_ps: Option<u64>,
 }
 
 /// Picks one element.
@@ -711,8 +716,13 @@ pub fn masked_report_json(report: &super::report::RunReport) -> String {
 }
 
 /// Runs a drawn case on its machine and graph (as [`draw`] made them), with the swarm's
-/// virtual time limit ([`VIRTUAL_TIME_LIMIT_PS`]).
-pub fn run_case(case: &SwarmCase, topology: Topology, graph: &Csr) -> Result<RunOutput, RunError> {
+/// virtual time limit `time_limit_ps`.
+pub fn run_case(
+    case: &SwarmCase,
+    topology: Topology,
+    graph: &Csr,
+    time_limit_ps: u64,
+) -> Result<RunOutput, RunError> {
     let spec = case.spec();
     let sim = case.sim_setup(topology);
     let prepared = prepare(graph, &spec)?;
@@ -720,7 +730,7 @@ pub fn run_case(case: &SwarmCase, topology: Topology, graph: &Csr) -> Result<Run
         fidelity: sim.fidelity,
         seed: spec.seed,
         trace: false,
-        time_limit_ps: VIRTUAL_TIME_LIMIT_PS,
+        time_limit_ps,
         jitter_ps: sim.jitter_ps,
     };
     run_prepared_sim(&prepared, &case.graph_name(), None, &spec, &sim, config)
@@ -744,7 +754,12 @@ pub fn run_seed(seed: u64, options: &SwarmOptions) -> SeedResult {
     IN_RUN.with(|r| *r.borrow_mut() = true);
     LAST_PANIC.with(|p| *p.borrow_mut() = None);
     let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-        run_case(&case, topology, &graph)
+        run_case(
+            &case,
+            topology,
+            &graph,
+            options.virtual_time_limit_ps.unwrap_or(VIRTUAL_TIME_LIMIT_PS),
+        )
     }));
     IN_RUN.with(|r| *r.borrow_mut() = false);
     let mut result = SeedResult {
@@ -1122,13 +1137,17 @@ pub struct SwarmReport<'a> {
 }
 
 impl<'a> SwarmReport<'a> {
-    /// The report of `summary` and `results`.
-    pub fn new(summary: &'a SwarmSummary, results: &'a [SeedResult]) -> Self {
+    /// The report of `summary` and `results` (runs limited to `virtual_time_limit_ps`).
+    pub fn new(
+        summary: &'a SwarmSummary,
+        results: &'a [SeedResult],
+        virtual_time_limit_ps: u64,
+    ) -> Self {
         SwarmReport {
             schema: SCHEMA,
             schema_version: SCHEMA_VERSION,
             git_sha: super::git_sha(),
-            virtual_time_limit_ps: VIRTUAL_TIME_LIMIT_PS,
+            virtual_time_limit_ps,
             summary,
             results,
         }
