@@ -38,3 +38,8 @@ gpu:
 # Every Groute application under 200 seeds of jittered latencies and message order
 groute-seeds seeds="200":
     GROUTE_SEEDS={{seeds}} cargo nextest run --release --test groute_worklist --test groute_filter_cc jitter
+
+# Swarm testing: per seed a whole configuration drawn, run and validated, on every core;
+# failures print their reproduction and are appended to the regression file
+swarm seeds="0..1000" runtime="":
+    cargo run --release -- swarm --seeds {{seeds}} {{ if runtime != "" { "--runtime " + runtime } else { "" } }} --out reports/swarm.json --record tests/data/swarm-regressions.txt

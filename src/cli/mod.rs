@@ -9,6 +9,7 @@ mod graph_source;
 mod output;
 mod plot;
 mod run;
+mod swarm;
 mod sweep;
 mod topo;
 
@@ -37,6 +38,8 @@ enum Command {
     Run(run::RunArgs),
     /// Run over GPU counts, algorithms, runtimes and topologies; write CSV, JSON and plots.
     Sweep(sweep::SweepArgs),
+    /// Swarm testing: per seed, draw a whole configuration, run it and validate it.
+    Swarm(swarm::SwarmArgs),
     /// Inspect, generate, convert and partition graphs.
     #[command(subcommand)]
     Graph(graph::GraphCommand),
@@ -56,6 +59,7 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
     match cli.command {
         Some(Command::Run(args)) => run::run_command(args),
         Some(Command::Sweep(args)) => sweep::sweep_command(args),
+        Some(Command::Swarm(args)) => swarm::swarm_command(args),
         Some(Command::Graph(command)) => graph::run(command),
         Some(Command::Topo(command)) => topo::run(command),
         Some(Command::Plot(args)) => plot::plot_command(args),

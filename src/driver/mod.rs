@@ -5,6 +5,7 @@
 pub mod cuda;
 pub mod harness;
 pub mod report;
+pub mod swarm;
 pub mod sweep;
 pub mod trace;
 
@@ -211,38 +212,51 @@ pub fn run_with_summary(
     let prepared = prepare(graph, spec)?;
     match setup {
         BackendSetup::Sim(sim) => {
-            let sim_config = SimConfig {
+            let config = SimConfig {
                 fidelity: sim.fidelity,
                 seed: spec.seed,
                 trace: sim.trace,
                 jitter_ps: sim.jitter_ps,
                 ..SimConfig::default()
             };
-            let mut backend =
-                SimBackend::new(sim.topology.clone(), spec.gpus, builtin_kernels(), sim_config)?;
-            let outcome = execute(&mut backend, &prepared, spec)?;
-            let machine = Machine {
-                backend: BackendInfo {
-                    name: backend.name().to_string(),
-                    fidelity: Some(format!("{:?}", sim.fidelity).to_lowercase()),
-                    events: backend.events_processed(),
-                    jitter_ps: sim.jitter_ps,
-                },
-                topology: TopologyInfo {
-                    name: sim.topology.name.clone(),
-                    source: sim.topology.source.clone(),
-                    hash: format!("{:016x}", sim.topology.source_hash),
-                    gpus: spec.gpus,
-                },
-                stats: backend.stats(),
-                elapsed_ps: backend.now_ps(),
-            };
-            let mut output = finish(&prepared, graph_name, summary, spec, outcome, machine)?;
-            output.trace = sim.trace.then(|| backend.trace().to_vec());
-            Ok(output)
+            run_prepared_sim(&prepared, graph_name, summary, spec, sim, config)
         }
         BackendSetup::Cuda(cuda) => cuda::run_cuda(&prepared, graph_name, summary, spec, cuda),
     }
+}
+
+/// Runs a prepared graph on the simulator `sim` describes with the simulator configuration
+/// `config` (which must carry the setup's fidelity, trace and jitter and the spec's seed; the
+/// swarm adds a virtual time limit).
+pub(crate) fn run_prepared_sim(
+    prepared: &Prepared<'_>,
+    graph_name: &str,
+    summary: Option<&GraphSummary>,
+    spec: &RunSpec,
+    sim: &SimSetup,
+    config: SimConfig,
+) -> Result<RunOutput, RunError> {
+    let mut backend = SimBackend::new(sim.topology.clone(), spec.gpus, builtin_kernels(), config)?;
+    let outcome = execute(&mut backend, prepared, spec)?;
+    let machine = Machine {
+        backend: BackendInfo {
+            name: backend.name().to_string(),
+            fidelity: Some(format!("{:?}", sim.fidelity).to_lowercase()),
+            events: backend.events_processed(),
+            jitter_ps: sim.jitter_ps,
+        },
+        topology: TopologyInfo {
+            name: sim.topology.name.clone(),
+            source: sim.topology.source.clone(),
+            hash: format!("{:016x}", sim.topology.source_hash),
+            gpus: spec.gpus,
+        },
+        stats: backend.stats(),
+        elapsed_ps: backend.now_ps(),
+    };
+    let mut output = finish(prepared, graph_name, summary, spec, outcome, machine)?;
+    output.trace = sim.trace.then(|| backend.trace().to_vec());
+    Ok(output)
 }
 
 /// A graph made ready for a run: checked, prepared for the algorithm, partitioned.

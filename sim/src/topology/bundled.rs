@@ -21,7 +21,7 @@ pub fn bundled_names() -> Vec<&'static str> {
     BUNDLED.iter().map(|&(n, _)| n).collect()
 }
 
-/// Text of a bundled topology.
-pub(crate) fn text(name: &str) -> Option<&'static str> {
+/// The TOML text of a bundled topology (to derive other machines from it).
+pub fn text(name: &str) -> Option<&'static str> {
     BUNDLED.iter().find(|&&(n, _)| n == name).map(|&(_, t)| t)
 }

@@ -28,7 +28,7 @@ mod source;
 
 use std::path::Path;
 
-pub use bundled::bundled_names;
+pub use bundled::{bundled_names, text as bundled_text};
 pub use render::PairClass;
 pub use source::fnv1a_64;
 
