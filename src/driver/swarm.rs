@@ -409,7 +409,13 @@ pub fn draw(seed: u64, options: &SwarmOptions) -> Result<(SwarmCase, Topology, C
     };
     // Bulk-synchronous options.
     let duplication = if rng.random_bool(0.5) { Duplication::OneHop } else { Duplication::All };
-    let communication = if duplication == Duplication::All && rng.random_bool(0.5) {
+    let broadcast_drawn = duplication == Duplication::All && rng.random_bool(0.5);
+    // The runtime refuses broadcast for additive updates without an apply step (residual
+    // PageRank): such a draw runs selective (the draw is kept, so other seeds are unchanged).
+    let additive = algorithm.instance(&params).bsp().is_some_and(|p| {
+        p.combiner() == crate::runtime::bsp::Combiner::AddF32 && p.apply_kernel().is_none()
+    });
+    let communication = if broadcast_drawn && !additive {
         Communication::Broadcast
     } else {
         Communication::Selective
@@ -520,7 +526,10 @@ impl SwarmCase {
         let p = &self.params;
         match self.algorithm {
             Algorithm::Bfs | Algorithm::Dobfs | Algorithm::Sssp => {
-                push("--source", p.source.to_string())
+                // `--source` is the file's own id: the swarm's real graphs (Matrix Market,
+                // METIS) number vertices from 1; generated graphs from 0.
+                let one_based = matches!(self.graph, GraphDraw::File(_));
+                push("--source", (u64::from(p.source) + u64::from(one_based)).to_string())
             }
             Algorithm::Cc => {}
             Algorithm::Pr => {
