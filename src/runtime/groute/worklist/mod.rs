@@ -244,6 +244,9 @@ struct Device {
     receiving: u32,
     promoting: bool,
     growing: bool,
+    /// Room (items beyond what is there) the pending growth must make: a promote's whole
+    /// deferred bag, or a packet or worker launch that did not fit.
+    grow_need: u64,
     held_packets: VecDeque<Received>,
     /// Outgoing message buffers of the worker (a fixed pool: when all are in flight the
     /// worker waits, which is the back-pressure a slow ring exerts on producers).
@@ -351,7 +354,12 @@ pub fn run<B: Backend + ?Sized>(
             for g in 0..devices.len() {
                 state.schedule(&mut ctx, &mut devices, g)?;
             }
-            state.consensus(&mut ctx, &mut devices)?;
+            if state.consensus(&mut ctx, &mut devices)? {
+                // It asked for growths first: the quiet devices start them now.
+                for g in 0..devices.len() {
+                    state.schedule(&mut ctx, &mut devices, g)?;
+                }
+            }
             if state.work_total == 0 {
                 shut_down = true;
                 state.outcome.compute_time_ps = ctx.backend.now_ps() - start_ps;
@@ -640,6 +648,7 @@ fn upload<B: Backend + ?Sized>(
         receiving: 0,
         promoting: false,
         growing: false,
+        grow_need: 0,
         held_packets: VecDeque::new(),
         free_sends,
         free_passes: Vec::new(),
@@ -744,7 +753,7 @@ impl State {
         while let Some(r) = d.held_packets.front().filter(|_| !d.promoting) {
             let pairs = (r.len / 2) as u64;
             if !Self::fits(d, pairs) {
-                d.growing = true;
+                Self::ask_growth(d, pairs);
                 return self.schedule(ctx, devices, g);
             }
             let Some(r) = d.held_packets.pop_front() else { break };
@@ -790,7 +799,7 @@ impl State {
             self.out_items
         };
         if !Self::fits(d, pushes) {
-            d.growing = true;
+            Self::ask_growth(d, pushes);
             return self.schedule(ctx, devices, g);
         }
         let Some(send) = d.free_sends.pop() else { return Ok(()) };
@@ -814,7 +823,15 @@ impl State {
         self.read_ctl(ctx, d, stream, Op::Worker { gpu: g, send, reserve: pushes })
     }
 
-    /// Doubles the worklist and deferred bag of a quiet device.
+    /// Asks for a growth of `d`'s buffers that makes room for `more` items beyond what is
+    /// there; it happens once the device is quiet.
+    fn ask_growth(d: &mut Device, more: u64) {
+        d.growing = true;
+        d.grow_need = d.grow_need.max(more);
+    }
+
+    /// Doubles (or more) the worklist and deferred bag of a quiet device, until they have
+    /// room for what the growth was asked for, the held packets and two work outputs.
     fn grow<B: Backend + ?Sized>(
         &mut self,
         ctx: &mut Context<'_, B>,
@@ -822,12 +839,14 @@ impl State {
         g: usize,
     ) -> Result<(), RuntimeError> {
         let held: u64 = d.held_packets.iter().map(|r| r.len as u64 / 2).sum();
-        if Self::fits(d, held + 2 * self.out_items) {
+        let more = (held + 2 * self.out_items).max(d.grow_need);
+        d.grow_need = 0;
+        if Self::fits(d, more) {
             // What looked full was reserved by kernels that have finished: no growth.
             d.growing = false;
             return Ok(());
         }
-        let need = (d.wl_count.max(0) as u64).max(d.deferred_count) + held + 2 * self.out_items;
+        let need = (d.wl_count.max(0) as u64).max(d.deferred_count) + more;
         let mut new_cap = 2 * d.capacity.max(1);
         while new_cap < 2 * need {
             new_cap *= 2;
@@ -881,19 +900,30 @@ impl State {
     }
 
     /// Soft-priority consensus: when only deferred work remains anywhere, raise the
-    /// threshold and promote.
+    /// threshold and promote. Returns whether it asked for growths instead (a device whose
+    /// worklist could not take its deferred bag).
     fn consensus<B: Backend + ?Sized>(
         &mut self,
         ctx: &mut Context<'_, B>,
         devices: &mut [Device],
-    ) -> Result<(), RuntimeError> {
-        let Some(delta) = self.options.priority_delta else { return Ok(()) };
+    ) -> Result<bool, RuntimeError> {
+        let Some(delta) = self.options.priority_delta else { return Ok(false) };
         let deferred: u64 = devices.iter().map(|d| d.deferred_count).sum();
         if deferred == 0
             || self.work_total != deferred
             || devices.iter().any(|d| d.promoting || d.growing || d.worker_busy || d.receiving > 0)
         {
-            return Ok(());
+            return Ok(false);
+        }
+        // Every device promotes at once: one whose worklist cannot take its whole deferred
+        // bag grows first, and the threshold rises once all of them can.
+        let mut short = false;
+        for d in devices.iter_mut().filter(|d| !Self::fits(d, d.deferred_count)) {
+            Self::ask_growth(d, d.deferred_count);
+            short = true;
+        }
+        if short {
+            return Ok(true);
         }
         let lowest = devices.iter().map(|d| d.deferred_min_prio).min().unwrap_or(u64::MAX);
         self.threshold = lowest.saturating_add(delta);
@@ -901,10 +931,6 @@ impl State {
         for (g, d) in devices.iter_mut().enumerate() {
             if d.deferred_count == 0 {
                 continue;
-            }
-            if !Self::fits(d, d.deferred_count) {
-                d.growing = true;
-                continue; // promoted after the growth, at the next consensus
             }
             let mut buffers = d.slots.to_vec();
             buffers[Slot::Message as usize] = d.dummy;
@@ -914,7 +940,7 @@ impl State {
             d.promoting = true;
             self.read_ctl(ctx, d, stream, Op::Promote { gpu: g })?;
         }
-        Ok(())
+        Ok(false)
     }
 
     /// Applies a kernel chain's report.
