@@ -955,9 +955,13 @@ impl SimBackend {
         for op in ops {
             wakes_all |= self.buffer(op.target())?.mapped;
             match op {
-                RemoteOp::Atomic { buffer, index, op, value, fetch } => {
+                RemoteOp::Atomic { buffer, index, op, value, fetch, notify } => {
                     let (old, changed) =
                         apply_atomic(self.data_mut(buffer)?, buffer, index, op, value)?;
+                    let follows = matches!(fetch, Fetch::IfChanged(_)) && changed;
+                    if let (Some(n), false) = (notify, follows) {
+                        wakes_all |= self.notify(n)?;
+                    }
                     match fetch {
                         Fetch::Discard => {}
                         Fetch::Into { buffer, index } => {
@@ -977,14 +981,9 @@ impl SimBackend {
                         storage.as_u32_mut().map(|s| queue::push(counters, s, &items))
                     };
                     *self.data_mut(q.items)? = storage;
-                    let outcome = outcome?;
-                    if let (Some(n), queue::PushOutcome::Stored(_)) = (notify, outcome) {
-                        let counter = self.data_mut(n.buffer)?.as_u64_mut()?;
-                        let slot = counter
-                            .get_mut(n.index)
-                            .ok_or_else(|| out_of_range(n.buffer, n.index))?;
-                        *slot += items.len() as u64;
-                        wakes_all |= self.buffer(n.buffer)?.mapped;
+                    outcome?;
+                    if let Some(n) = notify {
+                        wakes_all |= self.notify(n)?;
                     }
                 }
                 RemoteOp::Store { buffer, offset, data } => {
@@ -1013,6 +1012,15 @@ impl SimBackend {
             format!("gpu{target}->gpu{from}"),
             "reply",
         )
+    }
+
+    /// Adds a notification's amount to its counter; whether it is mapped memory (every device may
+    /// be watching it).
+    fn notify(&mut self, n: super::Notify) -> Result<bool, BackendError> {
+        let counter = self.data_mut(n.buffer)?.as_u64_mut()?;
+        let slot = counter.get_mut(n.index).ok_or_else(|| out_of_range(n.buffer, n.index))?;
+        *slot += n.amount;
+        Ok(self.buffer(n.buffer)?.mapped)
     }
 
     /// Replies of remote atomics reached their issuer `to`.

@@ -80,6 +80,9 @@ pub struct RunOptions {
     /// Groute: initial worklist capacity per GPU in items (it grows on demand).
     #[arg(long, default_value_t = WorklistOptions::default().initial_worklist_items)]
     pub worklist_items: usize,
+    /// Atos options.
+    #[command(flatten)]
+    pub atos: super::atos_args::AtosArgs,
 }
 
 /// Duplication strategy as the CLI spells it.
@@ -331,6 +334,7 @@ impl RunOptions {
                 fused_max_rounds: self.fused_max_rounds,
                 initial_worklist_items: self.worklist_items,
             },
+            atos: self.atos.options(),
             validate: !self.no_validate,
             command_line,
         })

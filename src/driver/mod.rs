@@ -15,6 +15,7 @@ use crate::backend::{Backend, BackendError, KernelRegistry};
 use crate::graph::partition::{partition_metrics, partitioner_by_name};
 use crate::graph::summary::{GraphSummary, summarize};
 use crate::graph::{Csr, GraphError};
+use crate::runtime::atos::{self, AtosOptions};
 use crate::runtime::bsp::{self, BspOptions, BspPrimitive};
 use crate::runtime::groute::GrouteOperators;
 use crate::runtime::groute::worklist::{self, WorklistOptions};
@@ -50,17 +51,20 @@ pub enum RuntimeKind {
     Bsp,
     /// Groute's asynchronous distributed worklist (seed 000).
     Groute,
+    /// Atos's task-parallel queues, persistent or discrete kernels (seeds 003, 004).
+    Atos,
 }
 
 impl RuntimeKind {
     /// All runtimes, in CLI order.
-    pub const ALL: [RuntimeKind; 2] = [RuntimeKind::Bsp, RuntimeKind::Groute];
+    pub const ALL: [RuntimeKind; 3] = [RuntimeKind::Bsp, RuntimeKind::Groute, RuntimeKind::Atos];
 
     /// Name as the CLI spells it.
     pub fn name(self) -> &'static str {
         match self {
             RuntimeKind::Bsp => "bsp",
             RuntimeKind::Groute => "groute",
+            RuntimeKind::Atos => "atos",
         }
     }
 
@@ -70,6 +74,7 @@ impl RuntimeKind {
         match self {
             RuntimeKind::Bsp => instance.bsp().is_some(),
             RuntimeKind::Groute => instance.groute().is_some(),
+            RuntimeKind::Atos => instance.atos().is_some(),
         }
     }
 }
@@ -94,6 +99,8 @@ pub struct RunSpec {
     pub bsp: BspOptions,
     /// Groute distributed-worklist options.
     pub groute: WorklistOptions,
+    /// Atos options.
+    pub atos: AtosOptions,
     /// Validate against the references.
     pub validate: bool,
     /// The command line, for the report.
@@ -177,6 +184,7 @@ pub fn builtin_kernels() -> KernelRegistry {
     let mut registry = KernelRegistry::new();
     bsp::kernels::register(&mut registry);
     crate::runtime::groute::register(&mut registry);
+    atos::kernels::register(&mut registry);
     algo::register(&mut registry);
     registry
 }
@@ -313,6 +321,10 @@ pub fn check_on_cuda(graph: &Csr, spec: &RunSpec) -> Result<(), RunError> {
             }
             _ => Vec::new(),
         },
+        RuntimeKind::Atos => algorithm
+            .atos()
+            .map(|app| vec![app.kernels().worker, atos::kernels::AGGREGATOR])
+            .unwrap_or_default(),
     };
     let registry = builtin_kernels();
     let missing =
@@ -362,6 +374,10 @@ pub fn execute<B: Backend>(
                 program.run(backend, graph, owner, spec.gpus, &spec.groute)?
             }
         },
+        RuntimeKind::Atos => {
+            let app = prepared.algorithm.atos().ok_or_else(refused)?;
+            atos::run(backend, graph, owner, spec.gpus, app.as_ref(), &spec.atos, spec.seed)?
+        }
     })
 }
 
@@ -387,7 +403,7 @@ pub(crate) fn finish(
     machine: Machine,
 ) -> Result<RunOutput, RunError> {
     let graph = prepared.graph.as_ref();
-    let Outcome { values, aux, compute_time_ps: time_ps, work, supersteps, groute } = outcome;
+    let Outcome { values, aux, compute_time_ps: time_ps, work, supersteps, groute, atos } = outcome;
     let validation = if spec.validate {
         let result = VertexResult { values: &values, aux: aux.as_deref() };
         Some(prepared.algorithm.validate(graph, result)?)
@@ -399,9 +415,13 @@ pub(crate) fn finish(
             name: String::new(),
             bsp: prepared.algorithm.bsp().map(|p| bsp_options(p.as_ref(), spec.bsp)),
             groute: None,
+            atos: None,
         },
         RuntimeKind::Groute => {
-            RuntimeInfo { name: String::new(), bsp: None, groute: Some(spec.groute) }
+            RuntimeInfo { name: String::new(), bsp: None, groute: Some(spec.groute), atos: None }
+        }
+        RuntimeKind::Atos => {
+            RuntimeInfo { name: String::new(), bsp: None, groute: None, atos: Some(spec.atos) }
         }
     };
     let seconds = time_ps as f64 / 1e12;
@@ -431,6 +451,7 @@ pub(crate) fn finish(
         time_ps,
         validation,
         groute,
+        atos,
     };
     Ok(RunOutput { report, trace: None, values, aux })
 }

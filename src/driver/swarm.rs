@@ -19,6 +19,7 @@ use crate::algo::{Algorithm, AlgorithmParams, GrouteOperators};
 use crate::backend::sim::SimConfig;
 use crate::graph::generate::{GeneratorSpec, generate, with_uniform_weights};
 use crate::graph::{Csr, GraphError, LoadOptions, load_graph_from_bytes};
+use crate::runtime::atos::{AtosOptions, Comm, KernelStrategy, WorkerWidth};
 use crate::runtime::bsp::{BspOptions, Communication, Duplication};
 use crate::runtime::groute::worklist::{RingOrder, WorklistOptions};
 use crossbeam_channel::{RecvTimeoutError, unbounded};
@@ -185,6 +186,8 @@ pub struct SwarmCase {
     pub bsp: BspOptions,
     /// Groute options (used when the runtime is `groute`).
     pub groute: WorklistOptions,
+    /// Atos options (used when the runtime is `atos`).
+    pub atos: AtosOptions,
 }
 
 /// What a swarm draws under.
@@ -359,7 +362,9 @@ pub fn draw(seed: u64, options: &SwarmOptions) -> Result<(SwarmCase, Topology, C
     };
     let gpus = rng.random_range(1..=topology.gpus.len() as u32);
     // Runtime (drawn even when filtered, so the rest of the stream starts at the same place).
-    let drawn = *pick(&mut rng, &RuntimeKind::ALL);
+    // Unfiltered draws keep to the runtimes the regression file's seeds were drawn from;
+    // Atos is swarmed with `--runtime atos`, its options drawn at the stream's end.
+    let drawn = *pick(&mut rng, &SWARM_RUNTIMES);
     let runtime = options.runtime.unwrap_or(drawn);
     let algorithms: Vec<Algorithm> =
         Algorithm::ALL.into_iter().filter(|&a| runtime.runs(a)).collect();
@@ -463,6 +468,7 @@ pub fn draw(seed: u64, options: &SwarmOptions) -> Result<(SwarmCase, Topology, C
             rng.random_range(1..=1024)
         },
     };
+    let atos = draw_atos(&mut rng, algorithm);
     let case = SwarmCase {
         seed,
         runtime_filter: options.runtime,
@@ -480,8 +486,44 @@ pub fn draw(seed: u64, options: &SwarmOptions) -> Result<(SwarmCase, Topology, C
         jitter_ns,
         bsp,
         groute,
+        atos,
     };
     Ok((case, topology, csr))
+}
+
+/// The runtimes an unfiltered swarm draws from (those of the regression file's seeds).
+const SWARM_RUNTIMES: [RuntimeKind; 2] = [RuntimeKind::Bsp, RuntimeKind::Groute];
+
+/// Atos options: every worker width and kernel strategy, the priority queue, the aggregator
+/// (eager or batched), small queues' and sweeps' edges.
+fn draw_atos(rng: &mut ChaCha8Rng, algorithm: Algorithm) -> AtosOptions {
+    let d = AtosOptions::default();
+    let worker = *pick(rng, &[WorkerWidth::Thread, WorkerWidth::Warp, WorkerWidth::Cta]);
+    let cta_threads = *pick(rng, &[64, 256, 512, 1024]);
+    let fetch_size = if worker == WorkerWidth::Cta { *pick(rng, &[1, 4, 32, 128]) } else { 1 };
+    let kernel =
+        if rng.random_bool(0.5) { KernelStrategy::Persistent } else { KernelStrategy::Discrete };
+    let priority = (algorithm == Algorithm::Bfs && rng.random_bool(0.4))
+        .then(|| (rng.random_range(0..=4), rng.random_range(1..=3)));
+    let comm = if rng.random_bool(0.4) {
+        Comm::Aggregated {
+            batch_bytes: *pick(rng, &[8, 256, 4096, 1 << 20]),
+            wait_polls: *pick(rng, &[1, 4, 32]),
+        }
+    } else {
+        Comm::Direct
+    };
+    AtosOptions {
+        worker,
+        cta_threads,
+        fetch_size,
+        kernel,
+        priority,
+        comm,
+        check_size: *pick(rng, &[1, 8, 32, 256]),
+        permute_ids: rng.random_bool(0.25),
+        ..d
+    }
 }
 
 impl SwarmCase {
@@ -574,6 +616,11 @@ impl SwarmCase {
                 push("--fused-max-rounds", g.fused_max_rounds.to_string());
                 push("--worklist-items", g.initial_worklist_items.to_string());
             }
+            RuntimeKind::Atos => {
+                for (flag, value) in self.atos.cli_args() {
+                    push(flag, value);
+                }
+            }
         }
         a
     }
@@ -596,6 +643,7 @@ impl SwarmCase {
             seed: self.seed,
             bsp: self.bsp,
             groute: self.groute,
+            atos: self.atos,
             validate: true,
             command_line,
         }
@@ -1040,6 +1088,25 @@ impl SwarmSummary {
                         }
                         if c.groute.initial_worklist_items < d.initial_worklist_items {
                             on.push("groute:small-worklist");
+                        }
+                    }
+                    RuntimeKind::Atos => {
+                        on.push(match c.atos.worker {
+                            WorkerWidth::Thread => "atos:thread",
+                            WorkerWidth::Warp => "atos:warp",
+                            WorkerWidth::Cta => "atos:cta",
+                        });
+                        if c.atos.kernel == KernelStrategy::Discrete {
+                            on.push("atos:discrete");
+                        }
+                        if c.atos.priority.is_some() {
+                            on.push("atos:priority");
+                        }
+                        if c.atos.comm != Comm::Direct {
+                            on.push("atos:aggregated");
+                        }
+                        if c.atos.permute_ids {
+                            on.push("atos:permuted");
                         }
                     }
                 }
