@@ -15,8 +15,10 @@
 //   PREPEND                            own production is prepended (BFS, SSSP) or appended.
 //
 // Memory model. Everything another thread may write while a kernel runs (values, the
-// worklist, Out, the control block) is read with ld.global.cg (L2, never a stale L1 line)
-// or volatile; atomics act at L2. Appends are published through END_ALLOC (reserve),
+// worklist, Out, the control block), and everything rewritten between launches by work on
+// another stream (a receive buffer, written by a copy on the sender's link stream), is read
+// with ld.global.cg (L2, never a stale L1 or read-only-cache line) or volatile; atomics act
+// at L2. __ldg is kept for what never changes during a run (the graph, the owners). Appends are published through END_ALLOC (reserve),
 // END_WRITTEN (count written, after a fence) and END (atomic max, by whoever brings
 // END_WRITTEN level with END_ALLOC), so a reader never sees a reserved slot before its
 // item. Only the worker moves START.
@@ -890,7 +892,13 @@ template <class App> __device__ void gw_receive(const SyArgs &a) {
     if (2 * pairs > a.len[GW_MESSAGE]) return;  // the pre-pass reported it
     const u64 stride = (u64)gridDim.x * blockDim.x;
     for (u64 i = (u64)blockIdx.x * blockDim.x + threadIdx.x; i < pairs; i += stride) {
-        u32 v = __ldg(g.message + 2 * i), value = __ldg(g.message + 2 * i + 1);
+        // Not __ldg: a receive buffer is rewritten between receivers by copies on the
+        // sender's link stream, which the driver does not see as a dependency of this
+        // kernel, while other kernels stay resident on the SMs; the non-coherent path could
+        // serve the previous packet's lines (pairs lost with the count intact: found as
+        // wrong SSSP distances with soft priority at 4 and 8 logical GPUs). L2 is coherent
+        // with the copy engines.
+        u32 v = gw_ld(g.message + 2 * i), value = gw_ld(g.message + 2 * i + 1);
         if (v >= g.n) {
             sy_fail(a, SY_ERR_VERTEX, v, g.n);
             continue;
