@@ -24,6 +24,9 @@ pub enum CalibrateCommand {
     /// Run algorithms over GPU counts on one graph (loaded once) and write one JSON row per
     /// run: time, GTEPS, bytes per link, bandwidth floor.
     Runs(Box<RunsArgs>),
+    /// BFS by Graph500's kernel 2 rules: 64 random search keys of non-zero degree, each
+    /// search validated, harmonic mean TEPS over the input edges of the reached component.
+    Graph500(Box<super::graph500::Graph500Args>),
 }
 
 /// Arguments of `calibrate machine`.
@@ -116,6 +119,7 @@ pub fn run(command: CalibrateCommand) -> anyhow::Result<()> {
     match command {
         CalibrateCommand::Machine(args) => machine(args),
         CalibrateCommand::Runs(args) => runs(*args),
+        CalibrateCommand::Graph500(args) => super::graph500::graph500(*args),
     }
 }
 

@@ -3,6 +3,7 @@
 
 mod calibrate;
 mod graph;
+mod graph500;
 mod graph_analysis;
 mod graph_io;
 mod graph_source;
