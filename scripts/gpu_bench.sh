@@ -9,6 +9,11 @@
 #   large    R-MAT scale 24 (the 1-GPU run of each algorithm validated)
 #   rmat22   R-MAT scale 22 alone (the 1-GPU run of each algorithm validated)
 #   all      small + large
+#   groute-check  Groute's soft priority on logical GPUs (the defect fixed on 2026-11-24:
+#            receivers read packets through L2): SSSP on R-MAT 20 with --priority-delta 10,
+#            plain and fused, at 4 and 8 logical GPUs, seeds 1-4, every run validated, and
+#            fused SSSP with priority on luxembourg at 4 logical GPUs (under 2 minutes).
+#   graph500 BFS by Graph500's kernel 2 rules on R-MAT 22 (64 validated searches, 1 GPU).
 #   groute   Groute on CUDA: kernel conformance, the runtime matrix (every runtime x
 #            algorithm at 1, 2, 4, 8 logical GPUs), every Groute application validated on
 #            luxembourg and R-MAT 20 at 1 GPU and 2, 4, 8 logical GPUs (soft priority, the
@@ -59,6 +64,29 @@ if [ "$part" = rmat22 ]; then
 fi
 if [ "$part" = large ] || [ "$part" = all ]; then
   runs rmat24 rmat:scale=24,ef=16 first gpu_rmat24.json
+fi
+if [ "$part" = groute-check ]; then
+  lux=${LUX:-tests/data/graphs/luxembourg_osm.mtx}
+  echo "== Groute SSSP with soft priority on logical GPUs (every run validated)"
+  for g in 4 8; do
+    for variant in "" "--fused"; do
+      for seed in 1 2 3 4; do
+        # shellcheck disable=SC2086
+        out=$(timeout 60 "$BIN" run --backend cuda --logical-gpus --gpus $g --runtime groute \
+          --algo sssp --generate rmat:scale=20,ef=16 --weights --priority-delta 10 $variant \
+          --seed $seed 2>&1) || status=1
+        printf 'rmat20 sssp prio10 %-7s %d logical GPUs seed %d: %s\n' "${variant:-plain}" $g $seed \
+          "$(echo "$out" | grep -E '^(validation|error)' | cut -c1-110)"
+      done
+    done
+  done
+  out=$(timeout 120 "$BIN" run --backend cuda --logical-gpus --gpus 4 --runtime groute --algo sssp \
+    --graph "$lux" --weights --priority-delta 320 --fused --fused-max-rounds 100000 2>&1) || status=1
+  echo "luxembourg sssp fused prio320 4 logical GPUs: $(echo "$out" | grep -E '^(time|validation|error)' | tr '\n' ' ')"
+fi
+if [ "$part" = graph500 ]; then
+  timeout 300 "$BIN" calibrate graph500 --generate rmat:scale=22,ef=16 --json "$OUT/gpu_graph500_rmat22.json" \
+    2>&1 | grep -vE "^search" || status=1
 fi
 if [ "$part" = groute ]; then
   nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv
