@@ -477,9 +477,10 @@ fn checks() -> Vec<Check> {
     // PageRank LDBC push over every owned vertex, with proxies (owner 1) forwarded.
     let owned: Vec<u32> = (0..n as u32).filter(|&v| two_gpus[v as usize] == 0).collect();
     let rank: Vec<f32> = (0..n).map(|_| rng.unit() / n as f32 + 1e-7).collect();
+    // Partial sums are f64: atomic adds in another order differ by far less than 1e-12.
     let slots = Slots::new(
         &c,
-        HostData::F32(vec![0.0; n]),
+        HostData::F64(vec![0.0; n]),
         rank.clone(),
         &owned,
         two_gpus.clone(),
@@ -492,14 +493,14 @@ fn checks() -> Vec<Check> {
         inputs: slots.data,
         scalars: advance_scalars(owned.len(), 0, f64::INFINITY, 0.85),
         work_items: owned.len() as u64,
-        rule: vec![(3, Cmp::Close), (8, Cmp::SetPrefix { counter: 0, from: 0 })],
+        rule: vec![(3, Cmp::Close64), (8, Cmp::SetPrefix { counter: 0, from: 0 })],
     });
 
     // PageRank LDBC apply.
-    let sums: Vec<f32> = (0..n).map(|_| rng.unit() / n as f32).collect();
+    let sums: Vec<f64> = (0..n).map(|_| f64::from(rng.unit()) / n as f64).collect();
     let slots = Slots::new(
         &c,
-        HostData::F32(sums),
+        HostData::F64(sums),
         rank.clone(),
         &[],
         two_gpus.clone(),
@@ -543,11 +544,12 @@ fn checks() -> Vec<Check> {
     let three: Vec<u32> = (0..n).map(|_| rng.below(3) as u32).collect();
     let mut out: Vec<u32> = (0..n as u32).filter(|_| rng.below(3) == 0).collect();
     out.reverse();
-    for (broadcast, add) in [(0u32, 0u32), (1, 0), (0, 1)] {
-        let values = if add == 1 {
-            HostData::F32((0..n).map(|_| rng.unit()).collect())
-        } else {
-            HostData::U32((0..n).map(|_| rng.below(1000) as u32).collect())
+    // Combiners: 0 min, 1 add f32, 2 add f64 (f32 packages), 3 assign (broadcast).
+    for (broadcast, add) in [(0u32, 0u32), (1, 0), (0, 1), (0, 2), (1, 3)] {
+        let values = match add {
+            1 => HostData::F32((0..n).map(|_| rng.unit()).collect()),
+            2 => HostData::F64((0..n).map(|_| f64::from(rng.unit()) / 3.0).collect()),
+            _ => HostData::U32((0..n).map(|_| rng.below(1000) as u32).collect()),
         };
         let room = 2 * n;
         let mut slots = Slots::new(
@@ -586,28 +588,35 @@ fn checks() -> Vec<Check> {
 
     // Merge: packages from gpus 1 and 2 into gpu 0, min and add; the next frontier
     // continues after 5 entries the split left.
-    for add in [0u32, 1] {
+    // Assign (3): every receiver holds only copies of the sender's vertices, each sent once.
+    for add in [0u32, 1, 2, 3] {
         let mut packages = vec![vec![]];
         let mut lengths = vec![Scalar::U64(0)];
-        for _ in 1..3 {
-            let len = 500 + rng.below(500) as usize;
-            let mut p = Vec::new();
-            for _ in 0..len {
-                p.push(rng.below(n as u64) as u32);
-                p.push(if add == 1 {
-                    (rng.unit() * 0.01).to_bits()
-                } else {
-                    rng.below(1000) as u32
+        let mut sent = BTreeSet::new();
+        for p in 1..3 {
+            // Assign: fewer pairs than the sender owns vertices (about n / 3).
+            let len = if add == 3 { 300 } else { 500 } + rng.below(300) as usize;
+            let mut package = Vec::new();
+            while package.len() < 2 * len {
+                let v = rng.below(n as u64) as u32;
+                if add == 3 && (three[v as usize] != p || !sent.insert(v)) {
+                    continue;
+                }
+                package.push(v);
+                package.push(match add {
+                    1 | 2 => (rng.unit() * 0.01).to_bits(),
+                    _ => rng.below(1000) as u32,
                 });
             }
+            let mut p = package;
             p.extend(std::iter::repeat_n(0, 20));
             packages.push(p);
             lengths.push(Scalar::U64(len as u64));
         }
-        let values = if add == 1 {
-            HostData::F32((0..n).map(|_| rng.unit() * 0.01).collect())
-        } else {
-            HostData::U32((0..n).map(|_| rng.below(1000) as u32).collect())
+        let values = match add {
+            1 => HostData::F32((0..n).map(|_| rng.unit() * 0.01).collect()),
+            2 => HostData::F64((0..n).map(|_| f64::from(rng.unit()) * 0.01).collect()),
+            _ => HostData::U32((0..n).map(|_| rng.below(1000) as u32).collect()),
         };
         let mut slots =
             Slots::new(&c, values, no_aux.clone(), &[], three.clone(), false, 3, packages);
@@ -622,7 +631,7 @@ fn checks() -> Vec<Check> {
             Scalar::U32(3),
             Scalar::U32(10),
             Scalar::U32(add),
-            Scalar::F64(if add == 1 { 0.012 } else { 0.0 }),
+            Scalar::F64(if add == 1 || add == 2 { 0.012 } else { 0.0 }),
         ];
         let incoming = lengths.iter().map(|s| if let Scalar::U64(l) = s { *l } else { 0 }).sum();
         scalars.extend(lengths);
@@ -632,7 +641,14 @@ fn checks() -> Vec<Check> {
             scalars,
             work_items: incoming,
             rule: vec![
-                (3, if add == 1 { Cmp::Close } else { Cmp::Exact }),
+                (
+                    3,
+                    match add {
+                        1 => Cmp::Close,
+                        2 => Cmp::Close64,
+                        _ => Cmp::Exact,
+                    },
+                ),
                 (7, Cmp::SetPrefix { counter: 1, from: 5 }),
             ],
         });

@@ -412,9 +412,10 @@ pub fn draw(seed: u64, options: &SwarmOptions) -> Result<(SwarmCase, Topology, C
     let broadcast_drawn = duplication == Duplication::All && rng.random_bool(0.5);
     // The runtime refuses broadcast for additive updates without an apply step (residual
     // PageRank): such a draw runs selective (the draw is kept, so other seeds are unchanged).
-    let additive = algorithm.instance(&params).bsp().is_some_and(|p| {
-        p.combiner() == crate::runtime::bsp::Combiner::AddF32 && p.apply_kernel().is_none()
-    });
+    let additive = algorithm
+        .instance(&params)
+        .bsp()
+        .is_some_and(|p| p.combiner().is_additive() && p.apply_kernel().is_none());
     let communication = if broadcast_drawn && !additive {
         Communication::Broadcast
     } else {

@@ -338,7 +338,7 @@ pub fn run<B: Backend + ?Sized>(
     let mut reduction =
         primitive.initial_reduction(&(0..n).map(|v| graph.degree(v) as u32).collect::<Vec<_>>(), n);
     let max_supersteps = primitive.max_supersteps().unwrap_or(u32::MAX).min(options.max_supersteps);
-    let add = primitive.combiner() == Combiner::AddF32;
+    let combiner = primitive.combiner().code();
     let mut superstep = 0u32;
     while superstep < max_supersteps {
         let total: u64 = gpus.iter().map(|g| g.frontier_len).sum();
@@ -380,7 +380,7 @@ pub fn run<B: Backend + ?Sized>(
                         Scalar::U32(parts),
                         Scalar::U32(stamp + 1),
                         Scalar::U32(u32::from(broadcast)),
-                        Scalar::U32(u32::from(add)),
+                        Scalar::U32(combiner),
                     ],
                     work_items: slots.frontier_len,
                 },
@@ -431,7 +431,7 @@ pub fn run<B: Backend + ?Sized>(
                 Scalar::U32(g32),
                 Scalar::U32(parts),
                 Scalar::U32(stamp),
-                Scalar::U32(u32::from(add)),
+                Scalar::U32(combiner),
                 Scalar::F64(primitive.param()),
             ];
             scalars.extend((0..peers).map(|p| Scalar::U64(if p == g { 0 } else { sent[p][g] })));
@@ -545,12 +545,22 @@ fn validate<B: Backend + ?Sized>(
                 .into(),
         );
     }
+    // Assignment hands owners' values to their copies: it needs every copy (duplicate-all)
+    // and the owner's broadcast; selective packages would carry proxies to owners.
+    if primitive.combiner() == Combiner::Assign && options.communication != Communication::Broadcast
+    {
+        return fail(format!(
+            "{} sends each owner's new values to every copy of the vertex: use --duplication \
+             all --communication broadcast",
+            primitive.name()
+        ));
+    }
     // An additive combiner counts every update once per receiver: broadcast hands each
     // delta to every GPU, which adds it and forwards it again (found by the swarm: residual
     // pushes grew without bound). Only a primitive whose apply step rebuilds its values
     // from the sums each superstep may broadcast additive updates.
     if options.communication == Communication::Broadcast
-        && primitive.combiner() == Combiner::AddF32
+        && primitive.combiner().is_additive()
         && primitive.apply_kernel().is_none()
     {
         return fail(format!(
@@ -592,7 +602,7 @@ fn upload<B: Backend + ?Sized>(
     let globals = &sub.global_of_local;
     // Proxies start at the combiner's identity for sums: an owner's initial value must be
     // counted once, not once per copy.
-    let add = primitive.combiner() == Combiner::AddF32;
+    let add = primitive.combiner().is_additive();
     let values: Vec<u32> = globals
         .iter()
         .zip(&sub.owner_of_local)
@@ -604,6 +614,10 @@ fn upload<B: Backend + ?Sized>(
         .collect();
     let values = match primitive.value_elem() {
         ElemType::F32 => HostData::F32(values.iter().map(|&b| f32::from_bits(b)).collect()),
+        // f64 values start from the f32 the primitive gives, widened exactly.
+        ElemType::F64 => {
+            HostData::F64(values.iter().map(|&b| f64::from(f32::from_bits(b))).collect())
+        }
         _ => HostData::U32(values),
     };
     let aux: Option<Vec<f32>> =
@@ -697,6 +711,7 @@ fn gather<B: Backend + ?Sized>(
             match (&data, is_aux, aux.as_mut()) {
                 (HostData::F32(x), true, Some(aux)) => aux[global] = x[v],
                 (HostData::F32(x), false, _) => values[global] = x[v].to_bits(),
+                (HostData::F64(x), false, _) => values[global] = (x[v] as f32).to_bits(),
                 (HostData::U32(x), false, _) => values[global] = x[v],
                 _ => return Err(BackendError::Usage("gather: unexpected data type".into()).into()),
             }

@@ -12,7 +12,8 @@ pub trait BspPrimitive {
     /// Registered name of its advance kernel (contract: the bsp slot layout, scalars
     /// `frontier_len u64, stamp u32, superstep u32, param f64, gpu u32`).
     fn advance_kernel(&self) -> &'static str;
-    /// Value element type (`U32` with [`Combiner::MinU32`], `F32` with [`Combiner::AddF32`]).
+    /// Value element type: `U32` with [`Combiner::MinU32`] and [`Combiner::Assign`], `F32`
+    /// with [`Combiner::AddF32`], `F64` with [`Combiner::AddF64`].
     fn value_elem(&self) -> ElemType;
     /// How received values are combined.
     fn combiner(&self) -> Combiner;
@@ -25,7 +26,8 @@ pub trait BspPrimitive {
     fn needs_undirected(&self) -> bool {
         false
     }
-    /// Initial value bits of global vertex `v` (u32, or f32 bits).
+    /// Initial value bits of global vertex `v` (u32, or f32 bits; `f64` values start from
+    /// these f32 bits widened).
     fn initial_value(&self, v: u32, num_vertices: u32) -> u32;
     /// Initial aux value of global vertex `v` (f32), if the algorithm uses aux.
     fn initial_aux(&self, _v: u32, _num_vertices: u32) -> Option<f32> {
