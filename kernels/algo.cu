@@ -80,6 +80,50 @@ extern "C" __global__ void __launch_bounds__(SY_BLOCK) sssp_advance(const SyArgs
     sy_count(a, items, op.edges, op.edges);
 }
 
+// Real weights (sssp_advance_f32): distances and weights are f32 bits; for non-negative
+// floats the bits order as the numbers, so atomicMin on the bits is the float minimum.
+// Unreached vertices (0xffffffff, a NaN pattern) are never expanded (nor counted).
+struct SsspF32Op {
+    const SyArgs *a;
+    const Advance *d;
+    u32 *dist;
+    const u32 *weights;
+    u64 edges;
+    __device__ bool prepare(u32 v, u64 arcs, u32 &state) {
+        state = ((volatile u32 *)dist)[v];
+        if (state == SY_UNREACHED) return false;
+        edges += arcs;
+        return true;
+    }
+    __device__ void visit(u32, u32 dv, u64 e) {
+        u32 t = d->targets[e];
+        u32 nd = __float_as_uint(__fadd_rn(__uint_as_float(dv), __uint_as_float(weights[e])));
+        if (nd < ((volatile u32 *)dist)[t] && nd < atomicMin(&dist[t], nd)) sy_emit(*a, *d, t);
+    }
+};
+
+extern "C" __global__ void sssp_advance_f32__pre(const SyArgs a) {
+    sy_advance_pre(a);
+    if (a.len[S_WEIGHTS] != a.len[S_TARGETS])
+        sy_fail(a, SY_ERR_WEIGHTS, a.len[S_WEIGHTS], a.len[S_TARGETS]);
+}
+
+extern "C" __global__ void __launch_bounds__(SY_BLOCK) sssp_advance_f32__post(const SyArgs a) {
+    if (a.len[S_WEIGHTS] != a.len[S_TARGETS]) return;
+    Advance d = sy_advance(a);
+    SsspF32Op op{&a, &d, sy_buf<u32>(a, S_VALUES), sy_buf<const u32>(a, S_WEIGHTS), 0};
+    sy_expand_huge(a, op);
+}
+
+extern "C" __global__ void __launch_bounds__(SY_BLOCK) sssp_advance_f32(const SyArgs a) {
+    if (a.len[S_WEIGHTS] != a.len[S_TARGETS]) return;  // the pre-pass reported it
+    Advance d = sy_advance(a);
+    SsspF32Op op{&a, &d, sy_buf<u32>(a, S_VALUES), sy_buf<const u32>(a, S_WEIGHTS), 0};
+    sy_expand(a, d, op);
+    u64 items = (blockIdx.x == 0 && threadIdx.x == 0) ? d.frontier_len : 0;
+    sy_count(a, items, op.edges, op.edges);
+}
+
 // ----------------------------------------------------------------- CC (src/algo/cc.rs)
 
 struct CcOp {

@@ -76,6 +76,15 @@ fn graph(rng: &mut Rng, n: usize) -> Case {
     Case { n, offsets, targets, weights }
 }
 
+/// The same graph with real weights: the f32 bits of uniform reals in [0, 100), a few of
+/// them 0 (Graphalytics allows zero weights).
+fn graph_with_real_weights(c: &Case, rng: &mut Rng) -> Case {
+    let weights = (0..c.targets.len())
+        .map(|_| if rng.below(50) == 0 { 0f32 } else { rng.unit() * 100.0 }.to_bits())
+        .collect();
+    Case { n: c.n, offsets: c.offsets.clone(), targets: c.targets.clone(), weights }
+}
+
 impl Case {
     fn out(&self, v: usize) -> &[u32] {
         &self.targets[self.offsets[v] as usize..self.offsets[v + 1] as usize]
@@ -473,6 +482,29 @@ fn checks() -> Vec<Check> {
             rule: advance_rule(),
         });
     }
+
+    // SSSP over real weights: f32 bits for distances (a third unreached) and weights.
+    let real = graph_with_real_weights(&c, &mut rng);
+    let dist: Vec<u32> = (0..n)
+        .map(|_| if rng.below(3) == 0 { u32::MAX } else { (rng.unit() * 500.0).to_bits() })
+        .collect();
+    let slots = Slots::new(
+        &real,
+        HostData::U32(dist),
+        no_aux.clone(),
+        &independent,
+        one_gpu.clone(),
+        false,
+        1,
+        vec![vec![]],
+    );
+    checks.push(Check {
+        kernel: "sssp_advance_f32",
+        inputs: slots.data,
+        scalars: advance_scalars(independent.len(), 3, 0.0, 0.0),
+        work_items: independent.len() as u64,
+        rule: advance_rule(),
+    });
 
     // PageRank LDBC push over every owned vertex, with proxies (owner 1) forwarded.
     let owned: Vec<u32> = (0..n as u32).filter(|&v| two_gpus[v as usize] == 0).collect();
@@ -912,6 +944,8 @@ impl Forest {
 enum WlApp {
     Bfs,
     Sssp,
+    /// SSSP over real weights (distances and weights as f32 bits).
+    SsspF32,
     Pr,
 }
 
@@ -920,6 +954,7 @@ impl WlApp {
         let prefix = match self {
             WlApp::Bfs => "groute_bfs",
             WlApp::Sssp => "groute_sssp",
+            WlApp::SsspF32 => "groute_sssp_f32",
             WlApp::Pr => "groute_pr",
         };
         Box::leak(format!("{prefix}_{which}").into_boxed_str())
@@ -941,27 +976,39 @@ struct WlState {
 impl WlState {
     fn new(rng: &mut Rng, app: WlApp, f: &Forest, cap: usize, out: usize, pairs: usize) -> Self {
         let n = f.n;
-        let values = match app {
-            WlApp::Bfs => HostData::U32(
-                (0..n)
-                    .map(|_| if rng.below(3) == 0 { rng.below(20) as u32 } else { u32::MAX })
-                    .collect(),
-            ),
-            WlApp::Sssp => HostData::U32(
-                (0..n)
-                    .map(|_| if rng.below(3) == 0 { rng.below(2000) as u32 } else { u32::MAX })
-                    .collect(),
-            ),
-            WlApp::Pr => HostData::F64(
-                (0..n)
-                    .map(|_| match rng.below(4) {
-                        0 => 0.0,
-                        1 => f64::from(rng.unit()) * 0.005,
-                        _ => f64::from(rng.unit()) * 0.1,
-                    })
-                    .collect(),
-            ),
-        };
+        let values =
+            match app {
+                WlApp::Bfs => HostData::U32(
+                    (0..n)
+                        .map(|_| if rng.below(3) == 0 { rng.below(20) as u32 } else { u32::MAX })
+                        .collect(),
+                ),
+                WlApp::Sssp => HostData::U32(
+                    (0..n)
+                        .map(|_| if rng.below(3) == 0 { rng.below(2000) as u32 } else { u32::MAX })
+                        .collect(),
+                ),
+                WlApp::SsspF32 => HostData::U32(
+                    (0..n)
+                        .map(|_| {
+                            if rng.below(3) == 0 {
+                                (rng.unit() * 2000.0).to_bits()
+                            } else {
+                                u32::MAX
+                            }
+                        })
+                        .collect(),
+                ),
+                WlApp::Pr => HostData::F64(
+                    (0..n)
+                        .map(|_| match rng.below(4) {
+                            0 => 0.0,
+                            1 => f64::from(rng.unit()) * 0.005,
+                            _ => f64::from(rng.unit()) * 0.1,
+                        })
+                        .collect(),
+                ),
+            };
         let rank = match app {
             WlApp::Pr => HostData::F64((0..n).map(|_| f64::from(rng.unit())).collect()),
             _ => HostData::F64(Vec::new()),
@@ -999,7 +1046,11 @@ impl WlState {
         vec![
             HostData::U64(f.offsets.clone()),
             HostData::U32(f.targets.clone()),
-            HostData::U32(if app == WlApp::Sssp { f.weights.clone() } else { Vec::new() }),
+            HostData::U32(match app {
+                WlApp::Sssp => f.weights.clone(),
+                WlApp::SsspF32 => f.weights.iter().map(|&w| (w as f32 / 7.0).to_bits()).collect(),
+                _ => Vec::new(),
+            }),
             HostData::U32(owner.to_vec()),
             self.values,
             self.rank,
@@ -1065,7 +1116,12 @@ fn worklist_checks(rng: &mut Rng, checks: &mut Vec<Check>) {
     }
     let cap = 1 << 17;
     let budget = 1u64 << 40;
-    for app in [WlApp::Bfs, WlApp::Sssp, WlApp::Pr] {
+    // A small distance of each application's kind (integer, or the bits of a real).
+    let small = |app: WlApp, rng: &mut Rng, below: u64| match app {
+        WlApp::SsspF32 => (rng.below(below * 8) as f32 / 8.0 + 0.25).to_bits(),
+        _ => rng.below(below) as u32,
+    };
+    for app in [WlApp::Bfs, WlApp::Sssp, WlApp::SsspF32, WlApp::Pr] {
         // Work: everything fits Out; then Out cuts the batch in the middle of a tile.
         let batch = f.batch(rng, &owner, &owned_huge, 3000);
         let arcs: Vec<u64> = batch.iter().map(|&v| f.degree(v)).collect();
@@ -1078,7 +1134,7 @@ fn worklist_checks(rng: &mut Rng, checks: &mut Vec<Check>) {
             let mut st = WlState::new(rng, app, &f, cap, out, 16);
             if let HostData::U32(values) = &mut st.values {
                 for &v in &batch {
-                    values[v as usize] = rng.below(8) as u32;
+                    values[v as usize] = small(app, rng, 8);
                 }
             }
             st.push(&batch);
@@ -1118,7 +1174,7 @@ fn worklist_checks(rng: &mut Rng, checks: &mut Vec<Check>) {
             }
             let value = match app {
                 WlApp::Pr => (rng.unit() * 0.02).to_bits(),
-                _ => rng.below(40) as u32,
+                _ => small(app, rng, 40),
             };
             packet.extend([v, value]);
         }
@@ -1161,7 +1217,7 @@ fn worklist_checks(rng: &mut Rng, checks: &mut Vec<Check>) {
             let mut st = WlState::new(rng, app, &f, cap, n, 2 * n + 16);
             if let HostData::U32(values) = &mut st.values {
                 for &v in &batch {
-                    values[v as usize] = rng.below(8) as u32;
+                    values[v as usize] = small(app, rng, 8);
                 }
             }
             st.push(&batch);

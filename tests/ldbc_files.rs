@@ -412,22 +412,46 @@ fn unweighted_sssp_says_what_the_graph_lacks() {
 }
 
 #[test]
-fn real_weighted_sssp_on_cuda_is_refused_in_one_line_before_any_work() {
-    let props = data("dir.properties");
-    let out = switchyard(&[
-        "run",
-        "--graph",
-        props.to_str().unwrap(),
-        "--algo",
-        "sssp",
-        "--backend",
-        "cuda",
-    ]);
-    let e = err(&out);
-    // Without a driver the backend check says so first; with one the SSSP refusal does.
-    assert!(
-        e.contains("real-valued f32 weights") && e.contains("--backend sim") || e.contains("CUDA"),
-        "{e}"
-    );
-    assert_eq!(e.trim().lines().count(), 1, "one line: {e}");
+fn real_weighted_sssp_has_cuda_kernels_on_both_runtimes() {
+    use switchyard::algo::{Algorithm, AlgorithmParams};
+    use switchyard::driver::{RunSpec, RuntimeKind, check_on_cuda};
+    let loaded = switchyard::graph::load_graph(
+        &data("dir.properties"),
+        &switchyard::graph::LoadOptions::default(),
+    )
+    .unwrap();
+    assert!(loaded.csr.weights().is_some_and(|w| w.is_float()), "dir has real weights");
+    for runtime in [RuntimeKind::Bsp, RuntimeKind::Groute] {
+        let spec = RunSpec {
+            gpus: 2,
+            runtime,
+            algorithm: Algorithm::Sssp,
+            params: AlgorithmParams::default(),
+            partitioner: "random".into(),
+            seed: 1,
+            bsp: Default::default(),
+            groute: Default::default(),
+            validate: true,
+            command_line: Vec::new(),
+        };
+        check_on_cuda(&loaded.csr, &spec).unwrap_or_else(|e| {
+            panic!("{}: real-weighted sssp refused on CUDA: {e}", runtime.name())
+        });
+    }
+    // Without a GPU the CLI says so in one line, before any work.
+    if switchyard::backend::cuda::gpus_present() == 0 {
+        let props = data("dir.properties");
+        let out = switchyard(&[
+            "run",
+            "--graph",
+            props.to_str().unwrap(),
+            "--algo",
+            "sssp",
+            "--backend",
+            "cuda",
+        ]);
+        let e = err(&out);
+        assert!(e.contains("CUDA") && !e.contains("simulator only"), "{e}");
+        assert_eq!(e.trim().lines().count(), 1, "one line: {e}");
+    }
 }
