@@ -85,6 +85,30 @@ fn graph_with_real_weights(c: &Case, rng: &mut Rng) -> Case {
     Case { n: c.n, offsets: c.offsets.clone(), targets: c.targets.clone(), weights }
 }
 
+/// LCC's neighbourhood graph of `c` (the product's own builder: the kernels' input).
+fn lcc_case(c: &Case) -> Case {
+    let mut edges = Vec::new();
+    for v in 0..c.n {
+        edges.extend(c.out(v).iter().map(|&t| (v as u32, t)));
+    }
+    let csr = switchyard::graph::Csr::from_edges(
+        c.n as u32,
+        &edges,
+        None,
+        true,
+        switchyard::graph::BuildOptions::default(),
+    )
+    .unwrap();
+    let hood = switchyard::algo::lcc::neighbourhoods(&csr);
+    let Some(switchyard::graph::EdgeWeights::Int(flags)) = hood.weights() else { panic!("flags") };
+    Case {
+        n: c.n,
+        offsets: hood.offsets().to_vec(),
+        targets: hood.targets().to_vec(),
+        weights: flags.clone(),
+    }
+}
+
 impl Case {
     fn out(&self, v: usize) -> &[u32] {
         &self.targets[self.offsets[v] as usize..self.offsets[v + 1] as usize]
@@ -278,6 +302,13 @@ enum Cmp {
     WlLive,
     /// f64 values within a relative tolerance of 1e-12.
     Close64,
+    /// CDLP label-count tables (this buffer the keys, buffer `counts` the counts): per
+    /// vertex `v` of the graph in slot 0, the slots `2 offsets[v]..2 offsets[v + 1]` as a
+    /// multiset of (key, count) (where a label lands in a table depends on the order of the
+    /// inserts; what the table holds does not).
+    Tables {
+        counts: usize,
+    },
     /// Not compared (scratch the contract leaves unspecified).
     Ignore,
 }
@@ -373,6 +404,28 @@ fn compare(kernel: &str, rule: &[(usize, Cmp)], want: &[HostData], got: &[HostDa
                     let tol = 1e-12 * a.abs().max(b.abs()).max(1e-300);
                     assert!((a - b).abs() <= tol, "{kernel}: buffer {i}[{j}] {a} vs {b}");
                 }
+            }
+            Cmp::Tables { counts } => {
+                let offsets = want[0].as_u64().unwrap();
+                let tables = |keys: &HostData, counts: &HostData| -> Vec<Vec<(u32, u32)>> {
+                    let (k, c) = (keys.as_u32().unwrap(), counts.as_u32().unwrap());
+                    offsets
+                        .windows(2)
+                        .map(|o| {
+                            let mut t: Vec<(u32, u32)> = (2 * o[0] as usize..2 * o[1] as usize)
+                                .filter(|&s| k[s] != 0)
+                                .map(|s| (k[s], c[s]))
+                                .collect();
+                            t.sort_unstable();
+                            t
+                        })
+                        .collect()
+                };
+                assert_eq!(
+                    tables(w, &want[counts]),
+                    tables(g, &got[counts]),
+                    "{kernel}: label-count tables"
+                );
             }
             Cmp::Ignore => {}
             Cmp::CountersExceptF64(k) => {
@@ -570,6 +623,107 @@ fn checks() -> Vec<Check> {
         scalars: advance_scalars(independent.len(), 0, 0.01, 0.85),
         work_items: independent.len() as u64,
         rule: vec![(3, Cmp::Close), (4, Cmp::Close), (8, Cmp::SetPrefix { counter: 0, from: 0 })],
+    });
+
+    // CDLP: tables filled from random labels (apply; owner 1's vertices left out), then
+    // read and emptied for a frontier (advance at superstep 1).
+    let cdlp_labels: Vec<u32> = (0..n).map(|_| rng.below(40) as u32 * 7).collect();
+    let arcs = c.targets.len();
+    let mut slots = Slots::new(
+        &c,
+        HostData::U32(cdlp_labels.clone()),
+        no_aux.clone(),
+        &[],
+        two_gpus.clone(),
+        false,
+        1,
+        vec![],
+    );
+    slots.data.extend([HostData::U32(vec![0; 2 * arcs]), HostData::U32(vec![0; 2 * arcs])]);
+    checks.push(Check {
+        kernel: "cdlp_apply",
+        inputs: slots.data,
+        scalars: vec![Scalar::F64(0.0), Scalar::U32(n as u32), Scalar::U32(0)],
+        work_items: n as u64,
+        rule: vec![
+            (7, Cmp::SetPrefix { counter: 1, from: 0 }),
+            (14, Cmp::Tables { counts: 15 }),
+            (15, Cmp::Ignore),
+        ],
+    });
+    let (mut keys, mut counts) = (vec![0u32; 2 * arcs], vec![0u32; 2 * arcs]);
+    for v in 0..n {
+        for &u in c.out(v) {
+            let key = cdlp_labels[u as usize] + 1;
+            let table = 2 * c.offsets[v] as usize..2 * c.offsets[v + 1] as usize;
+            let s = table.clone().find(|&s| keys[s] == 0 || keys[s] == key).expect("room");
+            keys[s] = key;
+            counts[s] += 1;
+        }
+    }
+    let frontier: Vec<u32> = (0..n as u32).filter(|_| rng.below(3) != 0).collect();
+    let mut slots = Slots::new(
+        &c,
+        HostData::U32(cdlp_labels),
+        no_aux.clone(),
+        &frontier,
+        one_gpu.clone(),
+        false,
+        1,
+        vec![vec![]],
+    );
+    slots.data.extend([HostData::U32(keys), HostData::U32(counts)]);
+    checks.push(Check {
+        kernel: "cdlp_advance",
+        inputs: slots.data,
+        scalars: advance_scalars(frontier.len(), 1, 0.0, 0.0),
+        work_items: frontier.len() as u64,
+        rule: advance_rule(),
+    });
+
+    // LCC on the neighbourhood graph of the random graph (sorted targets, 0/1 flags).
+    let hood = lcc_case(&c);
+    let owned: Vec<u32> = (0..n as u32).filter(|&v| two_gpus[v as usize] == 0).collect();
+    let slots = Slots::new(
+        &hood,
+        HostData::F64(vec![0.0; n]),
+        vec![0.0; n],
+        &owned,
+        two_gpus.clone(),
+        false,
+        2,
+        vec![vec![], vec![]],
+    );
+    checks.push(Check {
+        kernel: "lcc_count",
+        inputs: slots.data,
+        scalars: advance_scalars(owned.len(), 0, 0.0, 0.0),
+        work_items: owned.len() as u64,
+        // Counts are integers: f64 sums in any order are exact.
+        rule: advance_rule(),
+    });
+    let counts: Vec<f64> = (0..n)
+        .map(|v| {
+            let d = hood.out(v).len() as u64;
+            (rng.below(d * d.saturating_sub(1) + 1)) as f64
+        })
+        .collect();
+    let slots = Slots::new(
+        &hood,
+        HostData::F64(counts),
+        vec![0.0; n],
+        &[],
+        two_gpus.clone(),
+        false,
+        2,
+        vec![vec![], vec![]],
+    );
+    checks.push(Check {
+        kernel: "lcc_apply",
+        inputs: slots.data,
+        scalars: vec![Scalar::F64(0.0), Scalar::U32(n as u32), Scalar::U32(0)],
+        work_items: n as u64,
+        rule: vec![],
     });
 
     // Split: three GPUs, this is gpu 0; selective and broadcast, min and add.

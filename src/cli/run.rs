@@ -38,7 +38,8 @@ pub struct RunOptions {
     /// PageRank damping factor (default: the LDBC `.properties` value, else 0.85).
     #[arg(long)]
     pub damping: Option<f64>,
-    /// LDBC PageRank iterations (default: the LDBC `.properties` value, else 20).
+    /// Iterations of LDBC PageRank and CDLP (default: the LDBC `.properties` value,
+    /// `pr.num-iterations` or `cdlp.max-iterations`, else 20).
     #[arg(long)]
     pub iterations: Option<u32>,
     /// Residual PageRank tolerance (raw scale: each vertex starts with 1 - damping).
@@ -265,19 +266,26 @@ impl RunOptions {
         } else {
             self.damping
         };
-        let iterations = if algorithm == Algorithm::Pr {
-            let from_file = props.and_then(|(_, p)| p.pr_num_iterations);
-            pick(
+        let iterations = match algorithm {
+            Algorithm::Pr => pick(
                 self.iterations,
                 "--iterations",
-                from_file,
+                props.and_then(|(_, p)| p.pr_num_iterations),
                 graph.key("pr.num-iterations"),
                 &file,
                 &mut used,
                 "iterations",
-            )?
-        } else {
-            self.iterations
+            )?,
+            Algorithm::Cdlp => pick(
+                self.iterations,
+                "--iterations",
+                props.and_then(|(_, p)| p.cdlp_max_iterations),
+                graph.key("cdlp.max-iterations"),
+                &file,
+                &mut used,
+                "iterations",
+            )?,
+            _ => self.iterations,
         };
         let params = AlgorithmParams {
             source,

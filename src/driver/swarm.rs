@@ -391,10 +391,11 @@ pub fn draw(seed: u64, options: &SwarmOptions) -> Result<(SwarmCase, Topology, C
         Algorithm::Bfs | Algorithm::Dobfs | Algorithm::Sssp => {
             AlgorithmParams { source: params.source, ..d }
         }
-        Algorithm::Cc => d,
+        Algorithm::Cc | Algorithm::Lcc => d,
         Algorithm::Pr => {
             AlgorithmParams { damping: params.damping, iterations: params.iterations, ..d }
         }
+        Algorithm::Cdlp => AlgorithmParams { iterations: params.iterations, ..d },
         Algorithm::PrResidual => {
             AlgorithmParams { damping: params.damping, epsilon: params.epsilon, ..d }
         }
@@ -532,7 +533,8 @@ impl SwarmCase {
                 let one_based = matches!(self.graph, GraphDraw::File(_));
                 push("--source", (u64::from(p.source) + u64::from(one_based)).to_string())
             }
-            Algorithm::Cc => {}
+            Algorithm::Cc | Algorithm::Lcc => {}
+            Algorithm::Cdlp => push("--iterations", p.iterations.to_string()),
             Algorithm::Pr => {
                 push("--damping", p.damping.to_string());
                 push("--iterations", p.iterations.to_string());

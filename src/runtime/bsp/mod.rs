@@ -15,7 +15,7 @@ mod subgraph;
 
 pub use kernels::{Combiner, reduce_counter};
 pub use primitive::BspPrimitive;
-pub use subgraph::{Duplication, Subgraph, build_subgraphs};
+pub use subgraph::{Duplication, Subgraph, build_subgraphs, build_subgraphs_with_all_arcs};
 
 use crate::backend::{
     Backend, BackendError, BufferId, BufferSlice, CompletionKind, DeviceId, ElemType, HostData,
@@ -249,6 +249,8 @@ struct GpuSlots {
     send: Vec<BufferId>,
     /// Receive package per peer.
     recv: Vec<BufferId>,
+    /// The primitive's scratch buffers (the last buffers of its advance and apply).
+    scratch: Vec<BufferId>,
     frontier_len: u64,
 }
 
@@ -285,7 +287,11 @@ pub fn run<B: Backend + ?Sized>(
 ) -> Result<BspOutcome, RuntimeError> {
     validate(backend, graph, owner, parts, primitive, options)?;
     let n = graph.num_vertices();
-    let mut subgraphs = build_subgraphs(graph, owner, parts, options.duplication);
+    let mut subgraphs = if primitive.needs_all_arcs() {
+        build_subgraphs_with_all_arcs(graph, owner, parts)
+    } else {
+        build_subgraphs(graph, owner, parts, options.duplication)
+    };
     let transpose = primitive.needs_reverse().then(|| graph.transpose());
     let broadcast = options.communication == Communication::Broadcast;
     let peers = parts as usize;
@@ -353,11 +359,12 @@ pub fn run<B: Backend + ?Sized>(
             let g32 = g as u32;
             let stamp = 2 * superstep + 1;
             let buffers: Vec<BufferId> = slots.fixed.iter().chain(&slots.send).copied().collect();
+            let with_scratch = buffers.iter().chain(&slots.scratch).copied().collect();
             backend.launch(
                 slots.compute,
                 Launch {
                     kernel: primitive.advance_kernel(),
-                    buffers: buffers.clone(),
+                    buffers: with_scratch,
                     scalars: vec![
                         Scalar::U64(slots.frontier_len),
                         Scalar::U32(stamp),
@@ -454,7 +461,7 @@ pub fn run<B: Backend + ?Sized>(
                     slots.compute,
                     Launch {
                         kernel: apply,
-                        buffers: slots.fixed.clone(),
+                        buffers: slots.fixed.iter().chain(&slots.scratch).copied().collect(),
                         scalars,
                         work_items: u64::from(subgraphs[g].local),
                     },
@@ -534,6 +541,13 @@ fn validate<B: Backend + ?Sized>(
         return fail(format!(
             "{} pulls from in-neighbours and must broadcast (seed 002 section VI-A): use \
              --duplication all --communication broadcast",
+            primitive.name()
+        ));
+    }
+    if primitive.needs_all_arcs() && options.duplication != Duplication::All {
+        return fail(format!(
+            "{} reads the arcs of its vertices' neighbours (two hops) and keeps the whole \
+             graph on every GPU: use --duplication all",
             primitive.name()
         ));
     }
@@ -670,7 +684,11 @@ fn upload<B: Backend + ?Sized>(
         send.push(backend.alloc(device, ElemType::U32, 2 * out_pairs, "send package")?);
         recv.push(backend.alloc(device, ElemType::U32, 2 * in_pairs, "receive package")?);
     }
-    Ok(GpuSlots { compute, comm, fixed, send, recv, frontier_len })
+    let mut scratch = Vec::new();
+    for (elem, len, label) in primitive.scratch(sub.local, arcs) {
+        scratch.push(backend.alloc(device, elem, len, label)?);
+    }
+    Ok(GpuSlots { compute, comm, fixed, send, recv, scratch, frontier_len })
 }
 
 fn gather<B: Backend + ?Sized>(

@@ -64,6 +64,23 @@ pub trait BspPrimitive {
     fn initial_reduction(&self, _degrees: &[u32], _num_vertices: u32) -> f64 {
         0.0
     }
+    /// Whether its kernels read the arcs of its vertices' neighbours (two hops: local
+    /// clustering coefficients): every GPU then holds the whole graph (duplicate-all of the
+    /// arcs as well as the vertices; see `build_subgraphs_with_all_arcs`).
+    fn needs_all_arcs(&self) -> bool {
+        false
+    }
+    /// Scratch buffers its kernels need on each GPU, as `(element type, length, label)`,
+    /// given the GPU's local vertices and local arcs: allocated zero-filled once, and passed
+    /// as the last buffers of every advance and apply launch (after the packages for the
+    /// advance, after the fixed slots for the apply), in this order.
+    fn scratch(
+        &self,
+        _local_vertices: u32,
+        _local_arcs: usize,
+    ) -> Vec<(ElemType, usize, &'static str)> {
+        Vec::new()
+    }
     /// Stop after this many supersteps even if the frontier is not empty.
     fn max_supersteps(&self) -> Option<u32> {
         None
