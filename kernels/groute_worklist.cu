@@ -1254,3 +1254,49 @@ extern "C" __global__ void __launch_bounds__(SY_BLOCK) groute_pr_promote(const S
 extern "C" __global__ void __launch_bounds__(SY_BLOCK) groute_pr_promote__post(const SyArgs a) { gw_promote_post(a); }
 extern "C" __global__ void groute_pr_fused__pre(const SyArgs a) { gw_fused_pre(a); }
 extern "C" __global__ void __launch_bounds__(SY_BLOCK) groute_pr_fused(const SyArgs a) { gw_fused<GwPr>(a); }
+
+// ===================================================== SSSP over real weights (GwSsspF32)
+// src/algo/sssp.rs `SsspFloatWorklist`: distances and weights are f32 bits (order-preserving
+// for non-negative floats, so atomicMin on the bits is the float minimum); an unreached
+// vertex (0xffffffff) is never expanded and counts no arcs; GetPrio is the distance rounded
+// down (saturating; 0 for an unreached vertex), so --priority-delta stays in distance units.
+
+struct GwSsspF32 {
+    static const bool PREPEND = true;
+    __device__ static bool begin(const GW &g, u32 v, u64, u64 &state) {
+        state = gw_ld((const u32 *)g.values + v);
+        return (u32)state != SY_UNREACHED;
+    }
+    __device__ static bool relax(const GW &g, u64 state, u64 arc, u32 &t) {
+        t = __ldg(g.targets + arc);
+        float w = __uint_as_float(__ldg(g.weights + arc));
+        u32 nd = __float_as_uint(__fadd_rn(__uint_as_float((u32)state), w));
+        u32 *x = (u32 *)g.values + t;
+        return nd < gw_ld(x) && nd < atomicMin(x, nd);
+    }
+    __device__ static u64 prio(const GW &g, u32 t) {
+        float d = __uint_as_float(gw_ld((const u32 *)g.values + t));
+        if (!(d >= 0.0f)) return 0;                       // unreached (NaN bits)
+        if (d >= 18446744073709551616.0f) return ~0ull;   // 2^64 and above
+        return (u64)d;
+    }
+    __device__ static u32 pack(const GW &g, u32 t) { return gw_ld((const u32 *)g.values + t); }
+    __device__ static bool receive(const GW &g, u32 v, u32 value) {
+        u32 *x = (u32 *)g.values + v;
+        return value < gw_ld(x) && value < atomicMin(x, value);
+    }
+};
+
+extern "C" __global__ void groute_sssp_f32_work__pre(const SyArgs a) { gw_work_pre(a); }
+extern "C" __global__ void __launch_bounds__(SY_BLOCK) groute_sssp_f32_work__plan(const SyArgs a) { gw_work_plan(a); }
+extern "C" __global__ void __launch_bounds__(SY_BLOCK) groute_sssp_f32_work(const SyArgs a) { gw_work<GwSsspF32>(a); }
+extern "C" __global__ void __launch_bounds__(SY_BLOCK) groute_sssp_f32_work__post(const SyArgs a) { gw_work_post<GwSsspF32>(a); }
+extern "C" __global__ void groute_sssp_f32_split_send__pre(const SyArgs a) { gw_split_send_pre(a); }
+extern "C" __global__ void __launch_bounds__(SY_BLOCK) groute_sssp_f32_split_send(const SyArgs a) { gw_split_send<GwSsspF32>(a); }
+extern "C" __global__ void groute_sssp_f32_split_receive__pre(const SyArgs a) { gw_receive_pre(a); }
+extern "C" __global__ void __launch_bounds__(SY_BLOCK) groute_sssp_f32_split_receive(const SyArgs a) { gw_receive<GwSsspF32>(a); }
+extern "C" __global__ void groute_sssp_f32_promote__pre(const SyArgs a) { gw_promote_pre(a); }
+extern "C" __global__ void __launch_bounds__(SY_BLOCK) groute_sssp_f32_promote(const SyArgs a) { gw_promote<GwSsspF32>(a); }
+extern "C" __global__ void __launch_bounds__(SY_BLOCK) groute_sssp_f32_promote__post(const SyArgs a) { gw_promote_post(a); }
+extern "C" __global__ void groute_sssp_f32_fused__pre(const SyArgs a) { gw_fused_pre(a); }
+extern "C" __global__ void __launch_bounds__(SY_BLOCK) groute_sssp_f32_fused(const SyArgs a) { gw_fused<GwSsspF32>(a); }

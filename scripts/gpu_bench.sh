@@ -20,6 +20,11 @@
 #            fused worker), then BSP against Groute (plain, fused, fused + priority) for BFS
 #            and SSSP on luxembourg (source 0), the road grid (source 10582300, the centre)
 #            and R-MAT 22 (the hub) on one GPU. Needs carry/runtime_matrix as well.
+#   ldbc     LDBC Graphalytics on one GPU (~4 min): kernel conformance (f64 PageRank sums,
+#            the combiners, real-weight SSSP, CDLP, LCC), LDBC PageRank on R-MAT 24
+#            validated (time and ms per iteration), CDLP, LCC and real-weighted SSSP (bsp
+#            and Groute) on a 1M-vertex random geometric graph with real weights at 1 GPU
+#            and 2 logical GPUs, and `switchyard graphalytics` on tests/data/ldbc/*.
 #
 # Each graph is generated once; BFS, SSSP, CC and PageRank run on 1, 2 and 4 GPUs through the
 # bulk-synchronous runtime and the CUDA backend. A table is printed per graph; JSON rows
@@ -138,6 +143,46 @@ if [ "$part" = groute ]; then
       # shellcheck disable=SC2086
       timeout 120 "$BIN" run --backend cuda --runtime groute --algo $algo --gpus $g $logical \
         --generate rmat:scale=20,ef=16 2>&1 | grep -E "^(pr-residual|cc) on|^time|validation|rror" || status=1
+    done
+  done
+fi
+if [ "$part" = ldbc ]; then
+  nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv
+  if [ -x "$here/cuda_conformance" ]; then
+    "$here/cuda_conformance" --nocapture 2>&1 |
+      grep -E "conformance|test result|panicked|FAILED|MISMATCH" || status=1
+  fi
+  echo "== LDBC PageRank on R-MAT 24 (20 iterations, one GPU, validated)"
+  timeout 300 "$BIN" run --backend cuda --generate rmat:scale=24,ef=16 --algo pr \
+    --iterations 20 --report "$OUT/ldbc_pr_rmat24.json" 2>&1 |
+    tee "$OUT/ldbc_pr_rmat24.txt" | grep -E "^pr on|^time|validation|rror" || status=1
+  awk '/^time/ { printf "per iteration: %.3f ms\n", $2 / 20 }' "$OUT/ldbc_pr_rmat24.txt"
+  echo "== CDLP, LCC, SSSP on real weights: rgg:n=1000000,degree=8 (1 GPU, 2 logical GPUs)"
+  g="$OUT/rgg1m"
+  if timeout 120 "$BIN" graph generate rgg:n=1000000,degree=8,seed=5 --to ldbc --output "$g" >/dev/null; then
+    # Real weights in [0.01, 10): a deterministic function of the endpoints.
+    awk '{ printf "%s %s %.4f\n", $1, $2, (($1 * 7919 + $2 * 104729) % 1000) / 100.0 + 0.01 }' \
+      "$g.e" >"$g.we" && mv "$g.we" "$g.e"
+    printf 'graph.rgg1m.bfs.source-vertex = 0\ngraph.rgg1m.sssp.source-vertex = 0\ngraph.rgg1m.cdlp.max-iterations = 10\ngraph.rgg1m.pr.damping-factor = 0.85\ngraph.rgg1m.pr.num-iterations = 10\n' >>"$g.properties"
+    for gpus in "--gpus 1" "--gpus 2 --logical-gpus"; do
+      for job in "--algo cdlp" "--algo lcc" "--algo sssp" "--algo sssp --runtime groute" \
+                 "--algo sssp --runtime groute --fused --priority-delta 2"; do
+        # shellcheck disable=SC2086
+        timeout 120 "$BIN" run --backend cuda --graph "$g.properties" $job $gpus 2>&1 |
+          grep -E "^(cdlp|lcc|sssp) on|^time|validation|rror" || status=1
+      done
+    done
+  else
+    status=1
+  fi
+  echo "== switchyard graphalytics on tests/data/ldbc (1 GPU, 2 logical GPUs)"
+  for props in tests/data/ldbc/*.properties; do
+    name=$(basename "$props" .properties)
+    for gpus in "--gpus 1" "--gpus 2 --logical-gpus"; do
+      # shellcheck disable=SC2086
+      timeout 60 "$BIN" graphalytics --backend cuda --graph "$props" $gpus \
+        --out "$OUT/graphalytics-$name-$(echo $gpus | tr -d ' -')" 2>&1 |
+        grep -E "^(BFS|PR|WCC|CDLP|LCC|SSSP) |rror|failed" || status=1
     done
   done
 fi

@@ -9,8 +9,8 @@
 //! `u32` minimum (the bulk-synchronous `MinU32` combiner, Groute's OnReceive, a device's
 //! atomic min) is the float minimum without any new mechanism. [`UNREACHED`] (`u32::MAX`,
 //! a NaN pattern above every non-negative float's bits) marks an unreached vertex in both.
-//! The float kernels are simulator-only for now (no CUDA functor): the driver refuses them
-//! on `--backend cuda` before any work.
+//! Both kinds run on both backends (`sssp_advance_f32` in `kernels/algo.cu`, the
+//! `GwSsspF32` functor in `kernels/groute_worklist.cu`).
 
 use super::{BspPrimitive, GraphAlgorithm, GrouteOperators, Needs, VertexResult};
 use crate::backend::{BackendError, ElemType, HostData, KernelContext, KernelDef, KernelRegistry};
@@ -297,7 +297,7 @@ impl WorklistOperator for SsspWorklist {
 }
 
 /// SSSP's worklist callbacks for real weights: distances and weights are `f32` bits (see
-/// the module docs); simulator-only until `kernels/groute_worklist.cu` has the functor.
+/// the module docs); `kernels/groute_worklist.cu` has the CUDA functor (`GwSsspF32`).
 pub struct SsspFloatWorklist;
 
 impl WorklistOperator for SsspFloatWorklist {
@@ -309,7 +309,6 @@ impl WorklistOperator for SsspFloatWorklist {
         fused: "groute_sssp_f32_fused",
     };
     const PREPEND_OWN: bool = true;
-    const ON_CUDA: bool = false;
     fn visit(
         visit: &Visit<'_>,
         values: &mut HostData,
@@ -371,7 +370,7 @@ pub fn register(registry: &mut KernelRegistry) {
                    preserving for non-negative floats); unreached (0xffffffff) vertices are \
                    never expanded",
         sim: advance_f32,
-        cuda_name: None,
+        cuda_name: Some("sssp_advance_f32"),
         remote_args: &[],
     });
     registry.register(KernelDef {

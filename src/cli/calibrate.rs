@@ -179,6 +179,14 @@ fn floor_bytes(
             let per = 8.0 * n + 4.0 * m + 8.0 * n + gathers(m) + 24.0 * n;
             per * f64::from(iterations.max(1))
         }
+        // Per iteration: the arcs and their labels, each arc's table slot written (key and
+        // count) and both of its slots read back.
+        Algorithm::Cdlp => {
+            let per = 8.0 * n + 4.0 * m + gathers(m) + 8.0 * m + 16.0 * m;
+            per * f64::from(iterations.max(1))
+        }
+        // Every arc walked in the intersections: its target and flag.
+        Algorithm::Lcc => 8.0 * n + 8.0 * e + 8.0 * n,
     };
     (
         bytes,

@@ -38,7 +38,8 @@ pub struct RunOptions {
     /// PageRank damping factor (default: the LDBC `.properties` value, else 0.85).
     #[arg(long)]
     pub damping: Option<f64>,
-    /// LDBC PageRank iterations (default: the LDBC `.properties` value, else 20).
+    /// Iterations of LDBC PageRank and CDLP (default: the LDBC `.properties` value,
+    /// `pr.num-iterations` or `cdlp.max-iterations`, else 20).
     #[arg(long)]
     pub iterations: Option<u32>,
     /// Residual PageRank tolerance (raw scale: each vertex starts with 1 - damping).
@@ -191,10 +192,26 @@ impl RunOptions {
         algorithm: Algorithm,
         graph: &ResolvedGraph,
     ) -> anyhow::Result<(AlgorithmParams, Option<String>)> {
+        let (params, own) = self.params_from_file(algorithm, graph)?;
+        let used: Vec<String> = graph.used.iter().cloned().chain(own).collect();
+        let file = graph.properties.as_ref().map(|(f, _)| f.display().to_string());
+        let line = (!used.is_empty())
+            .then(|| format!("parameters from {}: {}", file.unwrap_or_default(), used.join(", ")));
+        Ok((params, line))
+    }
+
+    /// [`RunOptions::params`] without the line: the parameters and the algorithm's own
+    /// settings taken from the `.properties` (as `what value (key)`; the graph's own, such
+    /// as its directedness, are in `graph.used`).
+    pub fn params_from_file(
+        &self,
+        algorithm: Algorithm,
+        graph: &ResolvedGraph,
+    ) -> anyhow::Result<(AlgorithmParams, Vec<String>)> {
         let defaults = AlgorithmParams::default();
         let props = graph.properties.as_ref();
         let file = props.map(|(f, _)| f.display().to_string()).unwrap_or_default();
-        let mut used = graph.used.clone();
+        let mut used = Vec::new();
         // One parameter: the option, else the file's value (recorded), else the default.
         fn pick<T: PartialEq + std::fmt::Display + Copy>(
             option: Option<T>,
@@ -265,19 +282,26 @@ impl RunOptions {
         } else {
             self.damping
         };
-        let iterations = if algorithm == Algorithm::Pr {
-            let from_file = props.and_then(|(_, p)| p.pr_num_iterations);
-            pick(
+        let iterations = match algorithm {
+            Algorithm::Pr => pick(
                 self.iterations,
                 "--iterations",
-                from_file,
+                props.and_then(|(_, p)| p.pr_num_iterations),
                 graph.key("pr.num-iterations"),
                 &file,
                 &mut used,
                 "iterations",
-            )?
-        } else {
-            self.iterations
+            )?,
+            Algorithm::Cdlp => pick(
+                self.iterations,
+                "--iterations",
+                props.and_then(|(_, p)| p.cdlp_max_iterations),
+                graph.key("cdlp.max-iterations"),
+                &file,
+                &mut used,
+                "iterations",
+            )?,
+            _ => self.iterations,
         };
         let params = AlgorithmParams {
             source,
@@ -285,9 +309,7 @@ impl RunOptions {
             iterations: iterations.unwrap_or(defaults.iterations),
             epsilon: self.epsilon,
         };
-        let line =
-            (!used.is_empty()).then(|| format!("parameters from {file}: {}", used.join(", ")));
-        Ok((params, line))
+        Ok((params, used))
     }
 
     /// What the run is: `algorithm` with `params` on `runtime` over `gpus` GPUs.

@@ -435,16 +435,19 @@ pub(crate) fn finish(
     Ok(RunOutput { report, trace: None, values, aux })
 }
 
-/// The bulk-synchronous options a run of `primitive` uses: a primitive that pulls
-/// (direction-optimizing BFS) must broadcast and keep a copy of every vertex (seed 002
-/// section VI-A), whatever was asked.
+/// The bulk-synchronous options a run of `primitive` uses, whatever was asked: a primitive
+/// that pulls (direction-optimizing BFS) or whose owners hand new values to every copy
+/// (the assignment combiner: CDLP) must broadcast and keep a copy of every vertex (seed
+/// 002 section VI-A); one that reads two hops (LCC) keeps a copy of every vertex and arc.
 pub fn bsp_options(primitive: &dyn BspPrimitive, asked: BspOptions) -> BspOptions {
-    if primitive.needs_reverse() {
+    if primitive.needs_reverse() || primitive.combiner() == bsp::Combiner::Assign {
         BspOptions {
             duplication: bsp::Duplication::All,
             communication: bsp::Communication::Broadcast,
             ..asked
         }
+    } else if primitive.needs_all_arcs() {
+        BspOptions { duplication: bsp::Duplication::All, ..asked }
     } else {
         asked
     }

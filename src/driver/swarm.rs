@@ -391,10 +391,11 @@ pub fn draw(seed: u64, options: &SwarmOptions) -> Result<(SwarmCase, Topology, C
         Algorithm::Bfs | Algorithm::Dobfs | Algorithm::Sssp => {
             AlgorithmParams { source: params.source, ..d }
         }
-        Algorithm::Cc => d,
+        Algorithm::Cc | Algorithm::Lcc => d,
         Algorithm::Pr => {
             AlgorithmParams { damping: params.damping, iterations: params.iterations, ..d }
         }
+        Algorithm::Cdlp => AlgorithmParams { iterations: params.iterations, ..d },
         Algorithm::PrResidual => {
             AlgorithmParams { damping: params.damping, epsilon: params.epsilon, ..d }
         }
@@ -412,9 +413,10 @@ pub fn draw(seed: u64, options: &SwarmOptions) -> Result<(SwarmCase, Topology, C
     let broadcast_drawn = duplication == Duplication::All && rng.random_bool(0.5);
     // The runtime refuses broadcast for additive updates without an apply step (residual
     // PageRank): such a draw runs selective (the draw is kept, so other seeds are unchanged).
-    let additive = algorithm.instance(&params).bsp().is_some_and(|p| {
-        p.combiner() == crate::runtime::bsp::Combiner::AddF32 && p.apply_kernel().is_none()
-    });
+    let additive = algorithm
+        .instance(&params)
+        .bsp()
+        .is_some_and(|p| p.combiner().is_additive() && p.apply_kernel().is_none());
     let communication = if broadcast_drawn && !additive {
         Communication::Broadcast
     } else {
@@ -531,7 +533,8 @@ impl SwarmCase {
                 let one_based = matches!(self.graph, GraphDraw::File(_));
                 push("--source", (u64::from(p.source) + u64::from(one_based)).to_string())
             }
-            Algorithm::Cc => {}
+            Algorithm::Cc | Algorithm::Lcc => {}
+            Algorithm::Cdlp => push("--iterations", p.iterations.to_string()),
             Algorithm::Pr => {
                 push("--damping", p.damping.to_string());
                 push("--iterations", p.iterations.to_string());
