@@ -38,26 +38,30 @@ pub fn select_ranges(prefix: &[u64], row: &[u64], fallback: u32) -> Vec<VertexRa
     if takers.is_empty() {
         return vec![VertexRange { worker: fallback, start: 0, end: len, edges: edges_in(0, len) }];
     }
-    // Exclusive start of vertex k: prefix[k - 1]. Boundary after worker j's share: the
-    // first vertex whose first edge lies at or beyond F[j] (a sorted search, since the
-    // starts are non-decreasing).
-    let start_of = |k: usize| if k == 0 { 0 } else { prefix[k - 1] };
     let mut ranges = Vec::with_capacity(takers.len());
     let mut cut = 0u64;
     let mut start = 0usize;
     for (t, &j) in takers.iter().enumerate() {
         cut += row[j];
-        let end = if t + 1 == takers.len() {
-            len
-        } else {
-            start + partition_point(start, len, |k| start_of(k) < cut)
-        };
+        let end = if t + 1 == takers.len() { len } else { boundary(prefix, cut).max(start) };
         if end > start {
             ranges.push(VertexRange { worker: j as u32, start, end, edges: edges_in(start, end) });
         }
         start = end;
     }
     ranges
+}
+
+/// The sorted search of Alg. 1 line 15: the first frontier position whose first edge lies
+/// at or beyond `cut` (the exclusive start of position `k` is `prefix[k - 1]`; starts are
+/// non-decreasing, so a binary search).
+pub fn boundary(prefix: &[u64], cut: u64) -> usize {
+    partition_point(0, prefix.len(), |k| exclusive_start(prefix, k) < cut)
+}
+
+/// Edges before frontier position `k`.
+pub fn exclusive_start(prefix: &[u64], k: usize) -> u64 {
+    if k == 0 { 0 } else { prefix[k - 1] }
 }
 
 /// The number of positions `k` in `from..to` with `pred(k)` true, for a predicate that is
