@@ -3,6 +3,7 @@
 //! go through [`run`].
 
 pub mod cuda;
+pub mod gum_fit;
 pub mod harness;
 pub mod report;
 pub mod swarm;
