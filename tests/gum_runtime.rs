@@ -94,7 +94,7 @@ fn records_are_consistent_and_reports_deterministic() {
 fn bad_options_are_refused_by_name() {
     let g = graph("rmat:scale=8,ef=4,seed=1");
     let bad = |gum: GumOptions| {
-        config(Algorithm::Bfs, 2, gum, 1).run(&g, "rmat8").err().expect("refused").to_string()
+        config(Algorithm::Bfs, 2, gum, 1).run(&g, "rmat8").expect_err("refused").to_string()
     };
     let t = Triggers { t1_min_max_edges: 0, ..Triggers::default() };
     assert!(bad(GumOptions { triggers: t, ..GumOptions::default() }).contains("--gum-t1"));

@@ -302,9 +302,9 @@ mod tests {
             let plan = solve_min_max(&cost, &loads, &SolverLimits::default()).unwrap();
             for i in 0..loads.len() {
                 prop_assert_eq!(plan.edges[i].iter().sum::<u64>(), loads[i]);
-                for j in 0..loads.len() {
-                    if cost[i][j].is_infinite() {
-                        prop_assert_eq!(plan.edges[i][j], 0);
+                for (c, &x) in cost[i].iter().zip(&plan.edges[i]) {
+                    if c.is_infinite() {
+                        prop_assert_eq!(x, 0);
                     }
                 }
             }

@@ -43,11 +43,9 @@ impl ReductionTree {
         if n == 0 || bandwidth.iter().any(|row| row.len() != n) {
             return Err(TreeError::Shape(format!("{n} rows")));
         }
-        for a in 0..n {
-            for b in 0..n {
-                if a != b && bandwidth[a][b] == 0 {
-                    return Err(TreeError::Unreachable { a: a as u32, b: b as u32 });
-                }
+        for (a, row) in bandwidth.iter().enumerate() {
+            if let Some(b) = (0..n).find(|&b| a != b && row[b] == 0) {
+                return Err(TreeError::Unreachable { a: a as u32, b: b as u32 });
             }
         }
         let pair_sum = |set: &[u32]| -> u128 {
