@@ -235,3 +235,24 @@ fn real_weights_have_cuda_kernels_on_every_runtime() {
     .unwrap();
     check_on_cuda(&ints, &spec(RuntimeKind::Bsp, 1, 0)).expect("integer SSSP has CUDA kernels");
 }
+
+#[test]
+fn the_f32_reference_is_this_files_dijkstra_and_within_the_bound_of_the_exact_distances() {
+    use switchyard::graph::reference::{sssp_distances_f32, sssp_distances_float};
+    for (name, graph) in graphs() {
+        let mine = dijkstra_f32(&graph, 0);
+        let library = sssp_distances_f32(&graph, 0).expect("reference");
+        let library_bits: Vec<u32> =
+            library.iter().map(|d| if d.is_finite() { d.to_bits() } else { u32::MAX }).collect();
+        assert_eq!(library_bits, mine, "{name}: the two f32 Dijkstras differ");
+        let exact = sssp_distances_float(&graph, 0).expect("reference");
+        let reached = exact.iter().filter(|d| d.is_finite()).count() as u64;
+        let rel = float_tolerance(reached).rel;
+        for (v, (&e, &a)) in exact.iter().zip(&library).enumerate() {
+            assert_eq!(e.is_finite(), a.is_finite(), "{name}: vertex {v} reached in one only");
+            if e.is_finite() {
+                assert!((f64::from(a) - e).abs() <= rel * e, "{name}: vertex {v}: {a} vs {e}");
+            }
+        }
+    }
+}
