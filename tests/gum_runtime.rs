@@ -109,7 +109,7 @@ fn bad_options_are_refused_by_name() {
 /// the simulator supports from the backend trait commit on (Atos's milestone); until that
 /// commit is merged the simulator hands the kernel empty peer buffers.
 #[test]
-#[ignore = "needs the backend trait commit (peer reads inside simulated kernels)"]
+
 fn stealing_moves_edges_and_still_validates() {
     let g = graph("rmat:scale=12,ef=16,seed=4");
     let triggers =

@@ -290,13 +290,7 @@ mod tests {
         scalars: &[Scalar],
     ) -> crate::backend::KernelEffects {
         let ids: Vec<BufferId> = (0..buffers.len() as u32).map(BufferId).collect();
-        let mut ctx = KernelContext {
-            kernel: name,
-            buffers,
-            buffer_ids: &ids,
-            scalars,
-            effects: Default::default(),
-        };
+        let mut ctx = KernelContext::new(name, buffers, &ids, scalars);
         f(&mut ctx).unwrap();
         ctx.effects
     }
