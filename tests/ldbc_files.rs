@@ -267,6 +267,7 @@ fn real_weighted_sssp_has_cuda_kernels_on_both_runtimes() {
             seed: 1,
             bsp: Default::default(),
             groute: Default::default(),
+            gum: Default::default(),
             validate: true,
             command_line: Vec::new(),
         };

@@ -13,6 +13,7 @@ pub mod bfs;
 pub mod cc;
 pub mod cdlp;
 pub mod dobfs;
+pub(crate) mod gum;
 pub mod lcc;
 pub mod pagerank;
 pub mod sequential;
@@ -23,6 +24,7 @@ use crate::graph::reference::ValidationReport;
 use crate::graph::{Csr, GraphError, ResultValue};
 pub use crate::runtime::bsp::BspPrimitive;
 pub use crate::runtime::groute::GrouteOperators;
+pub use crate::runtime::gum::GumOperators;
 use std::borrow::Cow;
 
 /// An algorithm by name: the registry of every algorithm the product runs.
@@ -198,6 +200,10 @@ pub trait GraphAlgorithm {
     }
     /// Its operators for the Groute runtime, if it runs there.
     fn groute(&self) -> Option<GrouteOperators> {
+        None
+    }
+    /// Its operators for GUM, if it runs there (see `gum.rs`).
+    fn gum(&self) -> Option<GumOperators> {
         None
     }
 }

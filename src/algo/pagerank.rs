@@ -103,6 +103,10 @@ impl GraphAlgorithm for PageRankLdbc {
         let ranks = result.aux.unwrap_or_default();
         ranks.iter().map(|&r| crate::graph::ResultValue::Float(f64::from(r))).collect()
     }
+    /// GUM: see `algo/gum.rs`.
+    fn gum(&self) -> Option<super::GumOperators> {
+        super::gum::pagerank(self)
+    }
     fn bsp(&self) -> Option<Box<dyn BspPrimitive>> {
         Some(Box::new(self.clone()))
     }
@@ -153,6 +157,10 @@ impl GraphAlgorithm for PageRankResidual {
         raw.iter()
             .map(|r| crate::graph::ResultValue::Float(r / sum.max(f64::MIN_POSITIVE)))
             .collect()
+    }
+    /// GUM: see `algo/gum.rs`.
+    fn gum(&self) -> Option<super::GumOperators> {
+        super::gum::pagerank_residual(self)
     }
     fn bsp(&self) -> Option<Box<dyn BspPrimitive>> {
         Some(Box::new(self.clone()))

@@ -180,6 +180,10 @@ impl GraphAlgorithm for Sssp {
     fn result_values(&self, result: VertexResult<'_>) -> Vec<ResultValue> {
         result.values.iter().map(|&d| ResultValue::distance(distance(self.weights, d))).collect()
     }
+    /// GUM: see `algo/gum.rs`.
+    fn gum(&self) -> Option<super::GumOperators> {
+        super::gum::sssp(self)
+    }
     fn bsp(&self) -> Option<Box<dyn BspPrimitive>> {
         Some(Box::new(self.clone()))
     }

@@ -9,6 +9,8 @@ use switchyard::driver::{
 };
 use switchyard::runtime::bsp::{BspOptions, Communication, Duplication};
 use switchyard::runtime::groute::worklist::{RingOrder, WorklistOptions};
+use switchyard::runtime::gum::GumOptions;
+use switchyard::runtime::gum::planner::{SolverLimits, Triggers};
 use switchyard_sim::interconnect::Fidelity;
 use switchyard_sim::topology::Topology;
 
@@ -81,6 +83,58 @@ pub struct RunOptions {
     /// Groute: initial worklist capacity per GPU in items (it grows on demand).
     #[arg(long, default_value_t = WorklistOptions::default().initial_worklist_items)]
     pub worklist_items: usize,
+    /// GUM: frontier stealing (FSteal) on or off.
+    #[arg(long, value_enum, default_value = "on")]
+    pub gum_fsteal: OnOff,
+    /// GUM t1: FSteal only when the busiest GPU has at least this many active edges.
+    #[arg(long, default_value_t = Triggers::default().t1_min_max_edges)]
+    pub gum_t1: u64,
+    /// GUM t2: FSteal only when the busiest and idlest GPUs differ by at least this many
+    /// edges.
+    #[arg(long, default_value_t = Triggers::default().t2_min_imbalance_edges)]
+    pub gum_t2: u64,
+    /// GUM t3: OSteal only after a superstep shorter than this, in microseconds.
+    #[arg(long, default_value_t = Triggers::default().t3_max_iteration_ps / 1_000_000)]
+    pub gum_t3_us: u64,
+    /// GUM t4: hub vertices have an in-degree above this.
+    #[arg(long, default_value_t = Triggers::default().t4_hub_in_degree)]
+    pub gum_t4: u32,
+    /// GUM: largest stealing problem (GPUs) the LP solver is asked about.
+    #[arg(long, default_value_t = SolverLimits::default().max_workers)]
+    pub gum_solver_max_workers: usize,
+    /// GUM: the LP solver's wall-clock guard in milliseconds (no stealing that superstep
+    /// when it runs out, recorded in the report).
+    #[arg(long, default_value_t = SolverLimits::default().time_limit_ms)]
+    pub gum_solver_time_limit_ms: u64,
+}
+
+/// A switch as the CLI spells it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum OnOff {
+    /// Enabled.
+    On,
+    /// Disabled.
+    Off,
+}
+
+impl RunOptions {
+    /// GUM's options from the command line (checked when the run starts).
+    pub fn gum(&self) -> GumOptions {
+        GumOptions {
+            fsteal: self.gum_fsteal == OnOff::On,
+            triggers: Triggers {
+                t1_min_max_edges: self.gum_t1,
+                t2_min_imbalance_edges: self.gum_t2,
+                t3_max_iteration_ps: self.gum_t3_us.saturating_mul(1_000_000),
+                t4_hub_in_degree: self.gum_t4,
+            },
+            solver: SolverLimits {
+                max_workers: self.gum_solver_max_workers,
+                time_limit_ms: self.gum_solver_time_limit_ms,
+            },
+            ..GumOptions::default()
+        }
+    }
 }
 
 /// Duplication strategy as the CLI spells it.
@@ -353,6 +407,7 @@ impl RunOptions {
                 fused_max_rounds: self.fused_max_rounds,
                 initial_worklist_items: self.worklist_items,
             },
+            gum: self.gum(),
             validate: !self.no_validate,
             command_line,
         })

@@ -21,6 +21,8 @@ use crate::graph::generate::{GeneratorSpec, generate, with_uniform_weights};
 use crate::graph::{Csr, GraphError, LoadOptions, load_graph_from_bytes};
 use crate::runtime::bsp::{BspOptions, Communication, Duplication};
 use crate::runtime::groute::worklist::{RingOrder, WorklistOptions};
+use crate::runtime::gum::GumOptions;
+use crate::runtime::gum::planner::Triggers;
 use crossbeam_channel::{RecvTimeoutError, unbounded};
 use rand::{RngExt, SeedableRng};
 use rand_chacha::ChaCha8Rng;
@@ -185,6 +187,8 @@ pub struct SwarmCase {
     pub bsp: BspOptions,
     /// Groute options (used when the runtime is `groute`).
     pub groute: WorklistOptions,
+    /// GUM options (used when the runtime is `gum`).
+    pub gum: GumOptions,
 }
 
 /// What a swarm draws under.
@@ -359,7 +363,10 @@ pub fn draw(seed: u64, options: &SwarmOptions) -> Result<(SwarmCase, Topology, C
     };
     let gpus = rng.random_range(1..=topology.gpus.len() as u32);
     // Runtime (drawn even when filtered, so the rest of the stream starts at the same place).
-    let drawn = *pick(&mut rng, &RuntimeKind::ALL);
+    // The draw is over the runtimes the swarm had when its regression seeds were recorded,
+    // so every recorded seed still draws the same configuration; GUM runs under
+    // `--runtime gum`.
+    let drawn = *pick(&mut rng, &[RuntimeKind::Bsp, RuntimeKind::Groute]);
     let runtime = options.runtime.unwrap_or(drawn);
     let algorithms: Vec<Algorithm> =
         Algorithm::ALL.into_iter().filter(|&a| runtime.runs(a)).collect();
@@ -465,6 +472,19 @@ pub fn draw(seed: u64, options: &SwarmOptions) -> Result<(SwarmCase, Topology, C
             rng.random_range(1..=1024)
         },
     };
+    // GUM options, drawn last and only for GUM cases (the other draws stay as they were):
+    // low thresholds so that small graphs steal.
+    let gum = if runtime == RuntimeKind::Gum {
+        let t1 = *pick(&mut rng, &[1u64, 64, 16_384]);
+        let triggers = Triggers {
+            t1_min_max_edges: t1,
+            t2_min_imbalance_edges: *pick(&mut rng, &[1u64, 32, t1]),
+            ..Triggers::default()
+        };
+        GumOptions { fsteal: rng.random_bool(0.8), triggers, ..GumOptions::default() }
+    } else {
+        GumOptions::default()
+    };
     let case = SwarmCase {
         seed,
         runtime_filter: options.runtime,
@@ -482,6 +502,7 @@ pub fn draw(seed: u64, options: &SwarmOptions) -> Result<(SwarmCase, Topology, C
         jitter_ns,
         bsp,
         groute,
+        gum,
     };
     Ok((case, topology, csr))
 }
@@ -577,6 +598,12 @@ impl SwarmCase {
                 push("--fused-max-rounds", g.fused_max_rounds.to_string());
                 push("--worklist-items", g.initial_worklist_items.to_string());
             }
+            RuntimeKind::Gum => {
+                let g = &self.gum;
+                push("--gum-fsteal", if g.fsteal { "on" } else { "off" }.into());
+                push("--gum-t1", g.triggers.t1_min_max_edges.to_string());
+                push("--gum-t2", g.triggers.t2_min_imbalance_edges.to_string());
+            }
         }
         a
     }
@@ -599,6 +626,7 @@ impl SwarmCase {
             seed: self.seed,
             bsp: self.bsp,
             groute: self.groute,
+            gum: self.gum,
             validate: true,
             command_line,
         }
@@ -1025,6 +1053,11 @@ impl SwarmSummary {
                         }
                         if c.bsp.communication == Communication::Broadcast {
                             on.push("bsp:broadcast");
+                        }
+                    }
+                    RuntimeKind::Gum => {
+                        if c.gum.fsteal {
+                            on.push("gum:fsteal");
                         }
                     }
                     RuntimeKind::Groute => {

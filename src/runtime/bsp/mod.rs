@@ -81,6 +81,7 @@ pub struct BspOutcome {
 impl From<BspOutcome> for crate::runtime::Outcome {
     fn from(outcome: BspOutcome) -> Self {
         crate::runtime::Outcome {
+            gum: None,
             compute_time_ps: outcome.compute_time_ps,
             work: crate::runtime::WorkReport {
                 edges_visited: outcome.edges_visited,

@@ -188,6 +188,7 @@ pub struct WorklistOutcome {
 impl From<WorklistOutcome> for crate::runtime::Outcome {
     fn from(outcome: WorklistOutcome) -> Self {
         crate::runtime::Outcome {
+            gum: None,
             compute_time_ps: outcome.compute_time_ps,
             work: crate::runtime::WorkReport {
                 edges_visited: outcome.edges,
