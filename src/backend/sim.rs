@@ -9,6 +9,12 @@
 //! interconnect (staged through host memory where a pair has no peer access); their data
 //! lands when the transfer completes. Everything is ordered by (virtual time, sequence):
 //! the same inputs give the same completions, statistics and trace.
+//!
+//! Faults come with the machine ([`Topology::faults`], see `switchyard_sim::fault`): the
+//! interconnect model degrades and fails links itself; this backend makes stragglers'
+//! kernels longer, delays deliveries (keyed by stream, and by GPU pair for one-sided
+//! operations, so a stream's operations never reorder), and turns a transfer that a failed
+//! link left without a route into [`BackendError::Device`] naming the link.
 
 use super::kernel::RemoteOp;
 use super::{
@@ -18,14 +24,15 @@ use super::{
 };
 use rand::RngExt;
 use std::collections::{BTreeMap, VecDeque};
-use switchyard_sim::TimePs;
 use switchyard_sim::engine::Engine;
 use switchyard_sim::fabric::EndpointId;
+use switchyard_sim::fault::DeliveryDelays;
 use switchyard_sim::gpu::KernelCounts;
 use switchyard_sim::interconnect::{
     Fidelity, Interconnect, InterconnectModel, TransferId, TransferRequest,
 };
 use switchyard_sim::topology::Topology;
+use switchyard_sim::{SimError, TimePs};
 
 /// Settings of a simulated run.
 #[derive(Clone, Debug)]
@@ -42,6 +49,9 @@ pub struct SimConfig {
     /// seeded stream) added to every transfer's start and every kernel's duration, so that
     /// different seeds exercise different interleavings of messages and kernels. 0: none.
     pub jitter_ps: TimePs,
+    /// Stop with an error after this many simulator events (bounds the wall-clock time of
+    /// a run that is slow to simulate). `u64::MAX`: no limit.
+    pub event_limit: u64,
 }
 
 impl Default for SimConfig {
@@ -52,6 +62,7 @@ impl Default for SimConfig {
             trace: false,
             time_limit_ps: TimePs::MAX,
             jitter_ps: 0,
+            event_limit: u64::MAX,
         }
     }
 }
@@ -160,7 +171,12 @@ enum Event {
     /// A transfer prepared earlier starts now (after a copy's setup time, or when the kernel
     /// that issued remote operations ends).
     StartTransfer { id: u64 },
+    /// A transfer that completed earlier is delivered now (a `delay` fault held it back).
+    Deliver { id: u64 },
 }
+
+/// The stream (derived from the run's seed) that `delay` faults draw from.
+const FAULT_DELAY_STREAM: u64 = 0xFA_0175;
 
 /// The simulator backend.
 pub struct SimBackend {
@@ -179,6 +195,7 @@ pub struct SimBackend {
     arrivals: u64,
     waiter_seq: u64,
     trace: Vec<TraceSpan>,
+    delays: Option<DeliveryDelays>,
 }
 
 impl SimBackend {
@@ -197,7 +214,11 @@ impl SimBackend {
                 topology.name
             )));
         }
-        let net = Box::new(InterconnectModel::new(topology.fabric(), config.fidelity));
+        let changes = topology.faults().fabric_changes();
+        let net =
+            Box::new(InterconnectModel::with_faults(topology.fabric(), config.fidelity, changes));
+        let engine = Engine::new(config.seed);
+        let delays = topology.faults().delivery_delays(engine.derive_rng(FAULT_DELAY_STREAM));
         let devices = topology.gpus[..gpus as usize]
             .iter()
             .map(|g| Device {
@@ -215,7 +236,8 @@ impl SimBackend {
             })
             .collect();
         Ok(SimBackend {
-            engine: Engine::new(config.seed),
+            engine,
+            delays,
             topology,
             registry,
             config,
@@ -334,8 +356,9 @@ impl SimBackend {
         let launch = launch.clone();
         let (report, counts, remote) = self.execute(device, &launch)?;
         let model = &self.topology.gpus[device as usize].model;
-        let duration = model.launch_overhead_ps() + model.kernel_time_ps(&counts) + self.jitter();
+        let healthy = model.launch_overhead_ps() + model.kernel_time_ps(&counts);
         let now = self.engine.now();
+        let duration = self.topology.faults().kernel_time_ps(device, now, healthy) + self.jitter();
         if !remote.is_empty() {
             self.submit_remote(device, remote, now + duration)?;
         }
@@ -645,10 +668,16 @@ impl SimBackend {
                     return Err(BackendError::Usage(format!("transfer {id} vanished")));
                 };
                 let now = self.engine.now();
-                self.net
-                    .submit(now, TransferId(id), flight.request)
-                    .map_err(|e| BackendError::Usage(format!("transfer {}: {e}", flight.track)))
+                match self.net.submit(now, TransferId(id), flight.request) {
+                    Err(SimError::LinkFault { message, .. }) => {
+                        Err(fault_error(flight, now, &message))
+                    }
+                    submitted => submitted.map_err(|e| {
+                        BackendError::Usage(format!("transfer {}: {e}", flight.track))
+                    }),
+                }
             }
+            Event::Deliver { id } => self.deliver(id),
             Event::StreamOpDone { stream, kernel, bytes, start_ps } => {
                 let now = self.engine.now();
                 let kind = match kernel {
@@ -680,7 +709,30 @@ impl SimBackend {
         }
     }
 
+    /// A transfer completed: delivered now, or later under a `delay` fault.
     fn on_transfer(&mut self, id: u64) -> Result<(), BackendError> {
+        if let (Some(delays), Some(flight)) = (self.delays.as_mut(), self.in_flight.get(&id)) {
+            // One order key per stream, and per GPU pair for one-sided operations.
+            let key = match &flight.purpose {
+                TransferPurpose::StreamOp { stream, .. } => u64::from(*stream),
+                TransferPurpose::Remote(_) => {
+                    (1 << 63)
+                        | (u64::from(flight.request.src.0) << 32)
+                        | u64::from(flight.request.dst.0)
+                }
+            };
+            let now = self.engine.now();
+            let at = delays.delivery_ps(now, key);
+            if at > now {
+                self.engine.schedule_at(at, Event::Deliver { id });
+                return Ok(());
+            }
+        }
+        self.deliver(id)
+    }
+
+    /// Delivers a completed transfer: its data lands and its stream moves on.
+    fn deliver(&mut self, id: u64) -> Result<(), BackendError> {
         let Some(flight) = self.in_flight.remove(&id) else {
             return Err(BackendError::Usage(format!("unknown transfer {id} completed")));
         };
@@ -732,6 +784,68 @@ impl SimBackend {
         }
         lines.join("; ")
     }
+
+    /// What every stream and transfer waits for, and the faults of the run: the story of a
+    /// run stopped by a limit.
+    fn waiting_report(&self) -> String {
+        const SHOWN: usize = 8;
+        let now = self.engine.now();
+        let mut parts = Vec::new();
+        let busy: Vec<String> = self
+            .streams
+            .iter()
+            .enumerate()
+            .filter_map(|(i, s)| {
+                let what = match s.queue.front()? {
+                    Op::Kernel(l, _) if s.running => format!("kernel `{}` running", l.kernel),
+                    Op::Kernel(l, _) => format!("kernel `{}` waits for the GPU", l.kernel),
+                    Op::Wait(e) => format!("waits for event {}", e.0),
+                    Op::Copy { .. } | Op::Write { .. } | Op::Read { .. } => {
+                        "a transfer in flight".to_string()
+                    }
+                    _ => "an operation".to_string(),
+                };
+                Some(format!("stream {i} on gpu{}: {what} ({} queued)", s.device, s.queue.len()))
+            })
+            .collect();
+        if busy.is_empty() {
+            parts.push("every stream is idle".to_string());
+        } else {
+            let more = busy.len().saturating_sub(SHOWN);
+            let mut shown = busy.into_iter().take(SHOWN).collect::<Vec<_>>().join(", ");
+            if more > 0 {
+                shown.push_str(&format!(" and {more} more streams"));
+            }
+            parts.push(shown);
+        }
+        if !self.in_flight.is_empty() {
+            let oldest = self.in_flight.values().min_by_key(|f| f.start_ps);
+            let oldest = oldest
+                .map(|f| {
+                    format!(
+                        ", the oldest {} {} of {} bytes since {} ps",
+                        f.name, f.track, f.bytes, f.start_ps
+                    )
+                })
+                .unwrap_or_default();
+            parts.push(format!("{} transfers in flight{oldest}", self.in_flight.len()));
+        }
+        let faults = self.topology.faults();
+        if !faults.is_empty() {
+            parts.push(format!("faults: {}", faults.describe().join("; ")));
+        }
+        parts.push(format!("at {now} ps"));
+        parts.join("; ")
+    }
+}
+
+/// The error of a transfer that a failed link left without a route.
+fn fault_error(flight: &InFlight, time_ps: TimePs, message: &str) -> BackendError {
+    BackendError::Device(format!(
+        "simulated fault: {} {} of {} bytes (started at {} ps) cannot be delivered at {} ps: \
+         {message}",
+        flight.name, flight.track, flight.bytes, flight.start_ps, time_ps
+    ))
 }
 
 fn out_of_range(buffer: BufferId, index: usize) -> BackendError {
@@ -958,8 +1072,17 @@ impl Backend for SimBackend {
             };
             if next > self.config.time_limit_ps {
                 return Err(BackendError::Limit(format!(
-                    "virtual time limit of {} ps reached",
-                    self.config.time_limit_ps
+                    "virtual time limit of {} ps reached; {}",
+                    self.config.time_limit_ps,
+                    self.waiting_report()
+                )));
+            }
+            if self.events_processed() >= self.config.event_limit {
+                return Err(BackendError::Limit(format!(
+                    "event limit of {} reached at {} ps of virtual time; {}",
+                    self.config.event_limit,
+                    self.engine.now(),
+                    self.waiting_report()
                 )));
             }
             if net_next == Some(next) {
@@ -968,6 +1091,15 @@ impl Backend for SimBackend {
                     .map_err(|e| BackendError::Usage(format!("engine clock: {e}")))?;
                 finished.clear();
                 self.net.advance_to(next, &mut finished);
+                if let Some(failure) = self.net.take_failures().into_iter().next() {
+                    let flight = self.in_flight.get(&failure.id.0);
+                    return Err(match flight {
+                        Some(f) => fault_error(f, failure.time_ps, &failure.message),
+                        None => {
+                            BackendError::Device(format!("simulated fault: {}", failure.message))
+                        }
+                    });
+                }
                 for c in std::mem::take(&mut finished) {
                     self.on_transfer(c.id.0)?;
                 }

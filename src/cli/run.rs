@@ -9,6 +9,7 @@ use switchyard::driver::{
 };
 use switchyard::runtime::bsp::{BspOptions, Communication, Duplication};
 use switchyard::runtime::groute::worklist::{RingOrder, WorklistOptions};
+use switchyard_sim::fault::FaultSpec;
 use switchyard_sim::interconnect::Fidelity;
 use switchyard_sim::topology::Topology;
 
@@ -80,6 +81,13 @@ pub struct RunOptions {
     /// Groute: initial worklist capacity per GPU in items (it grows on demand).
     #[arg(long, default_value_t = WorklistOptions::default().initial_worklist_items)]
     pub worklist_items: usize,
+    /// Inject a fault into the simulated machine (repeatable):
+    /// `link-degrade:link=A-B[,bandwidth=F][,latency_ns=N][,at_us=T]`,
+    /// `link-fail:link=A-B[,at_us=T]`, `straggler:gpu=I,slowdown=X[,at_us=T]`,
+    /// `delay:max_ns=N[,p=P][,at_us=T]` (A, B: the devices at a link's ends; `at_ns=T` for
+    /// nanoseconds). See README, "Faults".
+    #[arg(long = "fault", value_name = "SPEC")]
+    pub faults: Vec<FaultSpec>,
 }
 
 /// Duplication strategy as the CLI spells it.
@@ -336,7 +344,8 @@ impl RunOptions {
         })
     }
 
-    /// How the simulator is set up: `topology`, whose first `gpus` GPUs the run uses.
+    /// How the simulator is set up: `topology` with the `--fault`s, whose first `gpus` GPUs
+    /// the run uses (a straggler on a GPU the run does not use changes nothing).
     pub fn sim_setup(
         &self,
         topology: Topology,
@@ -350,6 +359,7 @@ impl RunOptions {
                 topology.name
             );
         }
+        let topology = topology.with_faults(&self.faults)?;
         Ok(SimSetup {
             topology,
             fidelity: match self.fidelity {
@@ -380,9 +390,17 @@ pub fn backend_setup(
             }
             let topology = Topology::open(topology)
                 .with_context(|| format!("opening topology `{topology}`"))?;
-            BackendSetup::Sim(options.sim_setup(topology, gpus, trace)?)
+            let setup = options.sim_setup(topology, gpus, trace)?;
+            setup.topology.faults().check_gpus(gpus)?;
+            BackendSetup::Sim(setup)
         }
         BackendArg::Cuda => {
+            if !options.faults.is_empty() {
+                bail!(
+                    "--fault injects faults into the simulated machine; drop it, or run with \
+                     --backend sim"
+                );
+            }
             if gpus == 0 {
                 bail!("--gpus 0: choose at least 1");
             }

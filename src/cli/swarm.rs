@@ -7,8 +7,8 @@ use std::io::Write;
 use std::path::PathBuf;
 use switchyard::driver::RuntimeKind;
 use switchyard::driver::swarm::{
-    DEFAULT_ARTIFACTS, SwarmOptions, SwarmReport, SwarmSummary, Verdict, parse_seeds,
-    regression_line, run_seeds,
+    DEFAULT_ARTIFACTS, SwarmOptions, SwarmReport, SwarmSummary, parse_seeds, regression_line,
+    run_seeds,
 };
 
 /// Arguments of `swarm`.
@@ -83,14 +83,7 @@ pub fn swarm_command(args: SwarmArgs) -> anyhow::Result<()> {
         if !result.verdict.passed() {
             failed += 1;
             bar.set_message(format!("{failed} failed"));
-            let first = match &result.verdict {
-                Verdict::Passed => "",
-                Verdict::Invalid(m)
-                | Verdict::Error(m)
-                | Verdict::Panic(m)
-                | Verdict::Hung(m)
-                | Verdict::Draw(m) => m.lines().next().unwrap_or(""),
-            };
+            let first = result.verdict.message().lines().next().unwrap_or("");
             let line = format!("seed {} {}: {first}", result.seed, result.verdict.name());
             if bar.is_hidden() { eprintln!("{line}") } else { bar.println(line) }
         }

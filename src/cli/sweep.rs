@@ -59,6 +59,10 @@ pub fn sweep_command(args: SweepArgs) -> anyhow::Result<()> {
         .iter()
         .map(|t| Topology::open(t).with_context(|| format!("opening topology `{t}`")))
         .collect::<anyhow::Result<Vec<_>>>()?;
+    // Faults name links and GPUs of every machine: checked before any run.
+    for topology in &topologies {
+        topology.clone().with_faults(&args.options.faults)?;
+    }
     let plan = Plan {
         graphs: vec![(graph.csr, graph.name, None)],
         params,

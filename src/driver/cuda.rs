@@ -49,7 +49,13 @@ pub(crate) fn run_cuda(
             events: stats.events,
             jitter_ps: 0,
         },
-        topology: TopologyInfo { name, source, hash: String::new(), gpus: spec.gpus },
+        topology: TopologyInfo {
+            name,
+            source,
+            hash: String::new(),
+            gpus: spec.gpus,
+            faults: Vec::new(),
+        },
         stats,
         elapsed_ps: outcome.compute_time_ps,
     };

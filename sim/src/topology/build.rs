@@ -188,6 +188,7 @@ pub(crate) fn build(file: &str, text: &str) -> Result<Topology, SimError> {
         links,
         route_devices,
         fabric: Fabric { endpoints, channels, routes: fabric_routes },
+        faults: Default::default(),
     })
 }
 
