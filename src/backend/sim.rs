@@ -356,14 +356,18 @@ impl SimBackend {
         let launch = launch.clone();
         let (report, counts, remote) = self.execute(device, &launch)?;
         let model = &self.topology.gpus[device as usize].model;
-        let healthy = model.launch_overhead_ps() + model.kernel_time_ps(&counts);
+        let healthy = model.launch_overhead_ps().saturating_add(model.kernel_time_ps(&counts));
         let now = self.engine.now();
-        let duration = self.topology.faults().kernel_time_ps(device, now, healthy) + self.jitter();
+        let duration = self
+            .topology
+            .faults()
+            .kernel_time_ps(device, now, healthy)
+            .saturating_add(self.jitter());
         if !remote.is_empty() {
-            self.submit_remote(device, remote, now + duration)?;
+            self.submit_remote(device, remote, now.saturating_add(duration))?;
         }
         self.engine.schedule_at(
-            now + duration,
+            now.saturating_add(duration),
             Event::StreamOpDone { stream, kernel: Some((device, report)), bytes: 0, start_ps: now },
         );
         Ok(())
@@ -540,7 +544,7 @@ impl SimBackend {
     ) -> Result<(), BackendError> {
         let id = self.next_transfer;
         self.next_transfer += 1;
-        let at_ps = at_ps + self.jitter();
+        let at_ps = at_ps.saturating_add(self.jitter());
         let request = TransferRequest { src, dst, bytes, packet_bytes: None };
         self.in_flight
             .insert(id, InFlight { request, purpose, start_ps: at_ps, track, name, bytes });
@@ -585,7 +589,7 @@ impl SimBackend {
                         self.data_mut(b)?.copy_range_from(o, &d, 0, d.len())?;
                     }
                     self.engine.schedule_at(
-                        now + duration,
+                        now.saturating_add(duration),
                         Event::StreamOpDone { stream, kernel: None, bytes, start_ps: now },
                     );
                     return Ok(());
@@ -634,7 +638,7 @@ impl SimBackend {
         // Copy set-up (driver, DMA descriptors; an InfiniBand message's own set-up).
         let setup = self.topology.transfer_setup_ps(src_ep, dst_ep);
         self.submit_transfer(
-            now + setup,
+            now.saturating_add(setup),
             src_ep,
             dst_ep,
             bytes.max(1),
@@ -907,8 +911,8 @@ impl Backend for SimBackend {
             .devices
             .get_mut(device.0 as usize)
             .ok_or_else(|| BackendError::Usage(format!("gpu{} does not exist", device.0)))?;
-        let bytes = len as u64 * elem.size_bytes();
-        if d.memory_in_use_bytes + bytes > d.info.memory_bytes {
+        let bytes = (len as u64).saturating_mul(elem.size_bytes());
+        if d.memory_in_use_bytes.saturating_add(bytes) > d.info.memory_bytes {
             return Err(BackendError::OutOfMemory {
                 device: device.0,
                 label: label.to_string(),

@@ -13,6 +13,9 @@ use switchyard_sim::fault::FaultSpec;
 use switchyard_sim::interconnect::Fidelity;
 use switchyard_sim::topology::Topology;
 
+/// The largest `--jitter-ns`: one virtual second.
+const MAX_JITTER_NS: u64 = 1_000_000_000;
+
 /// Options every run takes (shared with `sweep`).
 #[derive(clap::Args, Debug, Clone)]
 pub struct RunOptions {
@@ -315,6 +318,7 @@ impl RunOptions {
             CommunicationArg::Selective => Communication::Selective,
             CommunicationArg::Broadcast => Communication::Broadcast,
         };
+        self.check_groute_sizes()?;
         if communication == Communication::Broadcast && duplication != Duplication::All {
             bail!(
                 "--communication broadcast needs --duplication all (receivers index by global id)"
@@ -344,6 +348,26 @@ impl RunOptions {
         })
     }
 
+    /// Refuses Groute sizes no run can use (zero, or beyond what a GPU could hold), naming
+    /// the option and its range.
+    fn check_groute_sizes(&self) -> anyhow::Result<()> {
+        const ITEMS: u64 = 1 << 32;
+        let checks: [(&str, u64, u64, u64, &str); 6] = [
+            ("--packet-size", self.packet_size as u64, 1, 1 << 24, "work items per packet"),
+            ("--buffers", u64::from(self.buffers), 1, 1024, "receive buffers per link"),
+            ("--batch-items", self.batch_items, 1, ITEMS, "items per work kernel"),
+            ("--out-items", self.out_items as u64, 0, ITEMS, "items of work-kernel output"),
+            ("--fused-max-rounds", u64::from(self.fused_max_rounds), 1, ITEMS, "rounds"),
+            ("--worklist-items", self.worklist_items as u64, 0, ITEMS, "worklist items"),
+        ];
+        for (option, value, low, high, what) in checks {
+            if !(low..=high).contains(&value) {
+                bail!("{option} {value}: give {low}..={high} {what}");
+            }
+        }
+        Ok(())
+    }
+
     /// How the simulator is set up: `topology` with the `--fault`s, whose first `gpus` GPUs
     /// the run uses (a straggler on a GPU the run does not use changes nothing).
     pub fn sim_setup(
@@ -360,6 +384,13 @@ impl RunOptions {
             );
         }
         let topology = topology.with_faults(&self.faults)?;
+        if self.jitter_ns > MAX_JITTER_NS {
+            bail!(
+                "--jitter-ns {}: above the largest accepted jitter, {MAX_JITTER_NS} ns (one \
+                 virtual second); give a delay bound in 0..={MAX_JITTER_NS}",
+                self.jitter_ns
+            );
+        }
         Ok(SimSetup {
             topology,
             fidelity: match self.fidelity {

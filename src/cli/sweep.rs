@@ -111,7 +111,11 @@ impl Plan {
                         };
                         for gpus in counts {
                             if gpus == 0 || gpus > max {
-                                bail!("--gpus {gpus}: topology `{}` has {max} GPUs", topology.name);
+                                bail!(
+                                    "--gpus {gpus}: topology `{}` has {max} GPUs; give GPU \
+                                     counts in 1..={max}",
+                                    topology.name
+                                );
                             }
                             jobs.push((graph_index, algorithm, runtime, topology, gpus));
                         }
