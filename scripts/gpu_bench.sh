@@ -25,6 +25,11 @@
 #            validated (time and ms per iteration), CDLP, LCC and real-weighted SSSP (bsp
 #            and Groute) on a 1M-vertex random geometric graph with real weights at 1 GPU
 #            and 2 logical GPUs, and `switchyard graphalytics` on tests/data/ldbc/*.
+#   faults   failure drills on one GPU, under a minute: a graph too large for a memory cap
+#            (SWITCHYARD_CUDA_MEMORY_CAP_MIB) is refused before any work with the sizes; an
+#            injected kernel error and an injected device fault (SWITCHYARD_CUDA_FAULT) name
+#            the kernel; an injected hang ends at the watchdog (SWITCHYARD_CUDA_WATCHDOG_S)
+#            with what each stream waits for. Prints PASS or FAIL per drill.
 #
 # Each graph is generated once; BFS, SSSP, CC and PageRank run on 1, 2 and 4 GPUs through the
 # bulk-synchronous runtime and the CUDA backend. A table is printed per graph; JSON rows
@@ -92,6 +97,36 @@ fi
 if [ "$part" = graph500 ]; then
   timeout 300 "$BIN" calibrate graph500 --generate rmat:scale=22,ef=16 --json "$OUT/gpu_graph500_rmat22.json" \
     2>&1 | grep -vE "^search" || status=1
+fi
+if [ "$part" = faults ]; then
+  nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv
+  drill() { # name expected-regex max-seconds env-assignments... -- switchyard-args...
+    local name=$1 expect=$2 limit=$3 envs=() start=$SECONDS out rc
+    shift 3
+    while [ "$1" != -- ]; do envs+=("$1"); shift; done
+    shift
+    out=$(env "${envs[@]}" timeout 120 "$BIN" "$@" 2>&1); rc=$?
+    local took=$((SECONDS - start))
+    if [ $rc -eq 1 ] && grep -Eq "$expect" <<<"$out" && ! grep -q "validation:" <<<"$out" &&
+      [ $took -le "$limit" ]; then
+      echo "PASS drill $name (exit 1 in ${took} s): $(grep -E "$expect" <<<"$out" | head -1 | cut -c1-400)"
+    else
+      echo "FAIL drill $name (exit $rc in ${took} s, expected exit 1 within $limit s matching /$expect/):"
+      echo "$out" | tail -20
+      status=1
+    fi
+  }
+  small=(run --backend cuda --generate rmat:scale=16,ef=16,seed=1 --algo bfs)
+  drill memory-cap "out of device memory on GPU 0: allocating [0-9]+ bytes for \`the graph's share of this GPU \(CSR offsets and its owned arcs; [0-9]+ bytes free, capped by SWITCHYARD_CUDA_MEMORY_CAP_MIB\), before any work" 20 \
+    SWITCHYARD_CUDA_MEMORY_CAP_MIB=64 -- run --backend cuda --generate rmat:scale=22,ef=16 --algo bfs
+  drill kernel-error "kernel \`bfs_advance\` failed: injected fault" 30 \
+    SWITCHYARD_CUDA_FAULT=error:bfs_advance -- "${small[@]}"
+  drill device-fault "device fault \(CUDA_ERROR_[A-Z_]+\).*kernels in flight when it was found: .*\`bfs_advance\`" 30 \
+    SWITCHYARD_CUDA_FAULT=trap:bfs_advance -- "${small[@]}"
+  drill watchdog "watchdog: no GPU operation finished in 3 s .*waiting: .*\`bfs_advance\` in flight" 40 \
+    SWITCHYARD_CUDA_WATCHDOG_S=3 SWITCHYARD_CUDA_FAULT=hang:bfs_advance:15 -- "${small[@]}"
+  # The same binary without a drill validates (nothing stays broken).
+  "$BIN" "${small[@]}" | grep -E "^validation" || status=1
 fi
 if [ "$part" = groute ]; then
   nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv

@@ -11,8 +11,12 @@ use switchyard::runtime::bsp::{BspOptions, Communication, Duplication};
 use switchyard::runtime::groute::worklist::{RingOrder, WorklistOptions};
 use switchyard::runtime::gum::GumOptions;
 use switchyard::runtime::gum::planner::{SolverLimits, Triggers};
+use switchyard_sim::fault::FaultSpec;
 use switchyard_sim::interconnect::Fidelity;
 use switchyard_sim::topology::Topology;
+
+/// The largest `--jitter-ns`: one virtual second.
+const MAX_JITTER_NS: u64 = 1_000_000_000;
 
 /// Options every run takes (shared with `sweep`).
 #[derive(clap::Args, Debug, Clone)]
@@ -106,6 +110,13 @@ pub struct RunOptions {
     /// when it runs out, recorded in the report).
     #[arg(long, default_value_t = SolverLimits::default().time_limit_ms)]
     pub gum_solver_time_limit_ms: u64,
+    /// Inject a fault into the simulated machine (repeatable):
+    /// `link-degrade:link=A-B[,bandwidth=F][,latency_ns=N][,at_us=T]`,
+    /// `link-fail:link=A-B[,at_us=T]`, `straggler:gpu=I,slowdown=X[,at_us=T]`,
+    /// `delay:max_ns=N[,p=P][,at_us=T]` (A, B: the devices at a link's ends; `at_ns=T` for
+    /// nanoseconds). See README, "Faults".
+    #[arg(long = "fault", value_name = "SPEC")]
+    pub faults: Vec<FaultSpec>,
 }
 
 /// A switch as the CLI spells it.
@@ -383,6 +394,7 @@ impl RunOptions {
             CommunicationArg::Selective => Communication::Selective,
             CommunicationArg::Broadcast => Communication::Broadcast,
         };
+        self.check_groute_sizes()?;
         if communication == Communication::Broadcast && duplication != Duplication::All {
             bail!(
                 "--communication broadcast needs --duplication all (receivers index by global id)"
@@ -413,7 +425,28 @@ impl RunOptions {
         })
     }
 
-    /// How the simulator is set up: `topology`, whose first `gpus` GPUs the run uses.
+    /// Refuses Groute sizes no run can use (zero, or beyond what a GPU could hold), naming
+    /// the option and its range.
+    fn check_groute_sizes(&self) -> anyhow::Result<()> {
+        const ITEMS: u64 = 1 << 32;
+        let checks: [(&str, u64, u64, u64, &str); 6] = [
+            ("--packet-size", self.packet_size as u64, 1, 1 << 24, "work items per packet"),
+            ("--buffers", u64::from(self.buffers), 1, 1024, "receive buffers per link"),
+            ("--batch-items", self.batch_items, 1, ITEMS, "items per work kernel"),
+            ("--out-items", self.out_items as u64, 0, ITEMS, "items of work-kernel output"),
+            ("--fused-max-rounds", u64::from(self.fused_max_rounds), 1, ITEMS, "rounds"),
+            ("--worklist-items", self.worklist_items as u64, 0, ITEMS, "worklist items"),
+        ];
+        for (option, value, low, high, what) in checks {
+            if !(low..=high).contains(&value) {
+                bail!("{option} {value}: give {low}..={high} {what}");
+            }
+        }
+        Ok(())
+    }
+
+    /// How the simulator is set up: `topology` with the `--fault`s, whose first `gpus` GPUs
+    /// the run uses (a straggler on a GPU the run does not use changes nothing).
     pub fn sim_setup(
         &self,
         topology: Topology,
@@ -425,6 +458,14 @@ impl RunOptions {
             bail!(
                 "--gpus {gpus}: topology `{}` has {available} GPUs; choose 1..={available}",
                 topology.name
+            );
+        }
+        let topology = topology.with_faults(&self.faults)?;
+        if self.jitter_ns > MAX_JITTER_NS {
+            bail!(
+                "--jitter-ns {}: above the largest accepted jitter, {MAX_JITTER_NS} ns (one \
+                 virtual second); give a delay bound in 0..={MAX_JITTER_NS}",
+                self.jitter_ns
             );
         }
         Ok(SimSetup {
@@ -457,9 +498,17 @@ pub fn backend_setup(
             }
             let topology = Topology::open(topology)
                 .with_context(|| format!("opening topology `{topology}`"))?;
-            BackendSetup::Sim(options.sim_setup(topology, gpus, trace)?)
+            let setup = options.sim_setup(topology, gpus, trace)?;
+            setup.topology.faults().check_gpus(gpus)?;
+            BackendSetup::Sim(setup)
         }
         BackendArg::Cuda => {
+            if !options.faults.is_empty() {
+                bail!(
+                    "--fault injects faults into the simulated machine; drop it, or run with \
+                     --backend sim"
+                );
+            }
             if gpus == 0 {
                 bail!("--gpus 0: choose at least 1");
             }

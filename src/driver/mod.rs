@@ -259,6 +259,7 @@ pub(crate) fn run_prepared_sim(
             source: sim.topology.source.clone(),
             hash: format!("{:016x}", sim.topology.source_hash),
             gpus: spec.gpus,
+            faults: sim.topology.faults().describe(),
         },
         stats: backend.stats(),
         elapsed_ps: backend.now_ps(),

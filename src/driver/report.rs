@@ -88,6 +88,9 @@ pub struct TopologyInfo {
     pub hash: String,
     /// GPUs used.
     pub gpus: u32,
+    /// Faults injected into the simulated machine (`--fault`), as given; absent when none.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub faults: Vec<String>,
 }
 
 /// Graph facts.
@@ -234,6 +237,9 @@ impl RunReport {
             self.runtime.name,
             self.backend.name
         );
+        if !self.topology.faults.is_empty() {
+            let _ = writeln!(out, "faults: {}", self.topology.faults.join("; "));
+        }
         let _ = writeln!(
             out,
             "graph {}: {} vertices, {} edges; partition {}",
