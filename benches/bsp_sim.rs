@@ -61,6 +61,7 @@ fn main() {
                 bsp: BspOptions::default(),
                 groute: Default::default(),
                 atos: Default::default(),
+                gum: Default::default(),
                 validate: false,
                 command_line: vec!["bench".into()],
             },

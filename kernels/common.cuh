@@ -60,6 +60,7 @@ struct SyArgs {
 #define SY_ERR_RANGE 12         // [1] offset + len, [2] vertex count
 #define SY_ERR_PREDICATE 13     // [1] kind, [2] a
 #define SY_ERR_OUT_SMALL 14     // [1] arcs of the first item, [2] Out's capacity
+#define SY_ERR_INJECTED 15      // a failure drill (SWITCHYARD_CUDA_FAULT=error:KERNEL)
 
 template <class T> __device__ __forceinline__ T *sy_buf(const SyArgs &a, int i) {
     return reinterpret_cast<T *>(a.ptr[i]);
@@ -325,3 +326,18 @@ template <class Op> __device__ void sy_expand_huge(const SyArgs &a, Op &op) {
 
 // The empty kernel: `switchyard calibrate` times launches with it.
 extern "C" __global__ void sy_noop(const SyArgs) {}
+
+// Failure drills (src/backend/cuda/faults.rs), launched once after the kernel that
+// SWITCHYARD_CUDA_FAULT names, with that kernel's argument block (so its launch id).
+// error: the error word, as a kernel that finds a broken contract writes it.
+extern "C" __global__ void sy_inject_error(const SyArgs a) { sy_fail(a, SY_ERR_INJECTED, 0, 0); }
+// trap: a real device fault; the context is lost.
+extern "C" __global__ void sy_inject_trap(const SyArgs) { __trap(); }
+// hang: spins for scalar[0] nanoseconds of the GPU's global timer.
+extern "C" __global__ void sy_inject_hang(const SyArgs a) {
+    u64 start, now;
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(start));
+    do {
+        asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(now));
+    } while (now - start < a.scalar[0]);
+}

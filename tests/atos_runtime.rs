@@ -33,6 +33,7 @@ fn spec(algorithm: Algorithm, gpus: u32, source: u32, atos: AtosOptions, seed: u
         seed,
         bsp: Default::default(),
         groute: Default::default(),
+        gum: Default::default(),
         atos,
         validate: true,
         command_line: vec!["atos_runtime".into()],

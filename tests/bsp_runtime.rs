@@ -37,6 +37,7 @@ fn config(topology: &Topology, gpus: u32, algorithm: Algorithm) -> SimRun {
             bsp: BspOptions::default(),
             groute: Default::default(),
             atos: Default::default(),
+            gum: Default::default(),
             validate: true,
             command_line: vec!["test".into()],
         },

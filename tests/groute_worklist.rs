@@ -46,6 +46,7 @@ fn config(topology: &str, gpus: u32, algorithm: Algorithm) -> SimRun {
             bsp: BspOptions::default(),
             groute: WorklistOptions::default(),
             atos: Default::default(),
+            gum: Default::default(),
             validate: true,
             command_line: vec!["test".into()],
         },

@@ -65,6 +65,7 @@ fn spec(runtime: RuntimeKind, algorithm: Algorithm, gpus: u32, source: u32) -> R
         bsp: BspOptions::default(),
         groute: WorklistOptions::default(),
         atos: Default::default(),
+        gum: Default::default(),
         validate: true,
         command_line: vec!["runtime_matrix".into()],
     }

@@ -124,9 +124,9 @@ fn the_printed_run_line_reproduces_the_run() {
     let options = SwarmOptions::default();
     let dir = tempfile::tempdir().expect("tempdir");
     let artifacts = dir.path().display().to_string();
-    // Seeds covering both runtimes, a derived machine and a real graph.
+    // Seeds covering both runtimes, a derived machine, a real graph and injected faults.
     let mut chosen = Vec::new();
-    let mut wanted: BTreeSet<&str> = ["bsp", "groute", "derived", "real"].into();
+    let mut wanted: BTreeSet<&str> = ["bsp", "groute", "derived", "real", "faults"].into();
     for seed in 0..200u64 {
         let (case, ..) = draw(seed, &options).expect("draws");
         let mut tags = vec![case.runtime.name()];
@@ -135,6 +135,9 @@ fn the_printed_run_line_reproduces_the_run() {
         }
         if case.graph.class() == "real" {
             tags.push("real");
+        }
+        if !case.faults.is_empty() && !case.faults.iter().any(|f| f.starts_with("link-fail")) {
+            tags.push("faults");
         }
         if tags.iter().any(|t| wanted.remove(t)) && !open_seeds().contains(&seed) {
             chosen.push(seed);

@@ -153,4 +153,22 @@ pub enum SimError {
         /// The endpoint's name.
         endpoint: String,
     },
+    /// A fault (`--fault`) that is malformed or does not fit the machine.
+    #[error("fault `{spec}`: {message}\n  fix: {fix}")]
+    FaultSpec {
+        /// The fault as written.
+        spec: String,
+        /// What is wrong.
+        message: String,
+        /// How to fix it.
+        fix: String,
+    },
+    /// A transfer that an injected link failure left without a route.
+    #[error("transfer {transfer}: {message}")]
+    LinkFault {
+        /// The transfer's id.
+        transfer: u64,
+        /// The failed links and the endpoints no route joins any more.
+        message: String,
+    },
 }

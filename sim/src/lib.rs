@@ -6,6 +6,7 @@
 pub mod engine;
 pub mod error;
 pub mod fabric;
+pub mod fault;
 pub mod gpu;
 pub mod interconnect;
 pub mod time;

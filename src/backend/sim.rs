@@ -9,6 +9,12 @@
 //! interconnect (staged through host memory where a pair has no peer access); their data
 //! lands when the transfer completes. Everything is ordered by (virtual time, sequence):
 //! the same inputs give the same completions, statistics and trace.
+//!
+//! Faults come with the machine ([`Topology::faults`], see `switchyard_sim::fault`): the
+//! interconnect model degrades and fails links itself; this backend makes stragglers'
+//! kernels longer, delays deliveries (keyed by stream, and by GPU pair for one-sided
+//! operations, so a stream's operations never reorder), and turns a transfer that a failed
+//! link left without a route into [`BackendError::Device`] naming the link.
 
 use super::kernel::{AtomicOp, Fetch, PeerRead, RemoteOp, StepNext, Word};
 use super::{
@@ -19,14 +25,15 @@ use super::{
 };
 use rand::RngExt;
 use std::collections::{BTreeMap, VecDeque};
-use switchyard_sim::TimePs;
 use switchyard_sim::engine::Engine;
 use switchyard_sim::fabric::EndpointId;
+use switchyard_sim::fault::DeliveryDelays;
 use switchyard_sim::gpu::{GpuModel, KernelCounts};
 use switchyard_sim::interconnect::{
     Fidelity, Interconnect, InterconnectModel, TransferId, TransferRequest,
 };
 use switchyard_sim::topology::{LinkKind, Topology};
+use switchyard_sim::{SimError, TimePs};
 
 /// Settings of a simulated run.
 #[derive(Clone, Debug)]
@@ -43,6 +50,9 @@ pub struct SimConfig {
     /// seeded stream) added to every transfer's start and every kernel's duration, so that
     /// different seeds exercise different interleavings of messages and kernels. 0: none.
     pub jitter_ps: TimePs,
+    /// Stop with an error after this many simulator events (bounds the wall-clock time of
+    /// a run that is slow to simulate). `u64::MAX`: no limit.
+    pub event_limit: u64,
 }
 
 impl Default for SimConfig {
@@ -53,6 +63,7 @@ impl Default for SimConfig {
             trace: false,
             time_limit_ps: TimePs::MAX,
             jitter_ps: 0,
+            event_limit: u64::MAX,
         }
     }
 }
@@ -203,7 +214,12 @@ enum Event {
     /// A transfer prepared earlier starts now (after a copy's setup time, or when the kernel
     /// that issued remote operations ends).
     StartTransfer { id: u64 },
+    /// A transfer that completed earlier is delivered now (a `delay` fault held it back).
+    Deliver { id: u64 },
 }
+
+/// The stream (derived from the run's seed) that `delay` faults draw from.
+const FAULT_DELAY_STREAM: u64 = 0xFA_0175;
 
 /// Threads per block of a launch that does not say (the CUDA backend's default too).
 const DEFAULT_BLOCK_THREADS: u32 = 256;
@@ -337,6 +353,7 @@ pub struct SimBackend {
     waiter_seq: u64,
     launches: u64,
     trace: Vec<TraceSpan>,
+    delays: Option<DeliveryDelays>,
 }
 
 impl SimBackend {
@@ -355,7 +372,11 @@ impl SimBackend {
                 topology.name
             )));
         }
-        let net = Box::new(InterconnectModel::new(topology.fabric(), config.fidelity));
+        let changes = topology.faults().fabric_changes();
+        let net =
+            Box::new(InterconnectModel::with_faults(topology.fabric(), config.fidelity, changes));
+        let engine = Engine::new(config.seed);
+        let delays = topology.faults().delivery_delays(engine.derive_rng(FAULT_DELAY_STREAM));
         let devices = topology.gpus[..gpus as usize]
             .iter()
             .map(|g| Device {
@@ -373,7 +394,8 @@ impl SimBackend {
             })
             .collect();
         Ok(SimBackend {
-            engine: Engine::new(config.seed),
+            engine,
+            delays,
             topology,
             registry,
             config,
@@ -611,7 +633,7 @@ impl SimBackend {
             });
         }
         let model = self.model_on(device, sms);
-        let duration = if config.persistent {
+        let healthy = if config.persistent {
             // A step is a pass of the resident workers: no launch, at least one poll of
             // memory; the launch and the grid's start are paid once, by the first step.
             let counts = KernelCounts { rounds: 0, ..exec.counts };
@@ -619,11 +641,17 @@ impl SimBackend {
                 .max(model.dependent_access_ps);
             let first =
                 if step == 0 { model.launch_overhead_ps() + model.kernel_min_ps } else { 0 };
-            first + pass
+            first.saturating_add(pass)
         } else {
-            model.launch_overhead_ps() + model.kernel_time_ps(&exec.counts)
-        } + self.jitter();
+            model.launch_overhead_ps().saturating_add(model.kernel_time_ps(&exec.counts))
+        };
         let now = self.engine.now();
+        // A straggler's steps take longer from the fault's time on.
+        let duration = self
+            .topology
+            .faults()
+            .kernel_time_ps(device, now, healthy)
+            .saturating_add(self.jitter());
         let reads = self.peer_read_sources(device, &launch, &exec.peer_reads)?;
         let Some(r) = self.streams[stream as usize].kernel.as_mut() else {
             return Err(BackendError::Usage("kernel vanished during its step".into()));
@@ -637,7 +665,7 @@ impl SimBackend {
         r.remote = exec.remote;
         r.next = exec.next;
         r.outstanding = 1 + reads.len() as u32;
-        self.engine.schedule_at(now + duration, Event::StepCompute { stream });
+        self.engine.schedule_at(now.saturating_add(duration), Event::StepCompute { stream });
         let dst = self.devices[device as usize].endpoint;
         for (src_device, bytes) in reads {
             let src = self.devices[src_device as usize].endpoint;
@@ -1079,7 +1107,7 @@ impl SimBackend {
     ) -> Result<(), BackendError> {
         let id = self.next_transfer;
         self.next_transfer += 1;
-        let at_ps = at_ps + self.jitter();
+        let at_ps = at_ps.saturating_add(self.jitter());
         let request = TransferRequest { src, dst, bytes, packet_bytes: None };
         self.in_flight
             .insert(id, InFlight { request, purpose, start_ps: at_ps, track, name, bytes });
@@ -1123,7 +1151,10 @@ impl SimBackend {
                     if let Some((b, o, d)) = landing {
                         self.data_mut(b)?.copy_range_from(o, &d, 0, d.len())?;
                     }
-                    self.engine.schedule_at(now + duration, Event::StreamOpDone { stream, bytes });
+                    self.engine.schedule_at(
+                        now.saturating_add(duration),
+                        Event::StreamOpDone { stream, bytes },
+                    );
                     return Ok(());
                 }
                 let (s, d) = (
@@ -1170,7 +1201,7 @@ impl SimBackend {
         // Copy set-up (driver, DMA descriptors; an InfiniBand message's own set-up).
         let setup = self.topology.transfer_setup_ps(src_ep, dst_ep);
         self.submit_transfer(
-            now + setup,
+            now.saturating_add(setup),
             src_ep,
             dst_ep,
             bytes.max(1),
@@ -1204,10 +1235,16 @@ impl SimBackend {
                     return Err(BackendError::Usage(format!("transfer {id} vanished")));
                 };
                 let now = self.engine.now();
-                self.net
-                    .submit(now, TransferId(id), flight.request)
-                    .map_err(|e| BackendError::Usage(format!("transfer {}: {e}", flight.track)))
+                match self.net.submit(now, TransferId(id), flight.request) {
+                    Err(SimError::LinkFault { message, .. }) => {
+                        Err(fault_error(flight, now, &message))
+                    }
+                    submitted => submitted.map_err(|e| {
+                        BackendError::Usage(format!("transfer {}: {e}", flight.track))
+                    }),
+                }
             }
+            Event::Deliver { id } => self.deliver(id),
             Event::StreamOpDone { stream, bytes } => {
                 let device = self.streams[stream as usize].device;
                 self.wake_device(Some(device), None);
@@ -1229,7 +1266,32 @@ impl SimBackend {
         }
     }
 
+    /// A transfer completed: delivered now, or later under a `delay` fault.
     fn on_transfer(&mut self, id: u64) -> Result<(), BackendError> {
+        if let (Some(delays), Some(flight)) = (self.delays.as_mut(), self.in_flight.get(&id)) {
+            // One order key per stream, and per GPU pair for one-sided operations.
+            let key = match &flight.purpose {
+                TransferPurpose::StreamOp { stream, .. } | TransferPurpose::PeerRead { stream } => {
+                    u64::from(*stream)
+                }
+                TransferPurpose::Remote { .. } | TransferPurpose::Reply { .. } => {
+                    (1 << 63)
+                        | (u64::from(flight.request.src.0) << 32)
+                        | u64::from(flight.request.dst.0)
+                }
+            };
+            let now = self.engine.now();
+            let at = delays.delivery_ps(now, key);
+            if at > now {
+                self.engine.schedule_at(at, Event::Deliver { id });
+                return Ok(());
+            }
+        }
+        self.deliver(id)
+    }
+
+    /// Delivers a completed transfer: its data lands and its stream moves on.
+    fn deliver(&mut self, id: u64) -> Result<(), BackendError> {
         let Some(flight) = self.in_flight.remove(&id) else {
             return Err(BackendError::Usage(format!("unknown transfer {id} completed")));
         };
@@ -1302,6 +1364,70 @@ impl SimBackend {
         }
         lines.join("; ")
     }
+
+    /// What every stream and transfer waits for, and the faults of the run: the story of a
+    /// run stopped by a limit.
+    fn waiting_report(&self) -> String {
+        const SHOWN: usize = 8;
+        let now = self.engine.now();
+        let mut parts = Vec::new();
+        let busy: Vec<String> = self
+            .streams
+            .iter()
+            .enumerate()
+            .filter_map(|(i, s)| {
+                let what = match s.queue.front()? {
+                    Op::Kernel(l, ..) if s.kernel.is_some() => {
+                        format!("kernel `{}` running", l.kernel)
+                    }
+                    Op::Kernel(l, ..) => format!("kernel `{}` waits for the GPU", l.kernel),
+                    Op::Wait(e) => format!("waits for event {}", e.0),
+                    Op::Copy { .. } | Op::Write { .. } | Op::Read { .. } => {
+                        "a transfer in flight".to_string()
+                    }
+                    _ => "an operation".to_string(),
+                };
+                Some(format!("stream {i} on gpu{}: {what} ({} queued)", s.device, s.queue.len()))
+            })
+            .collect();
+        if busy.is_empty() {
+            parts.push("every stream is idle".to_string());
+        } else {
+            let more = busy.len().saturating_sub(SHOWN);
+            let mut shown = busy.into_iter().take(SHOWN).collect::<Vec<_>>().join(", ");
+            if more > 0 {
+                shown.push_str(&format!(" and {more} more streams"));
+            }
+            parts.push(shown);
+        }
+        if !self.in_flight.is_empty() {
+            let oldest = self.in_flight.values().min_by_key(|f| f.start_ps);
+            let oldest = oldest
+                .map(|f| {
+                    format!(
+                        ", the oldest {} {} of {} bytes since {} ps",
+                        f.name, f.track, f.bytes, f.start_ps
+                    )
+                })
+                .unwrap_or_default();
+            parts.push(format!("{} transfers in flight{oldest}", self.in_flight.len()));
+        }
+        let faults = self.topology.faults();
+        if !faults.is_empty() {
+            parts.push(format!("faults: {}", faults.describe().join("; ")));
+        }
+        parts.push(format!("at {now} ps"));
+        parts.join("; ")
+    }
+}
+
+/// The error of a transfer that a failed link left without a route.
+fn fault_error(flight: &InFlight, time_ps: TimePs, message: &str) -> BackendError {
+    BackendError::Device(format!(
+        "simulated fault: {} {} of {} bytes (started at {} ps) cannot be delivered at {} ps: \
+         {message}",
+        flight.name, flight.track, flight.bytes, flight.start_ps, time_ps
+    ))
 }
 
 fn out_of_range(buffer: BufferId, index: usize) -> BackendError {
@@ -1363,8 +1489,8 @@ impl Backend for SimBackend {
             .devices
             .get_mut(device.0 as usize)
             .ok_or_else(|| BackendError::Usage(format!("gpu{} does not exist", device.0)))?;
-        let bytes = len as u64 * elem.size_bytes();
-        if d.memory_in_use_bytes + bytes > d.info.memory_bytes {
+        let bytes = (len as u64).saturating_mul(elem.size_bytes());
+        if d.memory_in_use_bytes.saturating_add(bytes) > d.info.memory_bytes {
             return Err(BackendError::OutOfMemory {
                 device: device.0,
                 label: label.to_string(),
@@ -1605,8 +1731,17 @@ impl Backend for SimBackend {
             };
             if next > self.config.time_limit_ps {
                 return Err(BackendError::Limit(format!(
-                    "virtual time limit of {} ps reached",
-                    self.config.time_limit_ps
+                    "virtual time limit of {} ps reached; {}",
+                    self.config.time_limit_ps,
+                    self.waiting_report()
+                )));
+            }
+            if self.events_processed() >= self.config.event_limit {
+                return Err(BackendError::Limit(format!(
+                    "event limit of {} reached at {} ps of virtual time; {}",
+                    self.config.event_limit,
+                    self.engine.now(),
+                    self.waiting_report()
                 )));
             }
             if net_next == Some(next) {
@@ -1615,6 +1750,15 @@ impl Backend for SimBackend {
                     .map_err(|e| BackendError::Usage(format!("engine clock: {e}")))?;
                 finished.clear();
                 self.net.advance_to(next, &mut finished);
+                if let Some(failure) = self.net.take_failures().into_iter().next() {
+                    let flight = self.in_flight.get(&failure.id.0);
+                    return Err(match flight {
+                        Some(f) => fault_error(f, failure.time_ps, &failure.message),
+                        None => {
+                            BackendError::Device(format!("simulated fault: {}", failure.message))
+                        }
+                    });
+                }
                 for c in std::mem::take(&mut finished) {
                     self.on_transfer(c.id.0)?;
                 }

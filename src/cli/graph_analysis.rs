@@ -42,6 +42,7 @@ impl GraphSource {
             }
             (None, Some(spec)) => {
                 let spec = GeneratorSpec::parse(spec)?;
+                super::graph_source::check_generated_graph_fits(&spec)?;
                 Ok((spec.to_string(), generate_graph(&spec)?))
             }
             (None, None) => bail!("give a graph: --graph FILE or --generate SPEC"),
@@ -150,7 +151,9 @@ pub fn generate(args: GenerateArgs) -> anyhow::Result<()> {
         );
     }
     let spec = GeneratorSpec::parse(&args.spec)?;
+    super::output::check_output_path("--output", &args.output)?;
     let started = std::time::Instant::now();
+    super::graph_source::check_generated_graph_fits(&spec)?;
     let csr = generate_graph(&spec)?;
     let generate_s = started.elapsed().as_secs_f64();
     let gz = args.output.extension().is_some_and(|e| e == "gz");
@@ -191,6 +194,9 @@ pub fn generate(args: GenerateArgs) -> anyhow::Result<()> {
 /// Runs `graph partition`.
 pub fn partition(args: PartitionArgs) -> anyhow::Result<()> {
     let partitioner = partitioner_by_name(&args.partitioner, args.seed)?;
+    if let Some(path) = &args.output {
+        super::output::check_output_path("--output", path)?;
+    }
     let (name, csr) = args.source.load()?;
     let started = std::time::Instant::now();
     let partition = partitioner.partition(&csr, args.parts)?;

@@ -4,7 +4,7 @@
 use anyhow::{Context, bail};
 use std::path::PathBuf;
 use switchyard::graph::formats::ldbc::LdbcProperties;
-use switchyard::graph::generate::{GeneratorSpec, generate, with_uniform_weights};
+use switchyard::graph::generate::{GeneratorKind, GeneratorSpec, generate, with_uniform_weights};
 use switchyard::graph::{
     Csr, GraphFormat, LoadOptions, VertexIds, load_graph, load_graph_from_bytes,
 };
@@ -20,7 +20,7 @@ pub struct GraphArgs {
     #[arg(long, conflicts_with = "generate")]
     pub graph: Option<PathBuf>,
     /// Format override for --graph.
-    #[arg(long, requires = "graph")]
+    #[arg(long, requires = "graph", conflicts_with = "generate")]
     pub format: Option<GraphFormat>,
     /// Generator spec instead of a file, e.g. `rmat:scale=16,ef=16` or `rgg:n=100000,degree=3`.
     #[arg(long)]
@@ -30,11 +30,11 @@ pub struct GraphArgs {
     pub weights: bool,
     /// Read --graph as directed (`true`) or undirected (`false`), overriding its format's
     /// default (an LDBC graph's `.properties` must agree unless --ignore-properties).
-    #[arg(long, requires = "graph")]
+    #[arg(long, requires = "graph", conflicts_with = "generate")]
     pub directed: Option<bool>,
     /// Neither take parameters (source vertex, damping, iterations, directedness) from an
     /// LDBC graph's `.properties` nor check the options against it.
-    #[arg(long)]
+    #[arg(long, conflicts_with = "generate")]
     pub ignore_properties: bool,
 }
 
@@ -133,6 +133,7 @@ pub fn resolve_graph(args: &GraphArgs, seed: u64) -> anyhow::Result<ResolvedGrap
         }
         (None, Some(spec)) => {
             let parsed = GeneratorSpec::parse(spec)?;
+            check_generated_graph_fits(&parsed)?;
             ResolvedGraph::dense(generate(&parsed)?, parsed.to_string())
         }
         (None, None) => {
@@ -146,8 +147,72 @@ pub fn resolve_graph(args: &GraphArgs, seed: u64) -> anyhow::Result<ResolvedGrap
         }
         (Some(_), Some(_)) => bail!("give either --graph or --generate, not both"),
     };
+    if resolved.csr.num_vertices() == 0 {
+        bail!(
+            "graph {} has no vertices (nothing but comments or headers); give a graph with at \
+             least one vertex",
+            resolved.name
+        );
+    }
     if args.weights && resolved.csr.weights().is_none() {
         resolved.csr = with_uniform_weights(&resolved.csr, 1, 64, seed)?;
     }
     Ok(resolved)
+}
+
+/// Host memory a generator spec needs at its peak, roughly: the generated edge list (8 bytes
+/// an edge, and as much again while the CSR is built), the CSR's offsets (8 bytes a vertex)
+/// and targets (4 bytes an arc; an undirected edge is two arcs), and weights (4 bytes an edge
+/// and an arc). Within a factor of two of the figures in `reports/reliability.md`.
+pub fn generated_graph_bytes(spec: &GeneratorSpec) -> u64 {
+    let (n, edges): (f64, f64) = match &spec.kind {
+        GeneratorKind::Rmat(p) => {
+            let n = 2f64.powi(p.scale as i32);
+            (n, n * f64::from(p.edge_factor))
+        }
+        GeneratorKind::ErdosRenyi { n, m } => {
+            let n = f64::from(*n);
+            (n, (*m as f64).min(n * n))
+        }
+        GeneratorKind::ErdosRenyiGnp { n, p } => (f64::from(*n), f64::from(*n).powi(2) * p),
+        GeneratorKind::Grid2d { w, h, .. } => {
+            let n = f64::from(*w) * f64::from(*h);
+            (n, 2.0 * n)
+        }
+        GeneratorKind::Grid3d { w, h, d, .. } => {
+            let n = f64::from(*w) * f64::from(*h) * f64::from(*d);
+            (n, 3.0 * n)
+        }
+        GeneratorKind::Rgg { n, degree } => (f64::from(*n), f64::from(*n) * degree / 2.0),
+    };
+    let arcs = if spec.directed { edges } else { 2.0 * edges };
+    let weights = if spec.weights.is_some() { 4.0 * (edges + arcs) } else { 0.0 };
+    (8.0 * (n + 1.0) + 16.0 * edges + 4.0 * arcs + weights).min(u64::MAX as f64) as u64
+}
+
+/// Memory this machine has available (Linux `MemAvailable`), if it can tell.
+pub fn available_memory_bytes() -> Option<u64> {
+    let text = std::fs::read_to_string("/proc/meminfo").ok()?;
+    let line = text.lines().find(|l| l.starts_with("MemAvailable:"))?;
+    let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kib.saturating_mul(1024))
+}
+
+/// Refuses, before generating, a graph that would not fit this machine's available memory,
+/// with the sizes.
+pub fn check_generated_graph_fits(spec: &GeneratorSpec) -> anyhow::Result<()> {
+    let needed = generated_graph_bytes(spec);
+    if let Some(available) = available_memory_bytes()
+        && needed > available
+    {
+        let gib = |b: u64| b as f64 / f64::from(1u32 << 30);
+        bail!(
+            "generator spec `{spec}`: the graph needs about {:.1} GiB of memory to generate and \
+             this machine has {:.1} GiB available; generate a smaller graph (a lower scale, \
+             fewer vertices or edges), or run on a machine with more memory",
+            gib(needed),
+            gib(available)
+        );
+    }
+    Ok(())
 }

@@ -27,10 +27,16 @@ pub struct PlotArgs {
 
 /// Runs `switchyard plot`.
 pub fn plot_command(args: PlotArgs) -> anyhow::Result<()> {
+    super::output::check_output_path("--out", &args.out)?;
     let mut rows: Vec<SweepRow> = Vec::new();
     for path in &args.sweeps {
-        let text =
-            std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
+        let text = std::fs::read_to_string(path).with_context(|| {
+            format!(
+                "--sweeps {}: cannot be read; give the sweep.json that `switchyard sweep --out \
+                 DIR` wrote in DIR",
+                path.display()
+            )
+        })?;
         let mut these: Vec<SweepRow> = serde_json::from_str(&text).with_context(|| {
             format!("{}: not a sweep.json written by `switchyard sweep`", path.display())
         })?;
@@ -40,7 +46,11 @@ pub fn plot_command(args: PlotArgs) -> anyhow::Result<()> {
         rows.retain(|r| &r.algorithm == algo);
     }
     if rows.is_empty() {
-        bail!("no rows to plot: the sweeps are empty or none is of --algo");
+        bail!(
+            "no rows to plot: the sweeps are empty{}; give sweeps with rows{}",
+            args.algo.as_ref().map(|a| format!(" or none is of --algo {a}")).unwrap_or_default(),
+            if args.algo.is_some() { ", or another --algo" } else { "" }
+        );
     }
     plot_metric(&rows, &args.title, &args.out, args.metric)?;
     println!("wrote {}", args.out.display());

@@ -9,8 +9,14 @@ use switchyard::driver::{
 };
 use switchyard::runtime::bsp::{BspOptions, Communication, Duplication};
 use switchyard::runtime::groute::worklist::{RingOrder, WorklistOptions};
+use switchyard::runtime::gum::GumOptions;
+use switchyard::runtime::gum::planner::{SolverLimits, Triggers};
+use switchyard_sim::fault::FaultSpec;
 use switchyard_sim::interconnect::Fidelity;
 use switchyard_sim::topology::Topology;
+
+/// The largest `--jitter-ns`: one virtual second.
+const MAX_JITTER_NS: u64 = 1_000_000_000;
 
 /// Options every run takes (shared with `sweep`).
 #[derive(clap::Args, Debug, Clone)]
@@ -38,7 +44,8 @@ pub struct RunOptions {
     /// PageRank damping factor (default: the LDBC `.properties` value, else 0.85).
     #[arg(long)]
     pub damping: Option<f64>,
-    /// LDBC PageRank iterations (default: the LDBC `.properties` value, else 20).
+    /// Iterations of LDBC PageRank and CDLP (default: the LDBC `.properties` value,
+    /// `pr.num-iterations` or `cdlp.max-iterations`, else 20).
     #[arg(long)]
     pub iterations: Option<u32>,
     /// Residual PageRank tolerance (raw scale: each vertex starts with 1 - damping).
@@ -83,6 +90,65 @@ pub struct RunOptions {
     /// Atos options.
     #[command(flatten)]
     pub atos: super::atos_args::AtosArgs,
+    /// GUM: frontier stealing (FSteal) on or off.
+    #[arg(long, value_enum, default_value = "on")]
+    pub gum_fsteal: OnOff,
+    /// GUM t1: FSteal only when the busiest GPU has at least this many active edges.
+    #[arg(long, default_value_t = Triggers::default().t1_min_max_edges)]
+    pub gum_t1: u64,
+    /// GUM t2: FSteal only when the busiest and idlest GPUs differ by at least this many
+    /// edges.
+    #[arg(long, default_value_t = Triggers::default().t2_min_imbalance_edges)]
+    pub gum_t2: u64,
+    /// GUM t3: OSteal only after a superstep shorter than this, in microseconds.
+    #[arg(long, default_value_t = Triggers::default().t3_max_iteration_ps / 1_000_000)]
+    pub gum_t3_us: u64,
+    /// GUM t4: hub vertices have an in-degree above this.
+    #[arg(long, default_value_t = Triggers::default().t4_hub_in_degree)]
+    pub gum_t4: u32,
+    /// GUM: largest stealing problem (GPUs) the LP solver is asked about.
+    #[arg(long, default_value_t = SolverLimits::default().max_workers)]
+    pub gum_solver_max_workers: usize,
+    /// GUM: the LP solver's wall-clock guard in milliseconds (no stealing that superstep
+    /// when it runs out, recorded in the report).
+    #[arg(long, default_value_t = SolverLimits::default().time_limit_ms)]
+    pub gum_solver_time_limit_ms: u64,
+    /// Inject a fault into the simulated machine (repeatable):
+    /// `link-degrade:link=A-B[,bandwidth=F][,latency_ns=N][,at_us=T]`,
+    /// `link-fail:link=A-B[,at_us=T]`, `straggler:gpu=I,slowdown=X[,at_us=T]`,
+    /// `delay:max_ns=N[,p=P][,at_us=T]` (A, B: the devices at a link's ends; `at_ns=T` for
+    /// nanoseconds). See README, "Faults".
+    #[arg(long = "fault", value_name = "SPEC")]
+    pub faults: Vec<FaultSpec>,
+}
+
+/// A switch as the CLI spells it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum OnOff {
+    /// Enabled.
+    On,
+    /// Disabled.
+    Off,
+}
+
+impl RunOptions {
+    /// GUM's options from the command line (checked when the run starts).
+    pub fn gum(&self) -> GumOptions {
+        GumOptions {
+            fsteal: self.gum_fsteal == OnOff::On,
+            triggers: Triggers {
+                t1_min_max_edges: self.gum_t1,
+                t2_min_imbalance_edges: self.gum_t2,
+                t3_max_iteration_ps: self.gum_t3_us.saturating_mul(1_000_000),
+                t4_hub_in_degree: self.gum_t4,
+            },
+            solver: SolverLimits {
+                max_workers: self.gum_solver_max_workers,
+                time_limit_ms: self.gum_solver_time_limit_ms,
+            },
+            ..GumOptions::default()
+        }
+    }
 }
 
 /// Duplication strategy as the CLI spells it.
@@ -194,10 +260,26 @@ impl RunOptions {
         algorithm: Algorithm,
         graph: &ResolvedGraph,
     ) -> anyhow::Result<(AlgorithmParams, Option<String>)> {
+        let (params, own) = self.params_from_file(algorithm, graph)?;
+        let used: Vec<String> = graph.used.iter().cloned().chain(own).collect();
+        let file = graph.properties.as_ref().map(|(f, _)| f.display().to_string());
+        let line = (!used.is_empty())
+            .then(|| format!("parameters from {}: {}", file.unwrap_or_default(), used.join(", ")));
+        Ok((params, line))
+    }
+
+    /// [`RunOptions::params`] without the line: the parameters and the algorithm's own
+    /// settings taken from the `.properties` (as `what value (key)`; the graph's own, such
+    /// as its directedness, are in `graph.used`).
+    pub fn params_from_file(
+        &self,
+        algorithm: Algorithm,
+        graph: &ResolvedGraph,
+    ) -> anyhow::Result<(AlgorithmParams, Vec<String>)> {
         let defaults = AlgorithmParams::default();
         let props = graph.properties.as_ref();
         let file = props.map(|(f, _)| f.display().to_string()).unwrap_or_default();
-        let mut used = graph.used.clone();
+        let mut used = Vec::new();
         // One parameter: the option, else the file's value (recorded), else the default.
         fn pick<T: PartialEq + std::fmt::Display + Copy>(
             option: Option<T>,
@@ -268,19 +350,26 @@ impl RunOptions {
         } else {
             self.damping
         };
-        let iterations = if algorithm == Algorithm::Pr {
-            let from_file = props.and_then(|(_, p)| p.pr_num_iterations);
-            pick(
+        let iterations = match algorithm {
+            Algorithm::Pr => pick(
                 self.iterations,
                 "--iterations",
-                from_file,
+                props.and_then(|(_, p)| p.pr_num_iterations),
                 graph.key("pr.num-iterations"),
                 &file,
                 &mut used,
                 "iterations",
-            )?
-        } else {
-            self.iterations
+            )?,
+            Algorithm::Cdlp => pick(
+                self.iterations,
+                "--iterations",
+                props.and_then(|(_, p)| p.cdlp_max_iterations),
+                graph.key("cdlp.max-iterations"),
+                &file,
+                &mut used,
+                "iterations",
+            )?,
+            _ => self.iterations,
         };
         let params = AlgorithmParams {
             source,
@@ -288,9 +377,7 @@ impl RunOptions {
             iterations: iterations.unwrap_or(defaults.iterations),
             epsilon: self.epsilon,
         };
-        let line =
-            (!used.is_empty()).then(|| format!("parameters from {file}: {}", used.join(", ")));
-        Ok((params, line))
+        Ok((params, used))
     }
 
     /// What the run is: `algorithm` with `params` on `runtime` over `gpus` GPUs.
@@ -310,6 +397,7 @@ impl RunOptions {
             CommunicationArg::Selective => Communication::Selective,
             CommunicationArg::Broadcast => Communication::Broadcast,
         };
+        self.check_groute_sizes()?;
         if communication == Communication::Broadcast && duplication != Duplication::All {
             bail!(
                 "--communication broadcast needs --duplication all (receivers index by global id)"
@@ -335,12 +423,34 @@ impl RunOptions {
                 initial_worklist_items: self.worklist_items,
             },
             atos: self.atos.options(),
+            gum: self.gum(),
             validate: !self.no_validate,
             command_line,
         })
     }
 
-    /// How the simulator is set up: `topology`, whose first `gpus` GPUs the run uses.
+    /// Refuses Groute sizes no run can use (zero, or beyond what a GPU could hold), naming
+    /// the option and its range.
+    fn check_groute_sizes(&self) -> anyhow::Result<()> {
+        const ITEMS: u64 = 1 << 32;
+        let checks: [(&str, u64, u64, u64, &str); 6] = [
+            ("--packet-size", self.packet_size as u64, 1, 1 << 24, "work items per packet"),
+            ("--buffers", u64::from(self.buffers), 1, 1024, "receive buffers per link"),
+            ("--batch-items", self.batch_items, 1, ITEMS, "items per work kernel"),
+            ("--out-items", self.out_items as u64, 0, ITEMS, "items of work-kernel output"),
+            ("--fused-max-rounds", u64::from(self.fused_max_rounds), 1, ITEMS, "rounds"),
+            ("--worklist-items", self.worklist_items as u64, 0, ITEMS, "worklist items"),
+        ];
+        for (option, value, low, high, what) in checks {
+            if !(low..=high).contains(&value) {
+                bail!("{option} {value}: give {low}..={high} {what}");
+            }
+        }
+        Ok(())
+    }
+
+    /// How the simulator is set up: `topology` with the `--fault`s, whose first `gpus` GPUs
+    /// the run uses (a straggler on a GPU the run does not use changes nothing).
     pub fn sim_setup(
         &self,
         topology: Topology,
@@ -352,6 +462,14 @@ impl RunOptions {
             bail!(
                 "--gpus {gpus}: topology `{}` has {available} GPUs; choose 1..={available}",
                 topology.name
+            );
+        }
+        let topology = topology.with_faults(&self.faults)?;
+        if self.jitter_ns > MAX_JITTER_NS {
+            bail!(
+                "--jitter-ns {}: above the largest accepted jitter, {MAX_JITTER_NS} ns (one \
+                 virtual second); give a delay bound in 0..={MAX_JITTER_NS}",
+                self.jitter_ns
             );
         }
         Ok(SimSetup {
@@ -384,9 +502,17 @@ pub fn backend_setup(
             }
             let topology = Topology::open(topology)
                 .with_context(|| format!("opening topology `{topology}`"))?;
-            BackendSetup::Sim(options.sim_setup(topology, gpus, trace)?)
+            let setup = options.sim_setup(topology, gpus, trace)?;
+            setup.topology.faults().check_gpus(gpus)?;
+            BackendSetup::Sim(setup)
         }
         BackendArg::Cuda => {
+            if !options.faults.is_empty() {
+                bail!(
+                    "--fault injects faults into the simulated machine; drop it, or run with \
+                     --backend sim"
+                );
+            }
             if gpus == 0 {
                 bail!("--gpus 0: choose at least 1");
             }

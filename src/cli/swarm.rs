@@ -7,8 +7,8 @@ use std::io::Write;
 use std::path::PathBuf;
 use switchyard::driver::RuntimeKind;
 use switchyard::driver::swarm::{
-    DEFAULT_ARTIFACTS, SwarmOptions, SwarmReport, SwarmSummary, Verdict, parse_seeds,
-    regression_line, run_seeds,
+    DEFAULT_ARTIFACTS, SwarmOptions, SwarmReport, SwarmSummary, parse_seeds, regression_line,
+    run_seeds,
 };
 
 /// Arguments of `swarm`.
@@ -58,6 +58,13 @@ pub fn swarm_command(args: SwarmArgs) -> anyhow::Result<()> {
     if let Some(path) = &args.record {
         super::output::check_output_path("--record", path)?;
     }
+    super::output::check_output_dir("--artifacts", &args.artifacts)?;
+    if args.time_limit_ms == 0 {
+        bail!("--time-limit-ms 0: no run can finish in no virtual time; give at least 1");
+    }
+    if args.hang_after_s == 0 {
+        bail!("--hang-after-s 0: every run would count as hung; give at least 1 second");
+    }
     let jobs = match args.jobs {
         Some(0) => bail!("--jobs 0: choose at least 1 worker"),
         Some(n) => n,
@@ -66,7 +73,7 @@ pub fn swarm_command(args: SwarmArgs) -> anyhow::Result<()> {
     let artifacts = args.artifacts.display().to_string();
     let options = SwarmOptions {
         runtime: args.runtime,
-        hang_after: Some(std::time::Duration::from_secs(args.hang_after_s.max(1))),
+        hang_after: Some(std::time::Duration::from_secs(args.hang_after_s)),
         virtual_time_limit_ps: Some(args.time_limit_ms.saturating_mul(1_000_000_000)),
     };
     let total = seeds.end - seeds.start;
@@ -83,14 +90,7 @@ pub fn swarm_command(args: SwarmArgs) -> anyhow::Result<()> {
         if !result.verdict.passed() {
             failed += 1;
             bar.set_message(format!("{failed} failed"));
-            let first = match &result.verdict {
-                Verdict::Passed => "",
-                Verdict::Invalid(m)
-                | Verdict::Error(m)
-                | Verdict::Panic(m)
-                | Verdict::Hung(m)
-                | Verdict::Draw(m) => m.lines().next().unwrap_or(""),
-            };
+            let first = result.verdict.message().lines().next().unwrap_or("");
             let line = format!("seed {} {}: {first}", result.seed, result.verdict.name());
             if bar.is_hidden() { eprintln!("{line}") } else { bar.println(line) }
         }

@@ -59,6 +59,10 @@ pub fn sweep_command(args: SweepArgs) -> anyhow::Result<()> {
         .iter()
         .map(|t| Topology::open(t).with_context(|| format!("opening topology `{t}`")))
         .collect::<anyhow::Result<Vec<_>>>()?;
+    // Faults name links and GPUs of every machine: checked before any run.
+    for topology in &topologies {
+        topology.clone().with_faults(&args.options.faults)?;
+    }
     let plan = Plan {
         graphs: vec![(graph.csr, graph.name, None)],
         params,
@@ -107,7 +111,11 @@ impl Plan {
                         };
                         for gpus in counts {
                             if gpus == 0 || gpus > max {
-                                bail!("--gpus {gpus}: topology `{}` has {max} GPUs", topology.name);
+                                bail!(
+                                    "--gpus {gpus}: topology `{}` has {max} GPUs; give GPU \
+                                     counts in 1..={max}",
+                                    topology.name
+                                );
                             }
                             jobs.push((graph_index, algorithm, runtime, topology, gpus));
                         }

@@ -58,6 +58,9 @@ fn list() -> anyhow::Result<()> {
 }
 
 fn show(name: &str, svg: Option<&std::path::Path>) -> anyhow::Result<()> {
+    if let Some(out) = svg {
+        super::output::check_output_path("--svg", out)?;
+    }
     let t = Topology::open(name)?;
     let mut o = String::new();
     writeln!(o, "{} ({}, fnv1a {:016x})", t.name, t.source, t.source_hash)?;
@@ -80,9 +83,8 @@ fn show(name: &str, svg: Option<&std::path::Path>) -> anyhow::Result<()> {
     writeln!(o)?;
     o.push_str(&t.matrix());
     if let Some(out) = svg {
-        std::fs::write(out, t.svg()).with_context(|| {
-            format!("cannot write the SVG to {}; fix: check the directory exists", out.display())
-        })?;
+        std::fs::write(out, t.svg())
+            .with_context(|| format!("--svg {}: writing the drawing failed", out.display()))?;
         writeln!(o, "\nwrote {}", out.display())?;
     }
     emit(&o)

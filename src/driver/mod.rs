@@ -3,6 +3,7 @@
 //! go through [`run`].
 
 pub mod cuda;
+pub mod gum_fit;
 pub mod harness;
 pub mod report;
 pub mod swarm;
@@ -19,6 +20,7 @@ use crate::runtime::atos::{self, AtosOptions};
 use crate::runtime::bsp::{self, BspOptions, BspPrimitive};
 use crate::runtime::groute::GrouteOperators;
 use crate::runtime::groute::worklist::{self, WorklistOptions};
+use crate::runtime::gum::{self, GumOptions};
 use crate::runtime::{Outcome, RuntimeError};
 use report::{
     AlgorithmInfo, BackendInfo, GraphInfo, PartitionInfo, RunReport, RuntimeInfo, TopologyInfo,
@@ -51,19 +53,23 @@ pub enum RuntimeKind {
     Bsp,
     /// Groute's asynchronous distributed worklist (seed 000).
     Groute,
+    /// GUM: bulk-synchronous with frontier stealing (seed 001).
+    Gum,
     /// Atos's task-parallel queues, persistent or discrete kernels (seeds 003, 004).
     Atos,
 }
 
 impl RuntimeKind {
     /// All runtimes, in CLI order.
-    pub const ALL: [RuntimeKind; 3] = [RuntimeKind::Bsp, RuntimeKind::Groute, RuntimeKind::Atos];
+    pub const ALL: [RuntimeKind; 4] =
+        [RuntimeKind::Bsp, RuntimeKind::Groute, RuntimeKind::Gum, RuntimeKind::Atos];
 
     /// Name as the CLI spells it.
     pub fn name(self) -> &'static str {
         match self {
             RuntimeKind::Bsp => "bsp",
             RuntimeKind::Groute => "groute",
+            RuntimeKind::Gum => "gum",
             RuntimeKind::Atos => "atos",
         }
     }
@@ -74,6 +80,7 @@ impl RuntimeKind {
         match self {
             RuntimeKind::Bsp => instance.bsp().is_some(),
             RuntimeKind::Groute => instance.groute().is_some(),
+            RuntimeKind::Gum => instance.gum().is_some(),
             RuntimeKind::Atos => instance.atos().is_some(),
         }
     }
@@ -99,6 +106,8 @@ pub struct RunSpec {
     pub bsp: BspOptions,
     /// Groute distributed-worklist options.
     pub groute: WorklistOptions,
+    /// GUM options.
+    pub gum: GumOptions,
     /// Atos options.
     pub atos: AtosOptions,
     /// Validate against the references.
@@ -183,6 +192,7 @@ impl RunOutput {
 pub fn builtin_kernels() -> KernelRegistry {
     let mut registry = KernelRegistry::new();
     bsp::kernels::register(&mut registry);
+    gum::kernels::register(&mut registry);
     crate::runtime::groute::register(&mut registry);
     atos::kernels::register(&mut registry);
     algo::register(&mut registry);
@@ -258,6 +268,7 @@ pub(crate) fn run_prepared_sim(
             source: sim.topology.source.clone(),
             hash: format!("{:016x}", sim.topology.source_hash),
             gpus: spec.gpus,
+            faults: sim.topology.faults().describe(),
         },
         stats: backend.stats(),
         elapsed_ps: backend.now_ps(),
@@ -325,6 +336,17 @@ pub fn check_on_cuda(graph: &Csr, spec: &RunSpec) -> Result<(), RunError> {
             .atos()
             .map(|app| vec![app.kernels().worker, atos::kernels::AGGREGATOR])
             .unwrap_or_default(),
+        RuntimeKind::Gum => algorithm
+            .gum()
+            .map(|o| {
+                let p = &o.primitive;
+                [Some(p.advance_kernel()), p.apply_kernel()]
+                    .into_iter()
+                    .flatten()
+                    .chain(["gum_frontier_stats", "gum_cut", "gum_steal_min", "gum_merge_return"])
+                    .collect()
+            })
+            .unwrap_or_default(),
     };
     let registry = builtin_kernels();
     let missing =
@@ -378,6 +400,12 @@ pub fn execute<B: Backend>(
             let app = prepared.algorithm.atos().ok_or_else(refused)?;
             atos::run(backend, graph, owner, spec.gpus, app.as_ref(), &spec.atos, spec.seed)?
         }
+        RuntimeKind::Gum => {
+            let operators = prepared.algorithm.gum().ok_or_else(refused)?;
+            let model = crate::runtime::gum::cost_model::CostModel::embedded()
+                .map_err(|e| RunError::Options(e.to_string()))?;
+            gum::run(backend, graph, owner, spec.gpus, &operators, &spec.gum, &model)?.into()
+        }
     })
 }
 
@@ -403,7 +431,8 @@ pub(crate) fn finish(
     machine: Machine,
 ) -> Result<RunOutput, RunError> {
     let graph = prepared.graph.as_ref();
-    let Outcome { values, aux, compute_time_ps: time_ps, work, supersteps, groute, atos } = outcome;
+    let Outcome { values, aux, compute_time_ps: time_ps, work, supersteps, groute, gum, atos } =
+        outcome;
     let validation = if spec.validate {
         let result = VertexResult { values: &values, aux: aux.as_deref() };
         Some(prepared.algorithm.validate(graph, result)?)
@@ -414,15 +443,11 @@ pub(crate) fn finish(
         RuntimeKind::Bsp => RuntimeInfo {
             name: String::new(),
             bsp: prepared.algorithm.bsp().map(|p| bsp_options(p.as_ref(), spec.bsp)),
-            groute: None,
-            atos: None,
+            ..RuntimeInfo::default()
         },
-        RuntimeKind::Groute => {
-            RuntimeInfo { name: String::new(), bsp: None, groute: Some(spec.groute), atos: None }
-        }
-        RuntimeKind::Atos => {
-            RuntimeInfo { name: String::new(), bsp: None, groute: None, atos: Some(spec.atos) }
-        }
+        RuntimeKind::Groute => RuntimeInfo { groute: Some(spec.groute), ..RuntimeInfo::default() },
+        RuntimeKind::Gum => RuntimeInfo { gum: Some(spec.gum), ..RuntimeInfo::default() },
+        RuntimeKind::Atos => RuntimeInfo { atos: Some(spec.atos), ..RuntimeInfo::default() },
     };
     let seconds = time_ps as f64 / 1e12;
     let report = RunReport {
@@ -451,21 +476,25 @@ pub(crate) fn finish(
         time_ps,
         validation,
         groute,
+        gum,
         atos,
     };
     Ok(RunOutput { report, trace: None, values, aux })
 }
 
-/// The bulk-synchronous options a run of `primitive` uses: a primitive that pulls
-/// (direction-optimizing BFS) must broadcast and keep a copy of every vertex (seed 002
-/// section VI-A), whatever was asked.
+/// The bulk-synchronous options a run of `primitive` uses, whatever was asked: a primitive
+/// that pulls (direction-optimizing BFS) or whose owners hand new values to every copy
+/// (the assignment combiner: CDLP) must broadcast and keep a copy of every vertex (seed
+/// 002 section VI-A); one that reads two hops (LCC) keeps a copy of every vertex and arc.
 pub fn bsp_options(primitive: &dyn BspPrimitive, asked: BspOptions) -> BspOptions {
-    if primitive.needs_reverse() {
+    if primitive.needs_reverse() || primitive.combiner() == bsp::Combiner::Assign {
         BspOptions {
             duplication: bsp::Duplication::All,
             communication: bsp::Communication::Broadcast,
             ..asked
         }
+    } else if primitive.needs_all_arcs() {
+        BspOptions { duplication: bsp::Duplication::All, ..asked }
     } else {
         asked
     }

@@ -62,6 +62,9 @@ pub struct RunReport {
     /// What the Atos runtime did (only for `atos` runs).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub atos: Option<crate::runtime::atos::AtosReport>,
+    /// What GUM did (only for `gum` runs): per-superstep records, stealing, decisions.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub gum: Option<crate::runtime::gum::GumReport>,
 }
 
 /// Backend facts.
@@ -88,6 +91,9 @@ pub struct TopologyInfo {
     pub hash: String,
     /// GPUs used.
     pub gpus: u32,
+    /// Faults injected into the simulated machine (`--fault`), as given; absent when none.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub faults: Vec<String>,
 }
 
 /// Graph facts.
@@ -109,7 +115,7 @@ pub struct PartitionInfo {
 }
 
 /// Runtime facts.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Default, Serialize)]
 pub struct RuntimeInfo {
     /// Runtime name.
     pub name: String,
@@ -122,6 +128,9 @@ pub struct RuntimeInfo {
     /// Atos options (atos runs).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub atos: Option<crate::runtime::atos::AtosOptions>,
+    /// GUM options (gum runs).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub gum: Option<crate::runtime::gum::GumOptions>,
 }
 
 /// Algorithm facts.
@@ -238,6 +247,9 @@ impl RunReport {
             self.runtime.name,
             self.backend.name
         );
+        if !self.topology.faults.is_empty() {
+            let _ = writeln!(out, "faults: {}", self.topology.faults.join("; "));
+        }
         let _ = writeln!(
             out,
             "graph {}: {} vertices, {} edges; partition {}",

@@ -22,6 +22,8 @@ use crate::graph::{Csr, GraphError, LoadOptions, load_graph_from_bytes};
 use crate::runtime::atos::{AtosOptions, Comm, KernelStrategy, WorkerWidth};
 use crate::runtime::bsp::{BspOptions, Communication, Duplication};
 use crate::runtime::groute::worklist::{RingOrder, WorklistOptions};
+use crate::runtime::gum::GumOptions;
+use crate::runtime::gum::planner::Triggers;
 use crossbeam_channel::{RecvTimeoutError, unbounded};
 use rand::{RngExt, SeedableRng};
 use rand_chacha::ChaCha8Rng;
@@ -30,6 +32,7 @@ use std::collections::BTreeMap;
 use std::ops::Range;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
+use switchyard_sim::fault::{FaultKind, FaultSpec};
 use switchyard_sim::interconnect::Fidelity;
 use switchyard_sim::topology::{Topology, bundled_names, bundled_text, fnv1a_64};
 
@@ -188,6 +191,11 @@ pub struct SwarmCase {
     pub groute: WorklistOptions,
     /// Atos options (used when the runtime is `atos`).
     pub atos: AtosOptions,
+    /// GUM options (used when the runtime is `gum`).
+    pub gum: GumOptions,
+    /// Faults injected into the machine (`--fault`), as canonical specs; drawn for about a
+    /// quarter of the seeds (see [`draw_faults`]).
+    pub faults: Vec<String>,
 }
 
 /// What a swarm draws under.
@@ -343,6 +351,88 @@ fn derive_machine(
     Ok((topology, derivation))
 }
 
+/// The stream (derived from the seed) that draws whether a seed runs a runtime that joined
+/// the swarm after its first regression seeds were recorded.
+const LATER_RUNTIME_STREAM: u64 = 0x5_7A7E;
+
+/// A runtime that joined the swarm later, for a share of the seeds (one part in `2 + n` for
+/// each of the `n` later runtimes), or `None` (the seed runs the runtime of the main
+/// stream). Drawn from a stream of its own, so a seed that runs BSP or Groute draws exactly
+/// the configuration it drew before.
+fn later_runtime(seed: u64) -> Option<RuntimeKind> {
+    const LATER: [RuntimeKind; 2] = [RuntimeKind::Gum, RuntimeKind::Atos];
+    let mut rng = ChaCha8Rng::seed_from_u64(seed);
+    rng.set_stream(LATER_RUNTIME_STREAM);
+    let share = LATER.len() as f64 / (LATER.len() + 2) as f64;
+    rng.random_bool(share).then(|| *pick(&mut rng, &LATER))
+}
+
+/// The random stream (of a seed's ChaCha8 generator) that faults are drawn from: apart from
+/// the configuration's main stream, so that drawing faults changed no seed's configuration.
+const FAULT_STREAM: u64 = 0xFA_0175;
+
+/// Draws the faults of `seed` on `topology` (the first `gpus` GPUs used). About a quarter
+/// of the seeds draw one to three of: a degraded link (any link; bandwidth x 2^U(-8, 0),
+/// latency up to 20 us more), a failed link (any link: the run validates over another
+/// route, or stops with an error naming the link), a straggler among the GPUs used
+/// (slowdown 2^U(0, 6)) and delayed deliveries (p 0.05..1, up to 2^U(0, 15) ns); each from
+/// virtual time 0 (30 %) or a log-uniform time up to about a virtual millisecond.
+pub fn draw_faults(seed: u64, topology: &Topology, gpus: u32) -> Vec<FaultSpec> {
+    let mut rng = ChaCha8Rng::seed_from_u64(seed);
+    rng.set_stream(FAULT_STREAM);
+    if !rng.random_bool(0.25) {
+        return Vec::new();
+    }
+    let count = rng.random_range(1..=3u32);
+    let mut faults = Vec::new();
+    for _ in 0..count {
+        let at_ps = if rng.random_bool(0.3) {
+            0
+        } else {
+            2f64.powf(rounded(&mut rng, 0.0, 20.0, 2)).round() as u64 * 1000
+        };
+        let link = |rng: &mut ChaCha8Rng| {
+            let l = pick(rng, &topology.links);
+            format!("{}-{}", topology.devices[l.a].name, topology.devices[l.b].name)
+        };
+        let kind = match rng.random_range(0..4u32) {
+            0 => {
+                let bandwidth_factor = 2f64.powf(rounded(&mut rng, -8.0, 0.0, 2));
+                let bandwidth_factor = (bandwidth_factor * 1e4).round() / 1e4;
+                let latency_ns =
+                    if rng.random_bool(0.5) { 0 } else { rng.random_range(1..=20_000) };
+                let bandwidth_factor = if latency_ns == 0 && bandwidth_factor >= 1.0 {
+                    0.5
+                } else {
+                    bandwidth_factor.max(1e-4)
+                };
+                FaultKind::LinkDegrade {
+                    link: link(&mut rng),
+                    bandwidth_factor,
+                    extra_latency_ps: latency_ns * 1000,
+                }
+            }
+            1 => FaultKind::LinkFail { link: link(&mut rng) },
+            2 => FaultKind::Straggler {
+                gpu: rng.random_range(0..gpus.max(1)),
+                slowdown: (2f64.powf(rounded(&mut rng, 0.0, 6.0, 2)) * 100.0).round().max(100.0)
+                    / 100.0,
+            },
+            _ => FaultKind::Delay {
+                probability: rounded(&mut rng, 0.05, 1.0, 2),
+                max_delay_ps: 2f64.powf(rounded(&mut rng, 0.0, 15.0, 2)).round().max(1.0) as u64
+                    * 1000,
+            },
+        };
+        // Canonical text, so the `switchyard run` line gives the identical spec.
+        let spec = FaultSpec { at_ps, kind };
+        if let Ok(parsed) = spec.to_string().parse::<FaultSpec>() {
+            faults.push(parsed);
+        }
+    }
+    faults
+}
+
 /// Draws the whole configuration of `seed` and makes its machine and graph.
 pub fn draw(seed: u64, options: &SwarmOptions) -> Result<(SwarmCase, Topology, Csr), SwarmError> {
     let mut rng = ChaCha8Rng::seed_from_u64(seed);
@@ -362,10 +452,11 @@ pub fn draw(seed: u64, options: &SwarmOptions) -> Result<(SwarmCase, Topology, C
     };
     let gpus = rng.random_range(1..=topology.gpus.len() as u32);
     // Runtime (drawn even when filtered, so the rest of the stream starts at the same place).
-    // Unfiltered draws keep to the runtimes the regression file's seeds were drawn from;
-    // Atos is swarmed with `--runtime atos`, its options drawn at the stream's end.
-    let drawn = *pick(&mut rng, &SWARM_RUNTIMES);
-    let runtime = options.runtime.unwrap_or(drawn);
+    // The draw is over the runtimes the swarm had when its regression seeds were recorded,
+    // so every recorded seed still draws the same configuration; the runtimes that joined
+    // later (GUM, Atos) come from a stream of their own (`later_runtime`).
+    let drawn = *pick(&mut rng, &[RuntimeKind::Bsp, RuntimeKind::Groute]);
+    let runtime = options.runtime.unwrap_or_else(|| later_runtime(seed).unwrap_or(drawn));
     let algorithms: Vec<Algorithm> =
         Algorithm::ALL.into_iter().filter(|&a| runtime.runs(a)).collect();
     let algorithm = *pick(&mut rng, &algorithms);
@@ -396,10 +487,11 @@ pub fn draw(seed: u64, options: &SwarmOptions) -> Result<(SwarmCase, Topology, C
         Algorithm::Bfs | Algorithm::Dobfs | Algorithm::Sssp => {
             AlgorithmParams { source: params.source, ..d }
         }
-        Algorithm::Cc => d,
+        Algorithm::Cc | Algorithm::Lcc => d,
         Algorithm::Pr => {
             AlgorithmParams { damping: params.damping, iterations: params.iterations, ..d }
         }
+        Algorithm::Cdlp => AlgorithmParams { iterations: params.iterations, ..d },
         Algorithm::PrResidual => {
             AlgorithmParams { damping: params.damping, epsilon: params.epsilon, ..d }
         }
@@ -417,9 +509,10 @@ pub fn draw(seed: u64, options: &SwarmOptions) -> Result<(SwarmCase, Topology, C
     let broadcast_drawn = duplication == Duplication::All && rng.random_bool(0.5);
     // The runtime refuses broadcast for additive updates without an apply step (residual
     // PageRank): such a draw runs selective (the draw is kept, so other seeds are unchanged).
-    let additive = algorithm.instance(&params).bsp().is_some_and(|p| {
-        p.combiner() == crate::runtime::bsp::Combiner::AddF32 && p.apply_kernel().is_none()
-    });
+    let additive = algorithm
+        .instance(&params)
+        .bsp()
+        .is_some_and(|p| p.combiner().is_additive() && p.apply_kernel().is_none());
     let communication = if broadcast_drawn && !additive {
         Communication::Broadcast
     } else {
@@ -468,7 +561,31 @@ pub fn draw(seed: u64, options: &SwarmOptions) -> Result<(SwarmCase, Topology, C
             rng.random_range(1..=1024)
         },
     };
-    let atos = draw_atos(&mut rng, algorithm);
+    // GUM options, drawn last and only for GUM cases (the other draws stay as they were):
+    // low thresholds so that small graphs steal.
+    let gum = if runtime == RuntimeKind::Gum {
+        let t1 = *pick(&mut rng, &[1u64, 64, 16_384]);
+        let triggers = Triggers {
+            t1_min_max_edges: t1,
+            t2_min_imbalance_edges: *pick(&mut rng, &[1u64, 32, t1]),
+            ..Triggers::default()
+        };
+        GumOptions { fsteal: rng.random_bool(0.8), triggers, ..GumOptions::default() }
+    } else {
+        GumOptions::default()
+    };
+    // Atos options, likewise drawn only for Atos cases.
+    let atos = if runtime == RuntimeKind::Atos {
+        draw_atos(&mut rng, algorithm)
+    } else {
+        AtosOptions::default()
+    };
+    let faults = draw_faults(seed, &topology, gpus);
+    let topology = topology.with_faults(&faults).map_err(|e| SwarmError::Topology {
+        seed,
+        base: base.clone(),
+        reason: e.to_string(),
+    })?;
     let case = SwarmCase {
         seed,
         runtime_filter: options.runtime,
@@ -486,13 +603,12 @@ pub fn draw(seed: u64, options: &SwarmOptions) -> Result<(SwarmCase, Topology, C
         jitter_ns,
         bsp,
         groute,
+        gum,
         atos,
+        faults: faults.iter().map(ToString::to_string).collect(),
     };
     Ok((case, topology, csr))
 }
-
-/// The runtimes an unfiltered swarm draws from (those of the regression file's seeds).
-const SWARM_RUNTIMES: [RuntimeKind; 2] = [RuntimeKind::Bsp, RuntimeKind::Groute];
 
 /// Atos options: every worker width and kernel strategy, the priority queue, the aggregator
 /// (eager or batched), small queues' and sweeps' edges.
@@ -573,7 +689,8 @@ impl SwarmCase {
                 let one_based = matches!(self.graph, GraphDraw::File(_));
                 push("--source", (u64::from(p.source) + u64::from(one_based)).to_string())
             }
-            Algorithm::Cc => {}
+            Algorithm::Cc | Algorithm::Lcc => {}
+            Algorithm::Cdlp => push("--iterations", p.iterations.to_string()),
             Algorithm::Pr => {
                 push("--damping", p.damping.to_string());
                 push("--iterations", p.iterations.to_string());
@@ -616,11 +733,20 @@ impl SwarmCase {
                 push("--fused-max-rounds", g.fused_max_rounds.to_string());
                 push("--worklist-items", g.initial_worklist_items.to_string());
             }
+            RuntimeKind::Gum => {
+                let g = &self.gum;
+                push("--gum-fsteal", if g.fsteal { "on" } else { "off" }.into());
+                push("--gum-t1", g.triggers.t1_min_max_edges.to_string());
+                push("--gum-t2", g.triggers.t2_min_imbalance_edges.to_string());
+            }
             RuntimeKind::Atos => {
                 for (flag, value) in self.atos.cli_args() {
                     push(flag, value);
                 }
             }
+        }
+        for fault in &self.faults {
+            push("--fault", fault.clone());
         }
         a
     }
@@ -643,6 +769,7 @@ impl SwarmCase {
             seed: self.seed,
             bsp: self.bsp,
             groute: self.groute,
+            gum: self.gum,
             atos: self.atos,
             validate: true,
             command_line,
@@ -686,12 +813,28 @@ pub enum Verdict {
     Hung(String),
     /// The configuration could not be drawn (a bug in the swarm itself).
     Draw(String),
+    /// Stopped, as it must, with an error naming a link failure that left a transfer without
+    /// a route (only for a case that fails links): not a failure.
+    Faulted(String),
 }
 
 impl Verdict {
-    /// Whether the run passed.
+    /// Whether the run passed: validated, or stopped by the link failure it injected.
     pub fn passed(&self) -> bool {
-        matches!(self, Verdict::Passed)
+        matches!(self, Verdict::Passed | Verdict::Faulted(_))
+    }
+
+    /// The message of a verdict other than [`Verdict::Passed`] (empty for it).
+    pub fn message(&self) -> &str {
+        match self {
+            Verdict::Passed => "",
+            Verdict::Invalid(m)
+            | Verdict::Error(m)
+            | Verdict::Panic(m)
+            | Verdict::Hung(m)
+            | Verdict::Draw(m)
+            | Verdict::Faulted(m) => m,
+        }
     }
 
     /// A one-word name.
@@ -703,6 +846,7 @@ impl Verdict {
             Verdict::Panic(_) => "panic",
             Verdict::Hung(_) => "hung",
             Verdict::Draw(_) => "draw",
+            Verdict::Faulted(_) => "faulted",
         }
     }
 }
@@ -789,6 +933,7 @@ pub fn run_case(
         trace: false,
         time_limit_ps,
         jitter_ps: sim.jitter_ps,
+        ..SimConfig::default()
     };
     run_prepared_sim(&prepared, &case.graph_name(), None, &spec, &sim, config)
 }
@@ -840,7 +985,15 @@ pub fn run_seed(seed: u64, options: &SwarmOptions) -> SeedResult {
                 None => Verdict::Invalid("the run was not validated".into()),
             };
         }
-        Ok(Err(e)) => result.verdict = Verdict::Error(e.to_string()),
+        Ok(Err(e)) => {
+            let message = e.to_string();
+            let cut_off = result.case.as_ref().is_some_and(|c| {
+                c.faults.iter().any(|f| f.starts_with("link-fail:"))
+                    && message.contains("simulated fault: ")
+            });
+            result.verdict =
+                if cut_off { Verdict::Faulted(message) } else { Verdict::Error(message) };
+        }
         Err(payload) => {
             let recorded = LAST_PANIC.with(|p| p.borrow_mut().take());
             let message = recorded.unwrap_or_else(|| {
@@ -1004,6 +1157,9 @@ pub struct SwarmSummary {
     /// `groute:fused`, `groute:priority`, `groute:widest-ring`, `groute:small-packets` (at
     /// most 8 items), `groute:small-worklist` (grown on demand), `weights`.
     pub by_option: BTreeMap<String, Counts>,
+    /// Runs that stopped, as they must, with an error naming the link failure they injected
+    /// (counted as passed).
+    pub faulted: u64,
     /// Every failure, in seed order.
     pub failures: Vec<Failure>,
 }
@@ -1028,6 +1184,7 @@ impl SwarmSummary {
             by_graph: BTreeMap::new(),
             by_fidelity: BTreeMap::new(),
             by_option: BTreeMap::new(),
+            faulted: 0,
             failures: Vec::new(),
         };
         for r in results {
@@ -1072,6 +1229,11 @@ impl SwarmSummary {
                             on.push("bsp:broadcast");
                         }
                     }
+                    RuntimeKind::Gum => {
+                        if c.gum.fsteal {
+                            on.push("gum:fsteal");
+                        }
+                    }
                     RuntimeKind::Groute => {
                         let d = WorklistOptions::default();
                         if c.groute.fused {
@@ -1113,16 +1275,17 @@ impl SwarmSummary {
                 for o in on {
                     add(&mut s.by_option, o.to_string());
                 }
+                let kinds: std::collections::BTreeSet<&str> =
+                    c.faults.iter().filter_map(|f| f.split(':').next()).collect();
+                for kind in kinds {
+                    add(&mut s.by_option, format!("fault:{kind}"));
+                }
+                if matches!(r.verdict, Verdict::Faulted(_)) {
+                    s.faulted += 1;
+                }
             }
             if failed == 1 {
-                let message = match &r.verdict {
-                    Verdict::Passed => String::new(),
-                    Verdict::Invalid(m)
-                    | Verdict::Error(m)
-                    | Verdict::Panic(m)
-                    | Verdict::Hung(m)
-                    | Verdict::Draw(m) => m.clone(),
-                };
+                let message = r.verdict.message().to_string();
                 s.failures.push(Failure {
                     seed: r.seed,
                     verdict: r.verdict.name().to_string(),
@@ -1144,9 +1307,14 @@ impl SwarmSummary {
         use std::fmt::Write;
         let mut out = String::new();
         let filter = self.runtime.map(|r| format!(", runtime {}", r.name())).unwrap_or_default();
+        let faulted = if self.faulted > 0 {
+            format!(" ({} of them stopped by an injected link failure, naming it)", self.faulted)
+        } else {
+            String::new()
+        };
         let _ = writeln!(
             out,
-            "swarm: seeds {}{filter}: {} runs, {} passed, {} failed",
+            "swarm: seeds {}{filter}: {} runs, {} passed{faulted}, {} failed",
             self.seeds,
             self.runs,
             self.passed,

@@ -339,7 +339,22 @@ pub fn load_graph(path: &Path, options: &LoadOptions) -> Result<LoadedGraph, Gra
     if options.format.is_none() && formats::detect_format(bytes) == Some(GraphFormat::Ldbc) {
         return load_ldbc(path, Some(bytes), options);
     }
-    load_graph_from_bytes(&name, bytes, options)
+    let named_properties = path.extension().is_some_and(|e| e == "properties");
+    match load_graph_from_bytes(&name, bytes, options) {
+        // Formats come from the content; a broken `.properties` read as an edge list would
+        // otherwise fail with an edge-list message only.
+        Err(e) if options.format.is_none() && named_properties => Err(GraphError::Format {
+            file: name,
+            problem: format!(
+                "its content is no LDBC properties file (whose lines are `graph.NAME.key = \
+                 value`), so it was read as another format, which failed: {e}"
+            ),
+            fix: "fix the file's `graph.NAME.*` lines (comments start with `#`), or pass \
+                  --format to say what it is"
+                .into(),
+        }),
+        loaded => loaded,
+    }
 }
 
 fn is_gzip_file(path: &Path) -> bool {
@@ -367,6 +382,19 @@ pub fn load_graph_from_bytes(
                     problem: "is a switchyard binary CSR file, which is read only when asked for".into(),
                     fix: "pass `--format binary` (LoadOptions::format = Some(GraphFormat::Binary))".into(),
                 });
+                }
+                // Text formats never hold NUL bytes: binary data of another kind.
+                Some(_) if bytes[..bytes.len().min(4096)].contains(&0) => {
+                    return Err(GraphError::Format {
+                        file: name.to_string(),
+                        problem: "holds binary data (NUL bytes) but is neither a switchyard \
+                                  binary CSR nor gzip"
+                            .into(),
+                        fix: "give a text graph (Matrix Market, SNAP, DIMACS, METIS, LDBC), a \
+                              gzipped one, or a binary CSR written by `switchyard graph convert \
+                              --to binary` (with --format binary)"
+                            .into(),
+                    });
                 }
                 Some(f) => f,
                 None => {
@@ -506,8 +534,34 @@ fn load_ldbc(
     };
     let v_path = named(properties.as_ref().and_then(|p| p.vertex_file.as_ref()), ".v");
     let e_path = named(properties.as_ref().and_then(|p| p.edge_file.as_ref()), ".e");
-    let v_input = read_input(&v_path)?;
-    let e_input = read_input(&e_path)?;
+    // A missing vertex or edge file says which .properties key named it (or that none did).
+    let part = |file: &Path, key: &str, ext: &str| -> Result<Input, GraphError> {
+        if file.exists() || properties.is_none() {
+            return read_input(file);
+        }
+        let props = properties_path.display();
+        let name = properties.as_ref().map(|p| p.name.as_str()).unwrap_or_default();
+        let given = properties.as_ref().and_then(|p| match key {
+            "vertex-file" => p.vertex_file.as_ref(),
+            _ => p.edge_file.as_ref(),
+        });
+        let (problem, fix) = match given {
+            Some(f) => (
+                format!("does not exist; `graph.{name}.{key} = {f}` in {props} names it"),
+                format!("put the file beside {props}, or fix `graph.{name}.{key}`"),
+            ),
+            None => (
+                format!(
+                    "does not exist; {props} sets no `graph.{name}.{key}`, so the file is \
+                     looked for as the base name plus `{ext}`"
+                ),
+                format!("add `graph.{name}.{key} = FILE` to {props}, or put the file there"),
+            ),
+        };
+        Err(GraphError::Format { file: file.display().to_string(), problem, fix })
+    };
+    let v_input = part(&v_path, "vertex-file", ".v")?;
+    let e_input = part(&e_path, "edge-file", ".e")?;
     let (v_name, e_name) = (v_path.display().to_string(), e_path.display().to_string());
     let parsed = ldbc::parse_graph(
         (&v_name, &e_name),

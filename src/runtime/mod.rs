@@ -4,6 +4,7 @@
 pub mod atos;
 pub mod bsp;
 pub mod groute;
+pub mod gum;
 mod outcome;
 
 pub use outcome::{GrouteReport, Outcome, WorkReport};

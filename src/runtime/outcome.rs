@@ -23,6 +23,8 @@ pub struct Outcome {
     pub groute: Option<GrouteReport>,
     /// Atos's own account (Atos runs only).
     pub atos: Option<super::atos::AtosReport>,
+    /// GUM's own account (GUM runs only).
+    pub gum: Option<super::gum::GumReport>,
 }
 
 /// Work done.

@@ -234,6 +234,19 @@ impl Transport for FlowTransport {
     fn stats(&self) -> &[ChannelStats] {
         &self.stats
     }
+
+    fn reconfigure(&mut self, fabric: &Fabric, now: TimePs, aborted: &[LegId]) {
+        self.progress(now.max(self.clock_ps));
+        for leg in aborted {
+            if let Some(f) = self.flows.remove(leg) {
+                for c in &f.channels {
+                    self.active_per_channel[c.0 as usize] -= 1;
+                }
+            }
+            self.tails.retain(|&(_, l)| l != *leg);
+        }
+        self.recompute(fabric);
+    }
 }
 
 #[cfg(test)]

@@ -122,6 +122,17 @@ pub struct Completion {
     pub time_ps: TimePs,
 }
 
+/// A transfer that an injected link failure left without a route (see [`crate::fault`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TransferFailure {
+    /// Which transfer.
+    pub id: TransferId,
+    /// When it failed, in picoseconds of virtual time.
+    pub time_ps: TimePs,
+    /// The failed links and the endpoints no route joins any more.
+    pub message: String,
+}
+
 /// Traffic counters of one directed channel.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct ChannelStats {
@@ -191,4 +202,10 @@ pub trait Interconnect {
 
     /// Per-channel counters, indexed like [`Fabric::channels`](crate::fabric::Fabric::channels).
     fn channel_stats(&self) -> &[ChannelStats];
+
+    /// Transfers that failed since the last call (injected link failures; see
+    /// [`InterconnectModel::with_faults`]). A failed transfer never completes.
+    fn take_failures(&mut self) -> Vec<TransferFailure> {
+        Vec::new()
+    }
 }

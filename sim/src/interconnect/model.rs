@@ -1,15 +1,18 @@
 //! The fidelity-independent front end: copy engines, staging through host memory and
 //! application-level packets, over a [`Transport`] that moves the bytes.
 
-use std::collections::{BTreeMap, VecDeque};
+use std::collections::{BTreeMap, BTreeSet, VecDeque};
 
 use super::bounds::{LegPlan, plan_legs};
 use super::flow::FlowTransport;
 use super::packet::PacketTransport;
 use super::transport::{LegId, Transport};
-use super::{ChannelStats, Completion, Fidelity, Interconnect, TransferId, TransferRequest};
+use super::{
+    ChannelStats, Completion, Fidelity, Interconnect, TransferFailure, TransferId, TransferRequest,
+};
 use crate::error::SimError;
-use crate::fabric::Fabric;
+use crate::fabric::{ChannelId, EndpointId, Fabric};
+use crate::fault::{ChannelEffect, FabricChange};
 use crate::time::TimePs;
 
 /// Progress of one leg of a transfer.
@@ -104,6 +107,14 @@ pub struct InterconnectModel {
     undelivered: Vec<Completion>,
     scratch: Vec<(TimePs, LegId)>,
     log: Option<Vec<ModelLogEntry>>,
+    /// Injected link faults, in time order, and how many have happened.
+    changes: Vec<FabricChange>,
+    changes_applied: usize,
+    /// Channels of failed links and the failures' descriptions, for messages.
+    failed_channels: BTreeSet<ChannelId>,
+    failed_links: Vec<String>,
+    /// Transfers that failed and were not yet taken.
+    failures: Vec<TransferFailure>,
 }
 
 impl InterconnectModel {
@@ -125,7 +136,170 @@ impl InterconnectModel {
             undelivered: Vec::new(),
             scratch: Vec::new(),
             log: None,
+            changes: Vec::new(),
+            changes_applied: 0,
+            failed_channels: BTreeSet::new(),
+            failed_links: Vec::new(),
+            failures: Vec::new(),
         }
+    }
+
+    /// A model of `fabric` whose links degrade or fail as `changes` say (resolved link
+    /// faults, see [`crate::fault`]; from [`crate::topology::Topology::faults`]).
+    ///
+    /// A change happens at its time whenever the model is advanced or submitted to past it.
+    /// While transfers are in flight, [`Interconnect::next_event_time`] includes the next
+    /// change, so a driver steps onto it; an idle model applies it on the next submission
+    /// (an idle link failing changes nothing but the routes later transfers take).
+    pub fn with_faults(fabric: &Fabric, fidelity: Fidelity, changes: &[FabricChange]) -> Self {
+        let mut model = InterconnectModel::new(fabric, fidelity);
+        model.changes = changes.to_vec();
+        model.changes.sort_by_key(|c| c.at_ps);
+        model
+    }
+
+    /// Time of the next link fault that has not happened yet.
+    fn next_change_ps(&self) -> Option<TimePs> {
+        self.changes.get(self.changes_applied).map(|c| c.at_ps)
+    }
+
+    /// Applies the next link fault at its time `now`.
+    fn apply_change(&mut self, now: TimePs) {
+        let change = self.changes[self.changes_applied].clone();
+        self.changes_applied += 1;
+        match change.effect {
+            ChannelEffect::Degrade { bandwidth_factor, extra_latency_ps } => {
+                for c in &change.channels {
+                    let ch = &mut self.fabric.channels[c.0 as usize];
+                    let scaled = (ch.bandwidth_bytes_per_s as f64 * bandwidth_factor).floor();
+                    ch.bandwidth_bytes_per_s = (scaled as u64).max(1);
+                    ch.latency_ps = ch.latency_ps.saturating_add(extra_latency_ps);
+                }
+                self.transport.reconfigure(&self.fabric, now, &[]);
+            }
+            ChannelEffect::Fail { routes } => {
+                self.fabric.routes = routes;
+                self.failed_channels.extend(change.channels.iter().copied());
+                self.failed_links.push(change.description);
+                self.reroute(now);
+            }
+        }
+    }
+
+    /// After a link failure at `now`: every unfinished leg over a failed channel takes the
+    /// new route between its ends (its chunk in flight restarts from its first byte); a
+    /// direct GPU-to-GPU copy whose new route lacks peer access (or that has none) is planned
+    /// again, staged through host memory, and restarts; a transfer with a leg that no route
+    /// carries any more fails.
+    fn reroute(&mut self, now: TimePs) {
+        let mut aborted: Vec<LegId> = Vec::new();
+        let mut restarted: Vec<u64> = Vec::new();
+        let mut failed: Vec<(u64, EndpointId, EndpointId)> = Vec::new();
+        let in_transport: BTreeMap<(u64, usize), LegId> =
+            self.legs.iter().map(|(&leg, &key)| (key, leg)).collect();
+        for (&id, t) in self.transfers.iter_mut() {
+            let hit = |t: &TransferState, j: usize| {
+                t.progress[j].done_chunks < t.chunks
+                    && t.legs[j].channels.iter().any(|c| self.failed_channels.contains(c))
+            };
+            if !(0..t.legs.len()).any(|j| hit(t, j)) {
+                continue;
+            }
+            let direct = t.legs.len() == 1;
+            let (src, dst) = (t.legs[0].src, t.legs[t.legs.len() - 1].dst);
+            if direct {
+                match plan_legs(&self.fabric, id, src, dst) {
+                    Ok(plan) if plan.len() == 1 => {
+                        t.legs = plan;
+                        if t.progress[0].in_flight
+                            && let Some(&leg) = in_transport.get(&(id, 0))
+                        {
+                            aborted.push(leg);
+                            t.progress[0].in_flight = false;
+                            t.progress[0].next_chunk -= 1;
+                            restarted.push(id);
+                        }
+                        continue;
+                    }
+                    Ok(plan) => {
+                        // Now staged: every chunk goes again, through host memory.
+                        let first = t.progress[0];
+                        t.progress = vec![LegProgress::default(); plan.len()];
+                        t.progress[0].has_engine = first.has_engine;
+                        t.progress[0].waiting_engine = first.waiting_engine;
+                        t.legs = plan;
+                        if first.in_flight
+                            && let Some(&leg) = in_transport.get(&(id, 0))
+                        {
+                            aborted.push(leg);
+                        }
+                        restarted.push(id);
+                        continue;
+                    }
+                    Err(_) => {
+                        failed.push((id, src, dst));
+                        continue;
+                    }
+                }
+            }
+            for j in 0..t.legs.len() {
+                if !hit(t, j) {
+                    continue;
+                }
+                let Some(route) = self.fabric.route(t.legs[j].src, t.legs[j].dst) else {
+                    failed.push((id, t.legs[j].src, t.legs[j].dst));
+                    break;
+                };
+                t.legs[j].channels = route.channels.clone();
+                if t.progress[j].in_flight
+                    && let Some(&leg) = in_transport.get(&(id, j))
+                {
+                    aborted.push(leg);
+                    t.progress[j].in_flight = false;
+                    t.progress[j].next_chunk -= 1;
+                    restarted.push(id);
+                }
+            }
+        }
+        // Every chunk in flight of a failing transfer stops too.
+        for &(id, ..) in &failed {
+            aborted.extend(self.legs.iter().filter(|(_, (t, _))| *t == id).map(|(&l, _)| l));
+        }
+        aborted.sort_unstable();
+        aborted.dedup();
+        for leg in &aborted {
+            self.legs.remove(leg);
+        }
+        self.transport.reconfigure(&self.fabric, now, &aborted);
+        for (id, src, dst) in failed {
+            let name = |e: EndpointId| self.fabric.endpoints[e.0 as usize].name.clone();
+            let message = format!(
+                "{}; no route from `{}` to `{}` avoids the failed links",
+                self.failed_links.join("; "),
+                name(src),
+                name(dst)
+            );
+            self.fail_transfer(now, id, message);
+        }
+        for id in restarted {
+            self.pump(now, id);
+        }
+    }
+
+    /// Drops transfer `id` (its chunks in flight were aborted), releases its copy engines and
+    /// records the failure.
+    fn fail_transfer(&mut self, now: TimePs, id: u64, message: String) {
+        let Some(t) = self.transfers.remove(&id) else { return };
+        for (j, p) in t.progress.iter().enumerate() {
+            let src = t.legs[j].src.0 as usize;
+            if p.waiting_engine {
+                self.engines[src].waiting.retain(|&w| w != (id, j));
+            }
+            if p.has_engine {
+                self.release_engine(now, src);
+            }
+        }
+        self.failures.push(TransferFailure { id: TransferId(id), time_ps: now, message });
     }
 
     /// Which fidelity this model runs.
@@ -162,7 +336,17 @@ impl InterconnectModel {
 
     /// Processes transport events up to `time`, chaining chunks, legs and engine grants.
     fn run_until(&mut self, time: TimePs) {
-        while let Some(t) = self.transport.next_event_time().filter(|&t| t <= time) {
+        loop {
+            let change = self.next_change_ps().filter(|&c| c <= time);
+            let next = self.transport.next_event_time().filter(|&t| t <= time);
+            // A fault happens before the transport events of its own instant.
+            if let Some(c) = change
+                && next.is_none_or(|t| c <= t)
+            {
+                self.apply_change(c);
+                continue;
+            }
+            let Some(t) = next else { break };
             let mut done = std::mem::take(&mut self.scratch);
             self.transport.advance_to(&self.fabric, t, &mut done);
             for &(tl, leg) in &done {
@@ -285,16 +469,30 @@ impl Interconnect for InterconnectModel {
         if self.transfers.contains_key(&id.0) {
             return Err(SimError::DuplicateTransfer { transfer: id.0 });
         }
-        let legs = plan_legs(&self.fabric, id.0, request.src, request.dst)?;
+        // Everything before `now` happens first (its completions are kept for advance_to),
+        // link faults included, so the transfer takes the routes of its time.
+        self.run_until(now);
+        self.clock_ps = now;
+        let legs = match plan_legs(&self.fabric, id.0, request.src, request.dst) {
+            Err(SimError::NoRoute { src, dst, .. } | SimError::NoStagingPath { src, dst, .. })
+                if !self.failed_links.is_empty() =>
+            {
+                return Err(SimError::LinkFault {
+                    transfer: id.0,
+                    message: format!(
+                        "{}; no route from `{src}` to `{dst}` avoids the failed links",
+                        self.failed_links.join("; ")
+                    ),
+                });
+            }
+            planned => planned?,
+        };
         if let Some(l) =
             legs.iter().find(|l| self.fabric.endpoints[l.src.0 as usize].copy_engines == 0)
         {
             let endpoint = self.fabric.endpoints[l.src.0 as usize].name.clone();
             return Err(SimError::NoCopyEngine { transfer: id.0, endpoint });
         }
-        // Everything before `now` happens first (its completions are kept for advance_to).
-        self.run_until(now);
-        self.clock_ps = now;
         let chunk_bytes = request.packet_bytes.unwrap_or(request.bytes).min(request.bytes).max(1);
         let chunks = request.bytes.div_ceil(chunk_bytes).max(1);
         let progress = vec![LegProgress::default(); legs.len()];
@@ -308,10 +506,9 @@ impl Interconnect for InterconnectModel {
 
     fn next_event_time(&self) -> Option<TimePs> {
         let pending = self.undelivered.iter().map(|c| c.time_ps).min();
-        match (pending, self.transport.next_event_time()) {
-            (Some(a), Some(b)) => Some(a.min(b)),
-            (a, b) => a.or(b),
-        }
+        // A fault is an event only while something is in flight for it to act on.
+        let change = self.next_change_ps().filter(|_| !self.transfers.is_empty());
+        [pending, self.transport.next_event_time(), change].into_iter().flatten().min()
     }
 
     fn advance_to(&mut self, time: TimePs, completed: &mut Vec<Completion>) {
@@ -324,5 +521,9 @@ impl Interconnect for InterconnectModel {
 
     fn channel_stats(&self) -> &[ChannelStats] {
         self.transport.stats()
+    }
+
+    fn take_failures(&mut self) -> Vec<TransferFailure> {
+        std::mem::take(&mut self.failures)
     }
 }

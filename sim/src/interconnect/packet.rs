@@ -136,24 +136,28 @@ impl PacketTransport {
                     self.channels[channel as usize].serving.take().expect("channel was serving");
                 let latency = fabric.channels[channel as usize].latency_ps;
                 let at = now.saturating_add(latency);
-                let route = &self.legs[&packet.leg].channels;
-                let next_hop = packet.hop as usize + 1;
-                if next_hop < route.len() {
-                    let next = Packet { hop: packet.hop + 1, ..packet };
-                    self.events.schedule_at(
-                        at,
-                        Event::Arrive { channel: route[next_hop].0, packet: next },
-                    );
-                } else {
-                    self.events.schedule_at(at, Event::Deliver { leg: packet.leg });
+                // A packet of an aborted leg (a failed link) is dropped here.
+                if let Some(leg) = self.legs.get(&packet.leg) {
+                    let next_hop = packet.hop as usize + 1;
+                    if next_hop < leg.channels.len() {
+                        let next = Packet { hop: packet.hop + 1, ..packet };
+                        let channel = leg.channels[next_hop].0;
+                        self.events.schedule_at(at, Event::Arrive { channel, packet: next });
+                    } else {
+                        self.events.schedule_at(at, Event::Deliver { leg: packet.leg });
+                    }
                 }
                 if let Some(p) = self.channels[channel as usize].fifo.pop_front() {
                     self.serve(fabric, now, channel, p);
                 }
             }
-            Event::Arrive { channel, packet } => self.arrive(fabric, now, channel, packet),
+            Event::Arrive { channel, packet } => {
+                if self.legs.contains_key(&packet.leg) {
+                    self.arrive(fabric, now, channel, packet);
+                }
+            }
             Event::Deliver { leg } => {
-                let l = self.legs.get_mut(&leg).expect("delivered leg exists");
+                let Some(l) = self.legs.get_mut(&leg) else { return };
                 l.packets_delivered += 1;
                 if l.packets_delivered == l.packets_total {
                     self.legs.remove(&leg);
@@ -218,5 +222,19 @@ impl Transport for PacketTransport {
 
     fn stats(&self) -> &[ChannelStats] {
         &self.stats
+    }
+
+    fn reconfigure(&mut self, _fabric: &Fabric, _now: TimePs, aborted: &[LegId]) {
+        // New bandwidths and latencies apply to every packet serialized from now on (one
+        // on the wire keeps its time). Aborted legs vanish: their queued packets are
+        // dropped now, the ones on a wire or between hops when they get there.
+        for leg in aborted {
+            self.legs.remove(leg);
+        }
+        if !aborted.is_empty() {
+            for c in &mut self.channels {
+                c.fifo.retain(|p| !aborted.contains(&p.leg));
+            }
+        }
     }
 }

@@ -28,6 +28,10 @@ pub(super) trait Transport {
     fn advance_to(&mut self, fabric: &Fabric, time: TimePs, done: &mut Vec<(TimePs, LegId)>);
     /// Per-channel counters.
     fn stats(&self) -> &[ChannelStats];
+    /// The fabric changed at `now` (an injected fault: bandwidths or latencies, or routes):
+    /// the legs in `aborted` stop where they are and never complete (their bytes on the wire
+    /// are lost), and the rest carry on under the new channel parameters.
+    fn reconfigure(&mut self, fabric: &Fabric, now: TimePs, aborted: &[LegId]);
 }
 
 /// Size of the store-and-forward unit on a route: the largest `max_payload_bytes` along it.

@@ -67,6 +67,15 @@ pub(crate) fn build(file: &str, text: &str) -> Result<Topology, SimError> {
             "add at least one [[gpu]] table with `name` and `model`",
         ));
     }
+    if raw.socket.is_empty() {
+        return Err(src.error(
+            0..0,
+            "the topology has no socket, so its GPUs have no host memory to load graphs from \
+             or stage copies through",
+            "add a [[socket]] table with a `name` and a [[link]] from it to the GPUs (directly \
+             or through switches)",
+        ));
+    }
     let sockets: Vec<SocketSpec> = raw
         .socket
         .iter()
@@ -188,6 +197,7 @@ pub(crate) fn build(file: &str, text: &str) -> Result<Topology, SimError> {
         links,
         route_devices,
         fabric: Fabric { endpoints, channels, routes: fabric_routes },
+        faults: Default::default(),
     })
 }
 
@@ -505,9 +515,41 @@ fn gpu_endpoint_of(
     })
 }
 
+/// The range a numeric key may take: outside it a file describes no real machine, and
+/// virtual-time arithmetic on its numbers could overflow. Units are in the keys' names.
+fn accepted_range(key: &str) -> (f64, f64, &'static str) {
+    match key {
+        k if k.ends_with("_gb_s") => (1e-6, 1e6, "1 kB/s to 1 PB/s"),
+        k if k.ends_with("_ns") => (0.0, 1e9, "at most one second"),
+        k if k.ends_with("_ps") => (0.0, 1e9, "at most one millisecond"),
+        "lanes" | "copy_engines" => (0.0, 1024.0, "at most 1024"),
+        "max_payload_bytes" | "header_bytes" => (0.0, 1_048_576.0, "at most 1 MiB"),
+        "sm_count" | "resident_threads_per_sm" => (0.0, 1e6, "at most 1,000,000"),
+        "memory_mib" => (0.0, 1_073_741_824.0, "at most 1 PiB"),
+        _ => (0.0, f64::from(u32::MAX), "a 32-bit number"),
+    }
+}
+
+/// Checks that `x` (given for `key`) lies in the key's accepted range.
+fn in_range(src: &Source, span: std::ops::Range<usize>, key: &str, x: f64) -> Result<(), SimError> {
+    let (low, high, what) = accepted_range(key);
+    if x > high || (x > 0.0 && x < low) {
+        return Err(src.error(
+            span,
+            format!(
+                "`{key}` = {} is out of range: this simulator accepts {what} ({low} to {high})",
+                if x >= 1e15 { format!("{x:e}") } else { x.to_string() }
+            ),
+            format!("set `{key}` to a value in {low}..={high} (the unit is in the key's name)"),
+        ));
+    }
+    Ok(())
+}
+
 fn positive(src: &Source, v: &Spanned<f64>, key: &str) -> Result<f64, SimError> {
     let x = *v.get_ref();
     if x.is_finite() && x > 0.0 {
+        in_range(src, v.span(), key, x)?;
         Ok(x)
     } else {
         Err(src.error(
@@ -521,6 +563,7 @@ fn positive(src: &Source, v: &Spanned<f64>, key: &str) -> Result<f64, SimError> 
 fn non_negative(src: &Source, v: &Spanned<f64>, key: &str) -> Result<f64, SimError> {
     let x = *v.get_ref();
     if x.is_finite() && x >= 0.0 {
+        in_range(src, v.span(), key, x)?;
         Ok(x)
     } else {
         Err(src.error(
@@ -534,6 +577,7 @@ fn non_negative(src: &Source, v: &Spanned<f64>, key: &str) -> Result<f64, SimErr
 fn positive_int(src: &Source, v: &Spanned<i64>, key: &str) -> Result<u32, SimError> {
     let x = *v.get_ref();
     if x > 0 && x <= i64::from(u32::MAX) {
+        in_range(src, v.span(), key, x as f64)?;
         Ok(x as u32)
     } else {
         Err(src.error(
@@ -547,6 +591,7 @@ fn positive_int(src: &Source, v: &Spanned<i64>, key: &str) -> Result<u32, SimErr
 fn non_negative_int(src: &Source, v: &Spanned<i64>, key: &str) -> Result<u32, SimError> {
     let x = *v.get_ref();
     if (0..=i64::from(u32::MAX)).contains(&x) {
+        in_range(src, v.span(), key, x as f64)?;
         Ok(x as u32)
     } else {
         Err(src.error(

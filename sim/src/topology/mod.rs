@@ -33,9 +33,11 @@ pub use render::PairClass;
 pub use source::fnv1a_64;
 
 use crate::error::SimError;
-use crate::fabric::{EndpointId, Fabric};
+use crate::fabric::{EndpointId, Fabric, Route};
+use crate::fault::{FaultSpec, Faults};
 use crate::gpu::GpuModel;
 use crate::time::TimePs;
+use std::collections::{BTreeMap, BTreeSet};
 
 /// What kind of device a node of the topology graph is.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -206,6 +208,8 @@ pub struct Topology {
     /// destination, both included).
     route_devices: std::collections::BTreeMap<(EndpointId, EndpointId), Vec<usize>>,
     fabric: Fabric,
+    /// Faults injected during a run (none unless [`Topology::with_faults`] added them).
+    faults: Faults,
 }
 
 impl Topology {
@@ -251,6 +255,70 @@ impl Topology {
     /// The resolved interconnect: endpoints, directed channels, routes.
     pub fn fabric(&self) -> &Fabric {
         &self.fabric
+    }
+
+    /// The same machine with `specs` injected during runs on it (replacing any faults it
+    /// had): links named by their devices, GPUs by index, checked here. See
+    /// [`crate::fault`].
+    pub fn with_faults(mut self, specs: &[FaultSpec]) -> Result<Topology, SimError> {
+        self.faults = crate::fault::resolve(&self, specs)?;
+        Ok(self)
+    }
+
+    /// The faults injected during runs on this machine (empty unless
+    /// [`Topology::with_faults`] added some).
+    pub fn faults(&self) -> &Faults {
+        &self.faults
+    }
+
+    /// The routes between endpoints when the links in `failed` (indices into
+    /// [`Topology::links`]) carry nothing: a route that avoids them is kept, any other is
+    /// chosen again by the loader's rule (fewest hops, widest, GPUs never forward), and a pair
+    /// no route joins any more is left out. Peer access follows the link types of the new
+    /// route, unless a `[[peer]]` entry had overridden it.
+    pub fn routes_avoiding(
+        &self,
+        failed: &BTreeSet<usize>,
+    ) -> BTreeMap<(EndpointId, EndpointId), Route> {
+        let graph =
+            routing::Graph::without(&self.devices, &self.links, &self.fabric.channels, failed);
+        let endpoint_devices: Vec<usize> = self
+            .gpus
+            .iter()
+            .map(|g| g.device)
+            .chain(self.sockets.iter().map(|s| s.device))
+            .collect();
+        let types_allow_peer = |channels: &[crate::fabric::ChannelId]| {
+            channels.iter().all(|c| self.link_types[self.link_of_channel(*c).link_type].peer_access)
+        };
+        let gpus = self.gpus.len();
+        let mut routes = BTreeMap::new();
+        for (si, &sd) in endpoint_devices.iter().enumerate() {
+            let tree = graph.shortest_widest(sd);
+            for (di, &dd) in endpoint_devices.iter().enumerate() {
+                if si == di {
+                    continue;
+                }
+                let key = (EndpointId(si as u32), EndpointId(di as u32));
+                let old = self.fabric.routes.get(&key);
+                if let Some(old) = old
+                    && old.channels.iter().all(|c| !failed.contains(&(c.0 as usize / 2)))
+                {
+                    routes.insert(key, old.clone());
+                    continue;
+                }
+                let Some((channels, _)) = tree.path_to(dd) else { continue };
+                let both_gpus = si < gpus && di < gpus;
+                let overridden =
+                    old.is_some_and(|o| o.peer_access != types_allow_peer(&o.channels));
+                let peer_access = match old {
+                    Some(o) if overridden => o.peer_access,
+                    _ => !both_gpus || types_allow_peer(&channels),
+                };
+                routes.insert(key, Route { channels, peer_access });
+            }
+        }
+        routes
     }
 
     /// Fabric endpoint of GPU `index`.

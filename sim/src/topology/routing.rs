@@ -1,7 +1,7 @@
 //! Route selection: fewest hops, then highest bottleneck bandwidth, then the lowest-numbered
 //! channel at each hop. GPUs are endpoints only: no route passes through one.
 
-use std::collections::VecDeque;
+use std::collections::{BTreeSet, VecDeque};
 
 use super::{Device, Link};
 use crate::fabric::{Channel, ChannelId};
@@ -23,8 +23,22 @@ pub(crate) struct Tree {
 
 impl<'a> Graph<'a> {
     pub fn new(devices: &'a [Device], links: &[Link], channels: &'a [Channel]) -> Graph<'a> {
+        Graph::without(devices, links, channels, &BTreeSet::new())
+    }
+
+    /// The device graph without the links whose indices are in `excluded` (failed links);
+    /// channel ids stay those of the whole machine.
+    pub fn without(
+        devices: &'a [Device],
+        links: &[Link],
+        channels: &'a [Channel],
+        excluded: &BTreeSet<usize>,
+    ) -> Graph<'a> {
         let mut out = vec![Vec::new(); devices.len()];
         for (i, l) in links.iter().enumerate() {
+            if excluded.contains(&i) {
+                continue;
+            }
             out[l.a].push((ChannelId(2 * i as u32), l.b));
             out[l.b].push((ChannelId(2 * i as u32 + 1), l.a));
         }

@@ -617,6 +617,7 @@ impl From<CcOutcome> for crate::runtime::Outcome {
             })
             .collect();
         crate::runtime::Outcome {
+            gum: None,
             compute_time_ps: outcome.compute_time_ps,
             work: crate::runtime::WorkReport {
                 edges_visited: edges,

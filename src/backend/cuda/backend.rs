@@ -345,6 +345,11 @@ pub struct CudaBackend {
     physical: u32,
     /// Kernel spans kept for traces, when asked for.
     spans: Option<Vec<KernelSpan>>,
+    /// A kernel fault to inject (`SWITCHYARD_CUDA_FAULT`), and whether it happened.
+    injection: Option<super::faults::Injection>,
+    injected: bool,
+    /// The memory each physical GPU offers at most (`SWITCHYARD_CUDA_MEMORY_CAP_MIB`).
+    memory_cap: Option<u64>,
 }
 
 impl std::fmt::Debug for CudaBackend {
@@ -419,6 +424,8 @@ impl CudaBackend {
             .ok()
             .and_then(|s| s.parse().ok())
             .unwrap_or(DEFAULT_WATCHDOG_S);
+        let injection = super::faults::Injection::from_env()?;
+        let memory_cap = super::faults::memory_cap_from_env()?;
         let mut backend = CudaBackend {
             registry,
             devices: Vec::new(),
@@ -442,6 +449,9 @@ impl CudaBackend {
             probe_streams: HashMap::new(),
             physical,
             spans: options.kernel_spans.then(Vec::new),
+            injection,
+            injected: false,
+            memory_cap,
         };
         for g in 0..physical {
             let mut dev = Self::open_device(g as i32)?;
@@ -450,7 +460,7 @@ impl CudaBackend {
             backend.devices.push(dev);
             let last = backend.devices.len() - 1;
             if backend.devices[last].sharers > 1 {
-                Self::plan_share(&mut backend.devices[last], &options)?;
+                Self::plan_share(&mut backend.devices[last], &options, memory_cap)?;
             }
         }
         for l in physical..gpus {
@@ -501,13 +511,17 @@ impl CudaBackend {
     /// Sets the memory share of a shared physical GPU's first logical GPU (its siblings copy
     /// it): the free memory now divided among the sharers, or the share asked for if the
     /// sharers fit in the free memory together.
-    fn plan_share(dev: &mut Dev, options: &CudaOptions) -> Result<(), BackendError> {
+    fn plan_share(
+        dev: &mut Dev,
+        options: &CudaOptions,
+        memory_cap: Option<u64>,
+    ) -> Result<(), BackendError> {
         let (mut free, mut total) = (0usize, 0usize);
         // SAFETY: valid out pointers; `open_device` left this GPU's context current.
         ck(unsafe { sys::cuMemGetInfo_v2(&mut free, &mut total) }, || {
             format!("reading free memory of GPU {}", dev.ordinal)
         })?;
-        let free = free as u64;
+        let (free, _) = super::faults::capped(free as u64, total as u64, memory_cap, 0);
         dev.physical_free = free;
         let share = match options.memory_per_gpu_bytes {
             None => super::memory_share(free, dev.sharers),
@@ -716,9 +730,17 @@ impl CudaBackend {
                 }
                 Some(_) => {}
                 None if need > free => {
+                    let cap = if self.memory_cap.is_some() {
+                        format!(", capped by {}", super::faults::MEMORY_CAP_ENV)
+                    } else {
+                        String::new()
+                    };
                     return Err(BackendError::OutOfMemory {
                         device: g as u32,
-                        label: "the run's memory plan".into(),
+                        label: format!(
+                            "the graph's share of this GPU (CSR offsets and its owned arcs; \
+                             {free} bytes free{cap}), before any work"
+                        ),
                         requested_bytes: need,
                         in_use_bytes: d.in_use,
                         capacity_bytes: free + d.in_use,
@@ -738,7 +760,42 @@ impl CudaBackend {
         ck(unsafe { sys::cuMemGetInfo_v2(&mut free, &mut total) }, || {
             format!("reading free memory of gpu{device}")
         })?;
-        Ok(free as u64)
+        Ok(self.capped_memory(device, free as u64, total as u64).0)
+    }
+
+    /// Free and total bytes of `device`'s physical GPU under the memory cap, if one is set.
+    fn capped_memory(&self, device: u32, free: u64, total: u64) -> (u64, u64) {
+        let ordinal = self.devices[device as usize].ordinal;
+        let in_use = self.devices.iter().filter(|d| d.ordinal == ordinal).map(|d| d.in_use).sum();
+        super::faults::capped(free, total, self.memory_cap, in_use)
+    }
+
+    /// What every stream waits for (kernels in flight, operations the host waits for),
+    /// from the backend's own books, without asking the driver: for the message of a run
+    /// stopped by the watchdog or a device fault.
+    pub fn fault_report(&self) -> String {
+        let waits: Vec<super::faults::StreamWait> = self
+            .streams
+            .iter()
+            .enumerate()
+            .map(|(i, s)| super::faults::StreamWait {
+                stream: i,
+                device: s.device,
+                kernels: s.timed.iter().map(|t| t.kernel).collect(),
+                pending: s
+                    .pending
+                    .iter()
+                    .map(|p| match p.kind {
+                        PendingKind::Kernel { .. } => "kernel",
+                        PendingKind::Copy { .. } => "copy",
+                        PendingKind::Read { .. } => "read",
+                        PendingKind::Write { .. } => "write",
+                        PendingKind::Callback => "callback",
+                    })
+                    .collect(),
+            })
+            .collect();
+        super::faults::waiting_report(&waits, 8)
     }
 
     fn enable_peers(&mut self) -> Result<(), BackendError> {
@@ -1297,6 +1354,7 @@ impl Backend for CudaBackend {
             ck(unsafe { sys::cuMemGetInfo_v2(&mut free, &mut total) }, || {
                 format!("reading free memory of gpu{}", device.0)
             })?;
+            let (free, total) = self.capped_memory(device.0, free as u64, total as u64);
             let d = &self.devices[device.0 as usize];
             if let Some(share) = d.share {
                 // A logical GPU of a shared physical GPU: its share, then what the sharers
@@ -1316,7 +1374,7 @@ impl Backend for CudaBackend {
                         d.in_use
                     )));
                 }
-                if bytes > free as u64 {
+                if bytes > free {
                     let together: u64 = self
                         .devices
                         .iter()
@@ -1329,13 +1387,13 @@ impl Backend for CudaBackend {
                     )));
                 }
             }
-            if bytes > free as u64 {
+            if bytes > free {
                 return Err(BackendError::OutOfMemory {
                     device: device.0,
                     label: label.to_string(),
                     requested_bytes: bytes,
-                    in_use_bytes: total as u64 - free as u64,
-                    capacity_bytes: d.info.memory_bytes,
+                    in_use_bytes: total.saturating_sub(free),
+                    capacity_bytes: d.info.memory_bytes.min(total),
                 });
             }
             // SAFETY: valid out pointer; size checked above.
@@ -1592,6 +1650,20 @@ impl Backend for CudaBackend {
         };
         let snapshots =
             if token.is_some() { Some(self.take_pinned(2 * COUNTERS * 8)?) } else { None };
+        // A fault drill (`SWITCHYARD_CUDA_FAULT`): once, after this kernel, on its stream.
+        let inject = match &self.injection {
+            Some(i) if !self.injected && i.kernel == launch.kernel => {
+                let (function, spin_ns) = (i.cuda_function(), i.spin_ns());
+                let f = self.function(device, function)?.ok_or_else(|| {
+                    BackendError::Device(format!("kernels/common.cuh defines no `{function}`"))
+                })?;
+                self.injected = true;
+                let mut a = args;
+                a.scalar[0] = spin_ns;
+                Some((f, a))
+            }
+            _ => None,
+        };
         self.make_current(device)?;
         let mut params: [*mut c_void; 1] = [(&mut args as *mut SyArgs).cast()];
         // SAFETY: functions of this context's module, an argument block matching the
@@ -1687,6 +1759,25 @@ impl Backend for CudaBackend {
                         std::ptr::null_mut(),
                     ),
                     || format!("launching `{cuda_name}__post` on gpu{device}"),
+                )?;
+            }
+            if let Some((f, mut a)) = inject {
+                let mut p: [*mut c_void; 1] = [(&mut a as *mut SyArgs).cast()];
+                ck(
+                    sys::cuLaunchKernel(
+                        f,
+                        1,
+                        1,
+                        1,
+                        1,
+                        1,
+                        1,
+                        0,
+                        raw,
+                        p.as_mut_ptr(),
+                        std::ptr::null_mut(),
+                    ),
+                    || format!("launching the fault drill after `{cuda_name}` on gpu{device}"),
                 )?;
             }
             // Kernel busy time: a timing event after the last pass.
@@ -1895,8 +1986,9 @@ impl Backend for CudaBackend {
                 return Err(BackendError::Limit(format!(
                     "watchdog: no GPU operation finished in {} s with {outstanding} outstanding; \
                      a kernel may hang or the work is longer than the watchdog (set \
-                     SWITCHYARD_CUDA_WATCHDOG_S to allow more)",
-                    self.watchdog.as_secs()
+                     SWITCHYARD_CUDA_WATCHDOG_S to allow more); waiting: {}",
+                    self.watchdog.as_secs(),
+                    self.fault_report()
                 )));
             }
             spins += 1;

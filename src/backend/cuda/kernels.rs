@@ -216,6 +216,10 @@ pub fn error_message(code: u64, d1: u64, d2: u64) -> String {
         14 => {
             format!("the work output buffer of {d2} items cannot hold the first item's {d1} arcs")
         }
+        15 => format!(
+            "injected fault ({}, a failure drill; unset it to run normally)",
+            super::faults::FAULT_ENV
+        ),
         _ => format!("unknown kernel error code {code} ({d1}, {d2})"),
     }
 }

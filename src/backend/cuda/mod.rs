@@ -20,6 +20,7 @@
 //! the physical GPU cannot hold. Shared GPUs' names say so (`NVIDIA H200 (logical 3 of 4 on
 //! GPU 0)`); times measured on them are not scaling.
 
+pub mod faults;
 pub mod kernels;
 
 #[cfg(feature = "cuda")]
@@ -274,6 +275,11 @@ mod stub {
         }
 
         /// Turns the recording of kernel spans on or off (nothing to record in this build).
+        /// What every stream waits for: nothing, as nothing ever opens.
+        pub fn fault_report(&self) -> String {
+            String::new()
+        }
+
         pub fn set_kernel_spans(&mut self, on: bool) {
             let _ = on;
         }

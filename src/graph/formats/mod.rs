@@ -98,7 +98,7 @@ impl FromStr for GraphFormat {
 ///
 /// Rules, in order: the binary magic; a `%%MatrixMarket` banner; a first line other than
 /// `#` comments of the form `graph.NAME.key = value` (an LDBC `.properties` file); a first line starting
-/// with `c` or `p` (DIMACS); with `%` (METIS comment); with `#` (SNAP comment); otherwise a
+/// with `c`, `p` or `a` (DIMACS); with `%` (METIS comment); with `#` (SNAP comment); otherwise a
 /// numeric first line `n m [fmt [ncon]]` followed by exactly `n` adjacency lines is METIS,
 /// and anything else numeric is a SNAP edge list.
 pub fn detect_format(bytes: &[u8]) -> Option<GraphFormat> {
@@ -121,7 +121,9 @@ pub fn detect_format(bytes: &[u8]) -> Option<GraphFormat> {
         return Some(GraphFormat::Ldbc);
     }
     match first.first()? {
-        b'c' | b'p' => return Some(GraphFormat::Dimacs),
+        // `a` too: an arc line first (before the problem line) is still DIMACS, and its
+        // parser says what is missing.
+        b'c' | b'p' | b'a' => return Some(GraphFormat::Dimacs),
         b'%' => return Some(GraphFormat::Metis),
         b'#' => return Some(GraphFormat::Snap),
         _ => {}

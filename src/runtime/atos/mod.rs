@@ -769,6 +769,7 @@ pub fn run<B: Backend + ?Sized>(
         },
         supersteps: 0,
         groute: None,
+        gum: None,
         atos: Some(report),
     })
 }
