@@ -147,11 +147,20 @@ fn termination_is_detected_correctly_under_jittered_schedules() {
 fn infiniband_needs_the_aggregator_and_runs_with_it() {
     let (name, graph) = graphs().remove(0);
     let machine = setup("summit-ib-x8", 0);
-    let direct = options(WorkerWidth::Cta, KernelStrategy::Persistent);
+    let auto = options(WorkerWidth::Cta, KernelStrategy::Persistent);
+    assert_eq!(auto.comm, Comm::Auto);
+    // Auto: direct within a node (one GPU per Summit node here), aggregated as soon as the
+    // run spans two nodes; the report says which.
+    let within = run_ok(&graph, name, &spec(Algorithm::Bfs, 1, 0, auto, 1), &machine);
+    assert_eq!(within.report.atos.as_ref().unwrap().options.comm, Comm::Direct);
+    let across = run_ok(&graph, name, &spec(Algorithm::Bfs, 3, 0, auto, 1), &machine);
+    assert_eq!(across.report.atos.as_ref().unwrap().options.comm, Comm::INFINIBAND);
+    assert!(across.report.atos.as_ref().unwrap().per_gpu.iter().any(|g| g.batches > 0));
+    let direct = AtosOptions { comm: Comm::Direct, ..auto };
     let err = run(&graph, name, &spec(Algorithm::Bfs, 2, 0, direct, 1), &machine)
         .expect_err("direct over IB")
         .to_string();
-    assert!(err.contains("InfiniBand") && err.contains("--atos-aggregate"), "{err}");
+    assert!(err.contains("InfiniBand") && err.contains("--atos-comm aggregated"), "{err}");
     let eager =
         AtosOptions { comm: Comm::Aggregated { batch_bytes: 1 << 20, wait_polls: 4 }, ..direct };
     run_ok(&graph, name, &spec(Algorithm::Bfs, 4, 0, eager, 1), &machine);

@@ -2,6 +2,17 @@
 
 use switchyard::runtime::atos::{AtosOptions, Comm, KernelStrategy, WorkerWidth};
 
+/// `--atos-comm` as the CLI spells it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum CommArg {
+    /// Direct within a node, aggregated over InfiniBand.
+    Auto,
+    /// From the workers, over peer paths.
+    Direct,
+    /// Through the aggregator.
+    Aggregated,
+}
+
 /// Atos options (used with `--runtime atos`).
 #[derive(clap::Args, Debug, Clone)]
 pub struct AtosArgs {
@@ -25,9 +36,12 @@ pub struct AtosArgs {
     /// without it.
     #[arg(long)]
     pub atos_threshold_delta: Option<u32>,
-    /// Atos: send remote updates through the aggregator (required over InfiniBand).
-    #[arg(long)]
-    pub atos_aggregate: bool,
+    /// Atos: how remote updates travel: `direct` (peer stores and atomics from the workers),
+    /// `aggregated` (through the aggregator kernel; required over InfiniBand) or `auto`
+    /// (direct within a node, aggregated with BATCH_SIZE 1 MiB and WAIT_TIME 4 when any two
+    /// GPUs talk over InfiniBand).
+    #[arg(long, value_enum, default_value = "auto")]
+    pub atos_comm: CommArg,
     /// Atos: the aggregator's BATCH_SIZE in bytes (seed 003: 1 MiB).
     #[arg(long, default_value_t = 1 << 20)]
     pub atos_batch_bytes: u64,
@@ -66,13 +80,13 @@ impl AtosArgs {
             fetch_size,
             kernel: self.atos_kernel,
             priority: self.atos_threshold_delta.map(|delta| (self.atos_threshold, delta)),
-            comm: if self.atos_aggregate {
-                Comm::Aggregated {
+            comm: match self.atos_comm {
+                CommArg::Auto => Comm::Auto,
+                CommArg::Direct => Comm::Direct,
+                CommArg::Aggregated => Comm::Aggregated {
                     batch_bytes: self.atos_batch_bytes,
                     wait_polls: self.atos_wait_time,
-                }
-            } else {
-                Comm::Direct
+                },
             },
             aggregator_sms: self.atos_aggregator_sms,
             queue_capacity: self.atos_queue_capacity,

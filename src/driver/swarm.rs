@@ -627,7 +627,7 @@ fn draw_atos(rng: &mut ChaCha8Rng, algorithm: Algorithm) -> AtosOptions {
             wait_polls: *pick(rng, &[1, 4, 32]),
         }
     } else {
-        Comm::Direct
+        Comm::Auto
     };
     AtosOptions {
         worker,
@@ -1264,7 +1264,7 @@ impl SwarmSummary {
                         if c.atos.priority.is_some() {
                             on.push("atos:priority");
                         }
-                        if c.atos.comm != Comm::Direct {
+                        if matches!(c.atos.comm, Comm::Aggregated { .. }) {
                             on.push("atos:aggregated");
                         }
                         if c.atos.permute_ids {

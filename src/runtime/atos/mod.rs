@@ -68,6 +68,11 @@ pub enum KernelStrategy {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "kebab-case", tag = "mode")]
 pub enum Comm {
+    /// Direct when every pair of the run's GPUs has a peer path; through the aggregator with
+    /// seed 003's eager setting ([`Comm::INFINIBAND`]) when any pair talks over InfiniBand,
+    /// as multi-node Atos does. The run resolves it before it starts and reports what it
+    /// chose.
+    Auto,
     /// Straight from the worker (peer stores and atomics over NVLink).
     Direct,
     /// Through the aggregator.
@@ -77,6 +82,21 @@ pub enum Comm {
         /// `WAIT_TIME`: a partial batch goes after this many polls.
         wait_polls: u32,
     },
+}
+
+impl Comm {
+    /// What `Auto` becomes over InfiniBand: BATCH_SIZE 1 MiB, WAIT_TIME 4 (seed 003's eager
+    /// mode for BFS).
+    pub const INFINIBAND: Comm = Comm::Aggregated { batch_bytes: 1 << 20, wait_polls: 4 };
+
+    /// The CLI's name of the mode (`--atos-comm`).
+    pub fn name(&self) -> &'static str {
+        match self {
+            Comm::Auto => "auto",
+            Comm::Direct => "direct",
+            Comm::Aggregated { .. } => "aggregated",
+        }
+    }
 }
 
 /// Atos options.
@@ -115,7 +135,7 @@ impl Default for AtosOptions {
             fetch_size: 32,
             kernel: KernelStrategy::Persistent,
             priority: None,
-            comm: Comm::Direct,
+            comm: Comm::Auto,
             aggregator_sms: 1,
             queue_capacity: None,
             check_size: 32,
@@ -205,8 +225,10 @@ impl AtosOptions {
             a.push(("--atos-threshold", threshold.to_string()));
             a.push(("--atos-threshold-delta", delta.to_string()));
         }
+        if self.comm != d.comm {
+            a.push(("--atos-comm", self.comm.name().to_string()));
+        }
         if let Comm::Aggregated { batch_bytes, wait_polls } = self.comm {
-            a.push(("--atos-aggregate", String::new()));
             a.push(("--atos-batch-bytes", batch_bytes.to_string()));
             a.push(("--atos-wait-time", wait_polls.to_string()));
         }
@@ -226,6 +248,20 @@ impl AtosOptions {
             a.push(("--atos-permute", String::new()));
         }
         a
+    }
+
+    /// These options with [`Comm::Auto`] resolved for the first `gpus` GPUs of `backend`.
+    pub fn resolved<B: Backend + ?Sized>(&self, backend: &B, gpus: u32) -> AtosOptions {
+        if self.comm != Comm::Auto {
+            return *self;
+        }
+        let over_network = (0..gpus).any(|a| {
+            (0..gpus).any(|b| {
+                a != b && backend.remote_path(DeviceId(a), DeviceId(b)) == RemotePath::Network
+            })
+        });
+        let comm = if over_network { Comm::INFINIBAND } else { Comm::Direct };
+        AtosOptions { comm, ..*self }
     }
 
     /// Checks the options, naming what to choose instead.
@@ -426,6 +462,7 @@ pub fn run<B: Backend + ?Sized>(
             backend.device_count()
         )));
     }
+    let options = &options.resolved(backend, gpus);
     check_paths(backend, gpus, app, options)?;
     // Seed 004 sec. 6.3: a random permutation of the vertex ids (the order vertices are
     // numbered, queued and tie-broken in), composed into the renumbering so that the
@@ -528,7 +565,7 @@ pub fn run<B: Backend + ?Sized>(
         if aggregated {
             let (batch_bytes, wait_polls) = match options.comm {
                 Comm::Aggregated { batch_bytes, wait_polls } => (batch_bytes, wait_polls),
-                Comm::Direct => (0, 0),
+                Comm::Auto | Comm::Direct => (0, 0),
             };
             let l = Launch {
                 kernel: kernels::AGGREGATOR,
@@ -802,8 +839,8 @@ fn check_paths<B: Backend + ?Sized>(
                 return Err(options_error(format!(
                     "Atos: gpu{a} and gpu{b} talk over InfiniBand, where Atos sends everything \
                      through its aggregator (no remote atomic min there, seed 003 sec. \
-                     III-A3b); add --atos-aggregate (e.g. --atos-batch-bytes 1048576 \
-                     --atos-wait-time 4 for BFS's eager mode)"
+                     III-A3b); choose --atos-comm aggregated or auto (e.g. --atos-batch-bytes \
+                     1048576 --atos-wait-time 4 for BFS's eager mode)"
                 )));
             }
         }
