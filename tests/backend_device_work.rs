@@ -287,6 +287,7 @@ fn remote_atomics_return_or_act_on_their_old_value_a_round_trip_later() {
         op: AtomicOp::Min,
         value: Word::U32(value),
         fetch: Fetch::IfChanged(Box::new(RemoteOp::push(q, vec![index as u32, value]))),
+        notify: None,
     };
     let plan = vec![
         // Improves element 0 (10 -> 3): pushes on improvement; does not improve element 1.
@@ -298,6 +299,7 @@ fn remote_atomics_return_or_act_on_their_old_value_a_round_trip_later() {
             op: AtomicOp::Add,
             value: Word::U32(5),
             fetch: Fetch::Into { buffer: old, index: 1 },
+            notify: None,
         },
         RemoteOp::Atomic {
             buffer: wide,
@@ -305,6 +307,7 @@ fn remote_atomics_return_or_act_on_their_old_value_a_round_trip_later() {
             op: AtomicOp::Cas { expected: Word::U64(5) },
             value: Word::U64(9),
             fetch: Fetch::Discard,
+            notify: None,
         },
         RemoteOp::atomic_add_f32(float, 0, 1.5),
     ];

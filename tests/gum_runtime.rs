@@ -28,6 +28,7 @@ fn config(algorithm: Algorithm, gpus: u32, gum: GumOptions, seed: u64) -> SimRun
             bsp: Default::default(),
             groute: Default::default(),
             gum,
+            atos: Default::default(),
             validate: true,
             command_line: vec!["switchyard".into(), "run".into(), "(gum test)".into()],
         },

@@ -268,6 +268,7 @@ fn real_weighted_sssp_has_cuda_kernels_on_both_runtimes() {
             bsp: Default::default(),
             groute: Default::default(),
             gum: Default::default(),
+            atos: Default::default(),
             validate: true,
             command_line: Vec::new(),
         };

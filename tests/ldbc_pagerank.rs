@@ -103,6 +103,7 @@ fn a_hub_with_150k_in_arcs_validates_and_f32_sums_would_not() {
             bsp: BspOptions::default(),
             groute: WorklistOptions::default(),
             gum: Default::default(),
+            atos: Default::default(),
             validate: true,
             command_line: vec!["ldbc_pagerank".into()],
         };

@@ -75,6 +75,7 @@ fn spec(runtime: RuntimeKind, gpus: u32, source: u32) -> RunSpec {
         seed: 3,
         bsp: BspOptions::default(),
         groute: WorklistOptions::default(),
+        atos: Default::default(),
         gum: Default::default(),
         validate: true,
         command_line: vec!["sssp_float".into()],

@@ -1,6 +1,6 @@
 //! Breadth-first search: levels from a source (unreached vertices keep `u32::MAX`).
 
-use super::{BspPrimitive, GraphAlgorithm, GrouteOperators, VertexResult};
+use super::{AtosApp, BspPrimitive, GraphAlgorithm, GrouteOperators, VertexResult};
 use crate::backend::{BackendError, ElemType, HostData, KernelContext, KernelDef, KernelRegistry};
 use crate::graph::reference::{self, ValidationReport, compare_exact};
 use crate::graph::{Csr, GraphError};
@@ -49,6 +49,9 @@ impl GraphAlgorithm for Bfs {
     }
     fn groute(&self) -> Option<GrouteOperators> {
         Some(GrouteOperators::Worklist(Box::new(self.clone())))
+    }
+    fn atos(&self) -> Option<Box<dyn AtosApp>> {
+        Some(Box::new(self.clone()))
     }
 }
 
@@ -158,9 +161,10 @@ pub(crate) fn levels(values: &[u32]) -> Vec<crate::graph::ResultValue> {
         .collect()
 }
 
-/// Registers `bfs_advance` and BFS's worklist kernels.
+/// Registers `bfs_advance`, BFS's worklist kernels and its Atos worker.
 pub fn register(registry: &mut KernelRegistry) {
     register_app::<BfsWorklist>(registry);
+    atos_kernels::register_app::<BfsAtos>(registry);
     registry.register(KernelDef {
         name: "bfs_advance",
         contract: "for every frontier vertex, label unvisited out-neighbours with superstep + 1 \
@@ -189,4 +193,75 @@ fn advance(ctx: &mut KernelContext<'_>) -> Result<(), BackendError> {
     }
     a.out.finish(a.counters, a.effects);
     Ok(())
+}
+
+// ---------------------------------------------------------------------------------------
+// Atos (seeds 003 and 004): speculative BFS (seed 004 Alg. 2). A task is a vertex; it
+// reads its level when it starts and relaxes its out-neighbours with atomic min when it
+// finishes, pushing every neighbour it improved. Tasks at different levels run at once, so
+// a vertex may be expanded with a level later lowered: the re-expansion is the extra work.
+// A remote neighbour gets a remote atomic min and is pushed to its owner's receive queue on
+// improvement (seed 003 Listing 5); through the aggregator it travels as `(vertex, level)`.
+
+use crate::runtime::atos::kernels::{
+    self as atos_kernels, AtosKernels, AtosOperator, Emit, LocalState, Started,
+};
+use crate::runtime::atos::{AppInit, graph::AtosGraph};
+
+impl AtosApp for Bfs {
+    fn label(&self) -> &'static str {
+        "BFS"
+    }
+    fn kernels(&self) -> AtosKernels {
+        BfsAtos::KERNELS
+    }
+    fn init(&self, ag: &AtosGraph, g: u32) -> AppInit {
+        let n = ag.local_vertices(g) as usize;
+        let mut value = vec![UNREACHED; n];
+        let mut items = Vec::new();
+        let s = ag.new_of[self.source as usize];
+        let (lo, hi) = (ag.bases[g as usize], ag.bases[g as usize + 1]);
+        if (lo..hi).contains(&s) {
+            value[(s - lo) as usize] = 0;
+            items.push(s - lo);
+        }
+        AppInit { value, aux: None, flags: None, items }
+    }
+    /// Each reachable vertex expanded once (a BSP or sequential BFS's work).
+    fn ideal_visits(&self, graph: &Csr) -> (u64, &'static str) {
+        let levels = reference::bfs_levels(graph, self.source).unwrap_or_default();
+        (levels.iter().filter(|&&l| l != UNREACHED).count() as u64, "reachable vertices")
+    }
+}
+
+/// BFS's Atos operator (`kernels/atos.cu` has the CUDA functor).
+pub struct BfsAtos;
+
+impl AtosOperator for BfsAtos {
+    const KERNELS: AtosKernels = AtosKernels { worker: "atos_bfs_worker" };
+    const REMOTE_MIN: bool = true;
+    fn start(st: &mut LocalState<'_>, item: u32) -> Option<Started> {
+        let level = *st.value.get(item as usize)?;
+        (level != UNREACHED).then(|| Started {
+            carry: level,
+            arcs: st.neighbors(item).len() as u64,
+            visit: true,
+        })
+    }
+    fn finish(st: &mut LocalState<'_>, item: u32, carry: u32, emit: &mut Emit) {
+        let next = carry.saturating_add(1);
+        for &t in st.neighbors(item) {
+            emit.update(t, next);
+        }
+    }
+    fn apply(st: &mut LocalState<'_>, v: u32, value: u32) -> Option<u32> {
+        let slot = st.value.get_mut(v as usize)?;
+        (value < *slot).then(|| {
+            *slot = value;
+            value
+        })
+    }
+    fn priority(st: &LocalState<'_>, item: u32) -> u32 {
+        st.value.get(item as usize).copied().unwrap_or(UNREACHED)
+    }
 }

@@ -22,6 +22,7 @@ pub mod sssp;
 use crate::backend::KernelRegistry;
 use crate::graph::reference::ValidationReport;
 use crate::graph::{Csr, GraphError, ResultValue};
+pub use crate::runtime::atos::AtosApp;
 pub use crate::runtime::bsp::BspPrimitive;
 pub use crate::runtime::groute::GrouteOperators;
 pub use crate::runtime::gum::GumOperators;
@@ -200,6 +201,10 @@ pub trait GraphAlgorithm {
     }
     /// Its operators for the Groute runtime, if it runs there.
     fn groute(&self) -> Option<GrouteOperators> {
+        None
+    }
+    /// Its operators for the Atos runtime, if it runs there.
+    fn atos(&self) -> Option<Box<dyn AtosApp>> {
         None
     }
     /// Its operators for GUM, if it runs there (see `gum.rs`).

@@ -106,14 +106,16 @@ pub struct QueueRef {
     pub counters: BufferId,
 }
 
-/// A counter a remote push increments by its item count once the items are visible (Atos's
-/// remote counter update after a batch; the termination protocol counts arrivals with it).
+/// A counter a remote operation increments once it is resolved (Atos's remote counter
+/// update after a batch; a termination protocol counts arrivals with it).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Notify {
     /// A `u64` buffer on the target device or a mapped host buffer.
     pub buffer: BufferId,
     /// Element index.
     pub index: usize,
+    /// What is added (e.g. the records a push carries).
+    pub amount: u64,
 }
 
 /// A one-sided operation a kernel issues into another device's memory (Atos's PGAS pushes
@@ -139,18 +141,23 @@ pub enum RemoteOp {
         value: Word,
         /// What becomes of the old value.
         fetch: Fetch,
+        /// A counter incremented once the operation is complete with nothing following it
+        /// (any fetch but `IfChanged`, or an `IfChanged` that changed nothing; a follow-up
+        /// carries its own): how a termination protocol counts operations that resolved
+        /// without a push.
+        notify: Option<Notify>,
     },
     /// Appends `items` to a remote queue by the counter protocol (one reservation for the
-    /// whole batch, as a warp or CTA leader does); `notify` is incremented by the item
-    /// count once they are visible. A push that does not fit is counted in the queue's
-    /// overflow counter and its items are not written (the runtime turns that into an
-    /// error; nothing vanishes unreported).
+    /// whole batch, as a warp or CTA leader does); `notify` is incremented once they are
+    /// visible. A push that does not fit is counted in the queue's overflow counter and its
+    /// items are not written (the runtime turns that into an error; nothing vanishes
+    /// unreported); `notify` still resolves, so a count of operations in flight drains.
     Push {
         /// The target queue.
         queue: QueueRef,
         /// Items (`u32` words; multi-word records are consecutive words).
         items: Vec<u32>,
-        /// Arrival counter to bump after the items are visible.
+        /// Counter to bump once the push is resolved (after the items are visible).
         notify: Option<Notify>,
     },
     /// A one-sided put of contiguous elements (NVSHMEM `put`, a peer store).
@@ -173,6 +180,7 @@ impl RemoteOp {
             op: AtomicOp::Min,
             value: Word::U32(value),
             fetch: Fetch::Discard,
+            notify: None,
         }
     }
 
@@ -184,6 +192,7 @@ impl RemoteOp {
             op: AtomicOp::Add,
             value: Word::F32(value),
             fetch: Fetch::Discard,
+            notify: None,
         }
     }
 

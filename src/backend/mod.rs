@@ -370,7 +370,8 @@ pub struct Completion {
 /// Per-device statistics.
 #[derive(Clone, Debug, Default, PartialEq, serde::Serialize)]
 pub struct DeviceStats {
-    /// Time the device's compute was busy with kernels, in picoseconds.
+    /// Time the device's compute was busy with kernels, in picoseconds (on the simulator the
+    /// steps a kernel ran: a persistent kernel parked waiting for work is not busy).
     pub kernel_busy_ps: u64,
     /// Kernels launched.
     pub kernels: u64,

@@ -114,6 +114,10 @@ struct Running {
     serial: u64,
     start_ps: TimePs,
     step: u64,
+    /// When the current step started.
+    step_start_ps: TimePs,
+    /// Time spent in steps so far (a persistent kernel parked between steps is not busy).
+    stepping_ps: u64,
     totals: KernelCountsReport,
     /// Parts of the current step still running: its compute and its peer reads.
     outstanding: u32,
@@ -593,6 +597,8 @@ impl SimBackend {
             serial: self.launches,
             start_ps: self.engine.now(),
             step: 0,
+            step_start_ps: self.engine.now(),
+            stepping_ps: 0,
             totals: KernelCountsReport::default(),
             outstanding: 0,
             next: StepNext::Done,
@@ -618,6 +624,7 @@ impl SimBackend {
         };
         r.woken = false;
         r.parked = false;
+        r.step_start_ps = self.engine.now();
         let (device, sms, step) = (r.device, r.sms, r.step);
         let seed = mix(mix(self.config.seed, r.serial), step);
         let shape = ExecShape { step, resident_threads: r.resident_threads, seed };
@@ -748,6 +755,7 @@ impl SimBackend {
         let (device, remote, did_work, next) =
             (r.device, std::mem::take(&mut r.remote), r.did_work, r.next);
         let now = self.engine.now();
+        r.stepping_ps += now.saturating_sub(r.step_start_ps);
         if !remote.is_empty() {
             self.submit_remote(device, remote, now)?;
         }
@@ -785,7 +793,7 @@ impl SimBackend {
         d.sm_free += r.sms;
         d.stats.kernels += 1;
         d.stats.edges += r.totals.edges;
-        d.stats.kernel_busy_ps += now - r.start_ps;
+        d.stats.kernel_busy_ps += r.stepping_ps;
         if self.config.trace
             && let Some(Op::Kernel(launch, _, _)) = self.streams[stream as usize].queue.front()
         {
@@ -983,9 +991,13 @@ impl SimBackend {
         for op in ops {
             wakes_all |= self.buffer(op.target())?.mapped;
             match op {
-                RemoteOp::Atomic { buffer, index, op, value, fetch } => {
+                RemoteOp::Atomic { buffer, index, op, value, fetch, notify } => {
                     let (old, changed) =
                         apply_atomic(self.data_mut(buffer)?, buffer, index, op, value)?;
+                    let follows = matches!(fetch, Fetch::IfChanged(_)) && changed;
+                    if let (Some(n), false) = (notify, follows) {
+                        wakes_all |= self.notify(n)?;
+                    }
                     match fetch {
                         Fetch::Discard => {}
                         Fetch::Into { buffer, index } => {
@@ -1005,14 +1017,9 @@ impl SimBackend {
                         storage.as_u32_mut().map(|s| queue::push(counters, s, &items))
                     };
                     *self.data_mut(q.items)? = storage;
-                    let outcome = outcome?;
-                    if let (Some(n), queue::PushOutcome::Stored(_)) = (notify, outcome) {
-                        let counter = self.data_mut(n.buffer)?.as_u64_mut()?;
-                        let slot = counter
-                            .get_mut(n.index)
-                            .ok_or_else(|| out_of_range(n.buffer, n.index))?;
-                        *slot += items.len() as u64;
-                        wakes_all |= self.buffer(n.buffer)?.mapped;
+                    outcome?;
+                    if let Some(n) = notify {
+                        wakes_all |= self.notify(n)?;
                     }
                 }
                 RemoteOp::Store { buffer, offset, data } => {
@@ -1041,6 +1048,15 @@ impl SimBackend {
             format!("gpu{target}->gpu{from}"),
             "reply",
         )
+    }
+
+    /// Adds a notification's amount to its counter; whether it is mapped memory (every device may
+    /// be watching it).
+    fn notify(&mut self, n: super::Notify) -> Result<bool, BackendError> {
+        let counter = self.data_mut(n.buffer)?.as_u64_mut()?;
+        let slot = counter.get_mut(n.index).ok_or_else(|| out_of_range(n.buffer, n.index))?;
+        *slot += n.amount;
+        Ok(self.buffer(n.buffer)?.mapped)
     }
 
     /// Replies of remote atomics reached their issuer `to`.

@@ -548,6 +548,7 @@ mod measure {
                 seed: 1,
                 bsp: BspOptions::default(),
                 groute: WorklistOptions::default(),
+                atos: Default::default(),
                 gum: Default::default(),
                 validate: false,
                 command_line: Vec::new(),

@@ -1,6 +1,7 @@
 //! Command-line front end: argument parsing and dispatch. Each subcommand lives in its own
 //! module; errors become `anyhow` here, at the edge.
 
+mod atos_args;
 mod calibrate;
 mod graph;
 mod graph500;

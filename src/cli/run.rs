@@ -87,6 +87,9 @@ pub struct RunOptions {
     /// Groute: initial worklist capacity per GPU in items (it grows on demand).
     #[arg(long, default_value_t = WorklistOptions::default().initial_worklist_items)]
     pub worklist_items: usize,
+    /// Atos options.
+    #[command(flatten)]
+    pub atos: super::atos_args::AtosArgs,
     /// GUM: frontier stealing (FSteal) on or off.
     #[arg(long, value_enum, default_value = "on")]
     pub gum_fsteal: OnOff,
@@ -419,6 +422,7 @@ impl RunOptions {
                 fused_max_rounds: self.fused_max_rounds,
                 initial_worklist_items: self.worklist_items,
             },
+            atos: self.atos.options(),
             gum: self.gum(),
             validate: !self.no_validate,
             command_line,

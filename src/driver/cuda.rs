@@ -154,6 +154,7 @@ mod tests {
             bsp: Default::default(),
             groute: Default::default(),
             gum: Default::default(),
+            atos: Default::default(),
             validate: true,
             command_line: Vec::new(),
         };

@@ -43,6 +43,7 @@ pub fn log_samples(
             bsp: Default::default(),
             groute: Default::default(),
             gum: GumOptions { fsteal: false, ..GumOptions::default() },
+            atos: Default::default(),
             validate: true,
             command_line: Vec::new(),
         };

@@ -16,6 +16,7 @@ use crate::backend::{Backend, BackendError, KernelRegistry};
 use crate::graph::partition::{partition_metrics, partitioner_by_name};
 use crate::graph::summary::{GraphSummary, summarize};
 use crate::graph::{Csr, GraphError};
+use crate::runtime::atos::{self, AtosOptions};
 use crate::runtime::bsp::{self, BspOptions, BspPrimitive};
 use crate::runtime::groute::GrouteOperators;
 use crate::runtime::groute::worklist::{self, WorklistOptions};
@@ -54,11 +55,14 @@ pub enum RuntimeKind {
     Groute,
     /// GUM: bulk-synchronous with frontier stealing (seed 001).
     Gum,
+    /// Atos's task-parallel queues, persistent or discrete kernels (seeds 003, 004).
+    Atos,
 }
 
 impl RuntimeKind {
     /// All runtimes, in CLI order.
-    pub const ALL: [RuntimeKind; 3] = [RuntimeKind::Bsp, RuntimeKind::Groute, RuntimeKind::Gum];
+    pub const ALL: [RuntimeKind; 4] =
+        [RuntimeKind::Bsp, RuntimeKind::Groute, RuntimeKind::Gum, RuntimeKind::Atos];
 
     /// Name as the CLI spells it.
     pub fn name(self) -> &'static str {
@@ -66,6 +70,7 @@ impl RuntimeKind {
             RuntimeKind::Bsp => "bsp",
             RuntimeKind::Groute => "groute",
             RuntimeKind::Gum => "gum",
+            RuntimeKind::Atos => "atos",
         }
     }
 
@@ -76,6 +81,7 @@ impl RuntimeKind {
             RuntimeKind::Bsp => instance.bsp().is_some(),
             RuntimeKind::Groute => instance.groute().is_some(),
             RuntimeKind::Gum => instance.gum().is_some(),
+            RuntimeKind::Atos => instance.atos().is_some(),
         }
     }
 }
@@ -102,6 +108,8 @@ pub struct RunSpec {
     pub groute: WorklistOptions,
     /// GUM options.
     pub gum: GumOptions,
+    /// Atos options.
+    pub atos: AtosOptions,
     /// Validate against the references.
     pub validate: bool,
     /// The command line, for the report.
@@ -186,6 +194,7 @@ pub fn builtin_kernels() -> KernelRegistry {
     bsp::kernels::register(&mut registry);
     gum::kernels::register(&mut registry);
     crate::runtime::groute::register(&mut registry);
+    atos::kernels::register(&mut registry);
     algo::register(&mut registry);
     registry
 }
@@ -323,6 +332,10 @@ pub fn check_on_cuda(graph: &Csr, spec: &RunSpec) -> Result<(), RunError> {
             }
             _ => Vec::new(),
         },
+        RuntimeKind::Atos => algorithm
+            .atos()
+            .map(|app| vec![app.kernels().worker, atos::kernels::AGGREGATOR])
+            .unwrap_or_default(),
         RuntimeKind::Gum => algorithm
             .gum()
             .map(|o| {
@@ -383,6 +396,10 @@ pub fn execute<B: Backend>(
                 program.run(backend, graph, owner, spec.gpus, &spec.groute)?
             }
         },
+        RuntimeKind::Atos => {
+            let app = prepared.algorithm.atos().ok_or_else(refused)?;
+            atos::run(backend, graph, owner, spec.gpus, app.as_ref(), &spec.atos, spec.seed)?
+        }
         RuntimeKind::Gum => {
             let operators = prepared.algorithm.gum().ok_or_else(refused)?;
             let model = crate::runtime::gum::cost_model::CostModel::embedded()
@@ -414,7 +431,8 @@ pub(crate) fn finish(
     machine: Machine,
 ) -> Result<RunOutput, RunError> {
     let graph = prepared.graph.as_ref();
-    let Outcome { values, aux, compute_time_ps: time_ps, work, supersteps, groute, gum } = outcome;
+    let Outcome { values, aux, compute_time_ps: time_ps, work, supersteps, groute, gum, atos } =
+        outcome;
     let validation = if spec.validate {
         let result = VertexResult { values: &values, aux: aux.as_deref() };
         Some(prepared.algorithm.validate(graph, result)?)
@@ -425,15 +443,11 @@ pub(crate) fn finish(
         RuntimeKind::Bsp => RuntimeInfo {
             name: String::new(),
             bsp: prepared.algorithm.bsp().map(|p| bsp_options(p.as_ref(), spec.bsp)),
-            groute: None,
-            gum: None,
+            ..RuntimeInfo::default()
         },
-        RuntimeKind::Groute => {
-            RuntimeInfo { name: String::new(), bsp: None, groute: Some(spec.groute), gum: None }
-        }
-        RuntimeKind::Gum => {
-            RuntimeInfo { name: String::new(), bsp: None, groute: None, gum: Some(spec.gum) }
-        }
+        RuntimeKind::Groute => RuntimeInfo { groute: Some(spec.groute), ..RuntimeInfo::default() },
+        RuntimeKind::Gum => RuntimeInfo { gum: Some(spec.gum), ..RuntimeInfo::default() },
+        RuntimeKind::Atos => RuntimeInfo { atos: Some(spec.atos), ..RuntimeInfo::default() },
     };
     let seconds = time_ps as f64 / 1e12;
     let report = RunReport {
@@ -463,6 +477,7 @@ pub(crate) fn finish(
         validation,
         groute,
         gum,
+        atos,
     };
     Ok(RunOutput { report, trace: None, values, aux })
 }

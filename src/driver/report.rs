@@ -59,6 +59,9 @@ pub struct RunReport {
     /// What the Groute runtime did (only for `groute` runs).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub groute: Option<GrouteReport>,
+    /// What the Atos runtime did (only for `atos` runs).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub atos: Option<crate::runtime::atos::AtosReport>,
     /// What GUM did (only for `gum` runs): per-superstep records, stealing, decisions.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub gum: Option<crate::runtime::gum::GumReport>,
@@ -112,7 +115,7 @@ pub struct PartitionInfo {
 }
 
 /// Runtime facts.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Default, Serialize)]
 pub struct RuntimeInfo {
     /// Runtime name.
     pub name: String,
@@ -122,6 +125,9 @@ pub struct RuntimeInfo {
     /// Distributed-worklist options (groute runs).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub groute: Option<WorklistOptions>,
+    /// Atos options (atos runs).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub atos: Option<crate::runtime::atos::AtosOptions>,
     /// GUM options (gum runs).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub gum: Option<crate::runtime::gum::GumOptions>,
@@ -202,7 +208,8 @@ impl RunReport {
     }
 
     /// The runtime with the options that change its behaviour, for tables and plot
-    /// legends: `bsp`, `groute`, `groute+prio64`, `groute+fused`, `groute+widest-ring`.
+    /// legends: `bsp`, `groute`, `groute+prio64`, `groute+fused`, `groute+widest-ring`,
+    /// `atos+persistent-cta32`, `atos+discrete-warp+prio1+agg`.
     pub fn runtime_label(&self) -> String {
         let mut label = self.runtime.name.clone();
         if let Some(g) = &self.runtime.groute {
@@ -215,6 +222,9 @@ impl RunReport {
             if g.ring == crate::runtime::groute::worklist::RingOrder::Widest {
                 label += "+widest-ring";
             }
+        }
+        if let Some(a) = &self.runtime.atos {
+            label += &a.label_suffix();
         }
         label
     }
@@ -287,6 +297,13 @@ impl RunReport {
                     growth.buffer, growth.gpu, growth.from_items, growth.to_items
                 );
             }
+        }
+        if let Some(a) = &self.atos {
+            let _ = writeln!(
+                out,
+                "atos: {} visits, {} {} ideal, extra work {:.3}; termination after {} waves",
+                a.visits, a.ideal_visits, a.ideal_is, a.extra_work, a.termination_waves
+            );
         }
         let _ = writeln!(out, "validation: {validation}");
         out

@@ -19,6 +19,7 @@ use crate::algo::{Algorithm, AlgorithmParams, GrouteOperators};
 use crate::backend::sim::SimConfig;
 use crate::graph::generate::{GeneratorSpec, generate, with_uniform_weights};
 use crate::graph::{Csr, GraphError, LoadOptions, load_graph_from_bytes};
+use crate::runtime::atos::{AtosOptions, Comm, KernelStrategy, WorkerWidth};
 use crate::runtime::bsp::{BspOptions, Communication, Duplication};
 use crate::runtime::groute::worklist::{RingOrder, WorklistOptions};
 use crate::runtime::gum::GumOptions;
@@ -188,6 +189,8 @@ pub struct SwarmCase {
     pub bsp: BspOptions,
     /// Groute options (used when the runtime is `groute`).
     pub groute: WorklistOptions,
+    /// Atos options (used when the runtime is `atos`).
+    pub atos: AtosOptions,
     /// GUM options (used when the runtime is `gum`).
     pub gum: GumOptions,
     /// Faults injected into the machine (`--fault`), as canonical specs; drawn for about a
@@ -357,7 +360,7 @@ const LATER_RUNTIME_STREAM: u64 = 0x5_7A7E;
 /// stream). Drawn from a stream of its own, so a seed that runs BSP or Groute draws exactly
 /// the configuration it drew before.
 fn later_runtime(seed: u64) -> Option<RuntimeKind> {
-    const LATER: [RuntimeKind; 1] = [RuntimeKind::Gum];
+    const LATER: [RuntimeKind; 2] = [RuntimeKind::Gum, RuntimeKind::Atos];
     let mut rng = ChaCha8Rng::seed_from_u64(seed);
     rng.set_stream(LATER_RUNTIME_STREAM);
     let share = LATER.len() as f64 / (LATER.len() + 2) as f64;
@@ -450,8 +453,8 @@ pub fn draw(seed: u64, options: &SwarmOptions) -> Result<(SwarmCase, Topology, C
     let gpus = rng.random_range(1..=topology.gpus.len() as u32);
     // Runtime (drawn even when filtered, so the rest of the stream starts at the same place).
     // The draw is over the runtimes the swarm had when its regression seeds were recorded,
-    // so every recorded seed still draws the same configuration; GUM runs under
-    // `--runtime gum`.
+    // so every recorded seed still draws the same configuration; the runtimes that joined
+    // later (GUM, Atos) come from a stream of their own (`later_runtime`).
     let drawn = *pick(&mut rng, &[RuntimeKind::Bsp, RuntimeKind::Groute]);
     let runtime = options.runtime.unwrap_or_else(|| later_runtime(seed).unwrap_or(drawn));
     let algorithms: Vec<Algorithm> =
@@ -571,6 +574,12 @@ pub fn draw(seed: u64, options: &SwarmOptions) -> Result<(SwarmCase, Topology, C
     } else {
         GumOptions::default()
     };
+    // Atos options, likewise drawn only for Atos cases.
+    let atos = if runtime == RuntimeKind::Atos {
+        draw_atos(&mut rng, algorithm)
+    } else {
+        AtosOptions::default()
+    };
     let faults = draw_faults(seed, &topology, gpus);
     let topology = topology.with_faults(&faults).map_err(|e| SwarmError::Topology {
         seed,
@@ -595,9 +604,42 @@ pub fn draw(seed: u64, options: &SwarmOptions) -> Result<(SwarmCase, Topology, C
         bsp,
         groute,
         gum,
+        atos,
         faults: faults.iter().map(ToString::to_string).collect(),
     };
     Ok((case, topology, csr))
+}
+
+/// Atos options: every worker width and kernel strategy, the priority queue, the aggregator
+/// (eager or batched), small queues' and sweeps' edges.
+fn draw_atos(rng: &mut ChaCha8Rng, algorithm: Algorithm) -> AtosOptions {
+    let d = AtosOptions::default();
+    let worker = *pick(rng, &[WorkerWidth::Thread, WorkerWidth::Warp, WorkerWidth::Cta]);
+    let cta_threads = *pick(rng, &[64, 256, 512, 1024]);
+    let fetch_size = if worker == WorkerWidth::Cta { *pick(rng, &[1, 4, 32, 128]) } else { 1 };
+    let kernel =
+        if rng.random_bool(0.5) { KernelStrategy::Persistent } else { KernelStrategy::Discrete };
+    let priority = (algorithm == Algorithm::Bfs && rng.random_bool(0.4))
+        .then(|| (rng.random_range(0..=4), rng.random_range(1..=3)));
+    let comm = if rng.random_bool(0.4) {
+        Comm::Aggregated {
+            batch_bytes: *pick(rng, &[8, 256, 4096, 1 << 20]),
+            wait_polls: *pick(rng, &[1, 4, 32]),
+        }
+    } else {
+        Comm::Auto
+    };
+    AtosOptions {
+        worker,
+        cta_threads,
+        fetch_size,
+        kernel,
+        priority,
+        comm,
+        check_size: *pick(rng, &[1, 8, 32, 256]),
+        permute_ids: rng.random_bool(0.25),
+        ..d
+    }
 }
 
 impl SwarmCase {
@@ -697,6 +739,11 @@ impl SwarmCase {
                 push("--gum-t1", g.triggers.t1_min_max_edges.to_string());
                 push("--gum-t2", g.triggers.t2_min_imbalance_edges.to_string());
             }
+            RuntimeKind::Atos => {
+                for (flag, value) in self.atos.cli_args() {
+                    push(flag, value);
+                }
+            }
         }
         for fault in &self.faults {
             push("--fault", fault.clone());
@@ -723,6 +770,7 @@ impl SwarmCase {
             bsp: self.bsp,
             groute: self.groute,
             gum: self.gum,
+            atos: self.atos,
             validate: true,
             command_line,
         }
@@ -1202,6 +1250,25 @@ impl SwarmSummary {
                         }
                         if c.groute.initial_worklist_items < d.initial_worklist_items {
                             on.push("groute:small-worklist");
+                        }
+                    }
+                    RuntimeKind::Atos => {
+                        on.push(match c.atos.worker {
+                            WorkerWidth::Thread => "atos:thread",
+                            WorkerWidth::Warp => "atos:warp",
+                            WorkerWidth::Cta => "atos:cta",
+                        });
+                        if c.atos.kernel == KernelStrategy::Discrete {
+                            on.push("atos:discrete");
+                        }
+                        if c.atos.priority.is_some() {
+                            on.push("atos:priority");
+                        }
+                        if matches!(c.atos.comm, Comm::Aggregated { .. }) {
+                            on.push("atos:aggregated");
+                        }
+                        if c.atos.permute_ids {
+                            on.push("atos:permuted");
                         }
                     }
                 }

@@ -1,6 +1,7 @@
 //! Runtimes, written once against [`crate::backend::Backend`]. Architecture invariant: no
 //! runtime knows which backend it runs on.
 
+pub mod atos;
 pub mod bsp;
 pub mod groute;
 pub mod gum;

@@ -637,6 +637,7 @@ impl From<CcOutcome> for crate::runtime::Outcome {
             }),
             values: outcome.labels,
             aux: None,
+            atos: None,
         }
     }
 }

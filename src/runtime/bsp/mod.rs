@@ -94,6 +94,7 @@ impl From<BspOutcome> for crate::runtime::Outcome {
             groute: None,
             values: outcome.values,
             aux: outcome.aux,
+            atos: None,
         }
     }
 }

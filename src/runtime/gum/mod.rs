@@ -229,6 +229,7 @@ impl From<GumOutcome> for crate::runtime::Outcome {
             supersteps: o.supersteps,
             groute: None,
             gum: Some(o.report),
+            atos: None,
         }
     }
 }

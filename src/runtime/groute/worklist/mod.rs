@@ -208,6 +208,7 @@ impl From<WorklistOutcome> for crate::runtime::Outcome {
             }),
             values: outcome.values,
             aux: outcome.ranks,
+            atos: None,
         }
     }
 }

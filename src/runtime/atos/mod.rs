@@ -1,0 +1,979 @@
+//! Atos (seeds 003 and 004): a task-parallel runtime whose workers pop vertices from
+//! per-GPU queues, process them without barriers (speculating where the algorithm allows),
+//! and push new tasks into their own queue or, with one-sided operations from inside the
+//! kernel, into the owner GPU's receive queue.
+//!
+//! What runs where:
+//! - each GPU holds its vertices (renumbered into one contiguous range per GPU,
+//!   [`graph::AtosGraph`]), a local queue, a low-priority queue (the distributed priority
+//!   queue of seed 003: `threshold`, `threshold_delta`), a receive queue, and one
+//!   aggregation queue per other GPU;
+//! - the worker kernel ([`kernels`]) runs workers of thread, warp or CTA width (CTA workers
+//!   fetch `FETCH_SIZE` items), either **persistent** (one launch until stopped) or
+//!   **discrete** (one launch per batch of queued items, relaunched by the host);
+//! - remote updates are remote atomics (BFS: atomic min, push on improvement) or pairs
+//!   pushed into the owner's receive queue, directly or through the **aggregator** kernel
+//!   running beside the workers on a slice of the GPU's SMs (`BATCH_SIZE` bytes, `WAIT_TIME`
+//!   polls; eager mode is a small `WAIT_TIME`). Over InfiniBand all traffic must go through
+//!   the aggregator (no remote atomic min there);
+//! - the host detects termination from counters in mapped host memory
+//!   ([`termination`]) and raises a stop flag; it never blocks on the OS (it polls with
+//!   [`Backend::host_work`], charged in virtual time on the simulator).
+//!
+//! Architecture invariant: the runtime names no algorithm. An algorithm gives an
+//! [`AtosApp`] (initial state, the worker kernel's name, the ideal work its extra work is
+//! measured against) and registers an [`kernels::AtosOperator`] with
+//! [`kernels::register_app`].
+
+pub mod graph;
+pub mod kernels;
+pub mod termination;
+
+use crate::backend::queue::{self, COUNTER_WORDS};
+use crate::backend::{
+    Backend, BackendError, BufferId, BufferSlice, CompletionKind, DeviceId, ElemType, HostData,
+    Launch, LaunchConfig, RemotePath, Scalar, StreamId, StreamPriority, Token,
+};
+use crate::graph::Csr;
+use crate::runtime::{Outcome, RuntimeError, WorkReport, wait_all};
+use graph::AtosGraph;
+use kernels::{Slot, ctl, state};
+use serde::Serialize;
+use std::collections::BTreeMap;
+use termination::{Detector, Wave};
+
+/// Worker width (seed 004 sec. 3.2).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, clap::ValueEnum, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum WorkerWidth {
+    /// One thread per worker.
+    Thread,
+    /// A warp (32 threads) per worker.
+    Warp,
+    /// A CTA per worker (its threads: `cta_threads`), fetching `fetch_size` items.
+    Cta,
+}
+
+/// Kernel strategy (seed 004 sec. 3.4).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, clap::ValueEnum, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum KernelStrategy {
+    /// One resident launch that sees work arrive until the host stops it.
+    Persistent,
+    /// One launch per batch of queued items, relaunched by the host.
+    Discrete,
+}
+
+/// How remote updates travel (seed 003 sec. III-A3).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case", tag = "mode")]
+pub enum Comm {
+    /// Direct when every pair of the run's GPUs has a peer path; through the aggregator with
+    /// seed 003's eager setting ([`Comm::INFINIBAND`]) when any pair talks over InfiniBand,
+    /// as multi-node Atos does. The run resolves it before it starts and reports what it
+    /// chose.
+    Auto,
+    /// Straight from the worker (peer stores and atomics over NVLink).
+    Direct,
+    /// Through the aggregator.
+    Aggregated {
+        /// `BATCH_SIZE`: a batch goes when it holds this many bytes.
+        batch_bytes: u64,
+        /// `WAIT_TIME`: a partial batch goes after this many polls.
+        wait_polls: u32,
+    },
+}
+
+impl Comm {
+    /// What `Auto` becomes over InfiniBand: BATCH_SIZE 1 MiB, WAIT_TIME 4 (seed 003's eager
+    /// mode for BFS).
+    pub const INFINIBAND: Comm = Comm::Aggregated { batch_bytes: 1 << 20, wait_polls: 4 };
+
+    /// The CLI's name of the mode (`--atos-comm`).
+    pub fn name(&self) -> &'static str {
+        match self {
+            Comm::Auto => "auto",
+            Comm::Direct => "direct",
+            Comm::Aggregated { .. } => "aggregated",
+        }
+    }
+}
+
+/// Atos options.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+pub struct AtosOptions {
+    /// Worker width.
+    pub worker: WorkerWidth,
+    /// Threads of a CTA worker (seed 003 runs 512).
+    pub cta_threads: u32,
+    /// Items a CTA worker fetches (`FETCH_SIZE`); 1 for thread and warp workers.
+    pub fetch_size: u32,
+    /// Persistent or discrete kernels.
+    pub kernel: KernelStrategy,
+    /// The distributed priority queue: `(threshold, threshold_delta)`; `None`: plain queues.
+    pub priority: Option<(u32, u32)>,
+    /// Direct or aggregated communication.
+    pub comm: Comm,
+    /// SMs the aggregator runs on, beside the workers.
+    pub aggregator_sms: u32,
+    /// Capacity of every queue, in items; `None`: sized from the graph.
+    pub queue_capacity: Option<u64>,
+    /// Vertices a sweep reserves (`Check_Size`, algorithms that sweep).
+    pub check_size: u32,
+    /// Host time between two reads of the termination counters, in nanoseconds.
+    pub poll_ns: u64,
+    /// Relabel vertex ids at random (seeded) before the run (seed 004 sec. 6.3: it cuts
+    /// colouring's conflicts).
+    pub permute_ids: bool,
+}
+
+impl Default for AtosOptions {
+    fn default() -> Self {
+        AtosOptions {
+            worker: WorkerWidth::Cta,
+            cta_threads: 512,
+            fetch_size: 32,
+            kernel: KernelStrategy::Persistent,
+            priority: None,
+            comm: Comm::Auto,
+            aggregator_sms: 1,
+            queue_capacity: None,
+            check_size: 32,
+            poll_ns: 2_000,
+            permute_ids: false,
+        }
+    }
+}
+
+/// Largest CTA a worker can be.
+pub const MAX_CTA_THREADS: u32 = 1024;
+
+impl AtosOptions {
+    /// Threads per worker.
+    pub fn width(&self) -> u32 {
+        match self.worker {
+            WorkerWidth::Thread => 1,
+            WorkerWidth::Warp => 32,
+            WorkerWidth::Cta => self.cta_threads,
+        }
+    }
+
+    /// Items per worker.
+    pub fn fetch(&self) -> u32 {
+        match self.worker {
+            WorkerWidth::Cta => self.fetch_size,
+            _ => 1,
+        }
+    }
+
+    /// Threads per block of the worker launch.
+    pub fn block_threads(&self) -> u32 {
+        match self.worker {
+            WorkerWidth::Cta => self.cta_threads,
+            _ => 256,
+        }
+    }
+
+    /// What tables and legends call this configuration: `+persistent-cta32` (a CTA worker
+    /// with its fetch size), `+discrete-warp`, then `+prio<delta>`, `+agg<WAIT_TIME>`,
+    /// `+permuted`.
+    pub fn label_suffix(&self) -> String {
+        let kernel = match self.kernel {
+            KernelStrategy::Persistent => "persistent",
+            KernelStrategy::Discrete => "discrete",
+        };
+        let worker = match self.worker {
+            WorkerWidth::Thread => "thread".to_string(),
+            WorkerWidth::Warp => "warp".to_string(),
+            WorkerWidth::Cta => format!("cta{}", self.fetch_size),
+        };
+        let mut s = format!("+{kernel}-{worker}");
+        if let Some((_, delta)) = self.priority {
+            s += &format!("+prio{delta}");
+        }
+        if let Comm::Aggregated { wait_polls, .. } = self.comm {
+            s += &format!("+agg{wait_polls}");
+        }
+        if self.permute_ids {
+            s += "+permuted";
+        }
+        s
+    }
+
+    /// The `switchyard run` flags that give these options (defaults left out).
+    pub fn cli_args(&self) -> Vec<(&'static str, String)> {
+        let d = AtosOptions::default();
+        let mut a = Vec::new();
+        let name = |w: WorkerWidth| match w {
+            WorkerWidth::Thread => "thread",
+            WorkerWidth::Warp => "warp",
+            WorkerWidth::Cta => "cta",
+        };
+        a.push(("--atos-worker", name(self.worker).to_string()));
+        if self.cta_threads != d.cta_threads {
+            a.push(("--atos-cta-threads", self.cta_threads.to_string()));
+        }
+        if self.worker == WorkerWidth::Cta {
+            a.push(("--atos-fetch-size", self.fetch_size.to_string()));
+        }
+        let kernel = match self.kernel {
+            KernelStrategy::Persistent => "persistent",
+            KernelStrategy::Discrete => "discrete",
+        };
+        a.push(("--atos-kernel", kernel.to_string()));
+        if let Some((threshold, delta)) = self.priority {
+            a.push(("--atos-threshold", threshold.to_string()));
+            a.push(("--atos-threshold-delta", delta.to_string()));
+        }
+        if self.comm != d.comm {
+            a.push(("--atos-comm", self.comm.name().to_string()));
+        }
+        if let Comm::Aggregated { batch_bytes, wait_polls } = self.comm {
+            a.push(("--atos-batch-bytes", batch_bytes.to_string()));
+            a.push(("--atos-wait-time", wait_polls.to_string()));
+        }
+        if self.aggregator_sms != d.aggregator_sms {
+            a.push(("--atos-aggregator-sms", self.aggregator_sms.to_string()));
+        }
+        if let Some(c) = self.queue_capacity {
+            a.push(("--atos-queue-capacity", c.to_string()));
+        }
+        if self.check_size != d.check_size {
+            a.push(("--atos-check-size", self.check_size.to_string()));
+        }
+        if self.poll_ns != d.poll_ns {
+            a.push(("--atos-poll-ns", self.poll_ns.to_string()));
+        }
+        if self.permute_ids {
+            a.push(("--atos-permute", String::new()));
+        }
+        a
+    }
+
+    /// These options with [`Comm::Auto`] resolved for the first `gpus` GPUs of `backend`.
+    pub fn resolved<B: Backend + ?Sized>(&self, backend: &B, gpus: u32) -> AtosOptions {
+        if self.comm != Comm::Auto {
+            return *self;
+        }
+        let over_network = (0..gpus).any(|a| {
+            (0..gpus).any(|b| {
+                a != b && backend.remote_path(DeviceId(a), DeviceId(b)) == RemotePath::Network
+            })
+        });
+        let comm = if over_network { Comm::INFINIBAND } else { Comm::Direct };
+        AtosOptions { comm, ..*self }
+    }
+
+    /// Checks the options, naming what to choose instead.
+    pub fn check(&self) -> Result<(), RuntimeError> {
+        let bad = |m: String| Err(RuntimeError::Options(m));
+        if self.worker == WorkerWidth::Cta
+            && (self.cta_threads == 0
+                || !self.cta_threads.is_multiple_of(32)
+                || self.cta_threads > MAX_CTA_THREADS)
+        {
+            return bad(format!(
+                "--atos-cta-threads {}: a CTA worker is a whole number of warps, 32 to \
+                 {MAX_CTA_THREADS} threads; choose e.g. 512 (seed 003's)",
+                self.cta_threads
+            ));
+        }
+        if self.fetch_size == 0 {
+            return bad("--atos-fetch-size 0: a worker must fetch at least one item; choose \
+                        1 or more (CTA workers, e.g. 32)"
+                .into());
+        }
+        if self.worker != WorkerWidth::Cta && self.fetch_size != 1 {
+            return bad(format!(
+                "--atos-fetch-size {} applies to CTA workers only (thread and warp workers \
+                 fetch one item); use --atos-worker cta or drop --atos-fetch-size",
+                self.fetch_size
+            ));
+        }
+        if self.fetch_size > self.cta_threads.max(1) * 4 {
+            return bad(format!(
+                "--atos-fetch-size {} is more than 4 items per thread of a {}-thread CTA; \
+                 choose at most {}",
+                self.fetch_size,
+                self.cta_threads,
+                self.cta_threads * 4
+            ));
+        }
+        if let Some((_, 0)) = self.priority {
+            return bad("--atos-threshold-delta 0 would never raise the priority threshold; \
+                        choose a positive step (e.g. 1 for BFS levels)"
+                .into());
+        }
+        if let Comm::Aggregated { batch_bytes, wait_polls } = self.comm {
+            if wait_polls == 0 {
+                return bad("--atos-wait-time 0 with aggregation on would send every poll's \
+                            partial batch: choose a WAIT_TIME of at least 1 (4 is seed 003's \
+                            eager mode for BFS, 32 its PageRank setting) or turn aggregation \
+                            off with --atos-comm direct"
+                    .into());
+            }
+            if batch_bytes < 8 {
+                return bad(format!(
+                    "--atos-batch-bytes {batch_bytes} holds no (vertex, value) pair; choose \
+                     at least 8 (seed 003 uses 1 MiB: 1048576)"
+                ));
+            }
+            if self.aggregator_sms == 0 {
+                return bad("--atos-aggregator-sms 0: the aggregator needs an SM; choose 1".into());
+            }
+        }
+        if self.queue_capacity == Some(0) {
+            return bad("--atos-queue-capacity 0 holds nothing; choose a capacity of at least \
+                        the vertex count of a GPU, or leave it unset to size it from the graph"
+                .into());
+        }
+        if self.poll_ns == 0 {
+            return bad("--atos-poll-ns 0: the host needs time between two reads of the \
+                        termination counters; choose e.g. 2000"
+                .into());
+        }
+        Ok(())
+    }
+}
+
+/// What an algorithm gives Atos.
+pub trait AtosApp {
+    /// Label for messages.
+    fn label(&self) -> &'static str;
+    /// Its worker kernel.
+    fn kernels(&self) -> kernels::AtosKernels;
+    /// Whether its tasks read other GPUs' values (colouring): needs peer paths.
+    fn reads_peers(&self) -> bool {
+        false
+    }
+    /// Initial state of GPU `g`'s vertices (new ids `ag.bases[g]..ag.bases[g + 1]`,
+    /// original ids through `ag.old_of`): values, second values, flags, and the items its
+    /// local queue starts with.
+    fn init(&self, ag: &AtosGraph, g: u32) -> AppInit;
+    /// Queue capacity (items per queue of GPU `g`) when the options do not set one.
+    fn queue_capacity(&self, ag: &AtosGraph, g: u32) -> u64 {
+        4 * u64::from(ag.local_vertices(g)) + 2 * ag.remote_arcs(g) + 1024
+    }
+    /// The tolerance and damping scalars the worker takes.
+    fn epsilon_damping(&self) -> (f64, f64) {
+        (0.0, 0.0)
+    }
+    /// The ideal number of visits on `graph` (the extra-work denominator) and what it is.
+    fn ideal_visits(&self, graph: &Csr) -> (u64, &'static str);
+}
+
+/// One GPU's initial state.
+#[derive(Clone, Debug, Default)]
+pub struct AppInit {
+    /// `u32` per vertex.
+    pub value: Vec<u32>,
+    /// `f32` per vertex, if the algorithm has a second value.
+    pub aux: Option<Vec<f32>>,
+    /// `u32` flags per vertex, if the algorithm uses them.
+    pub flags: Option<Vec<u32>>,
+    /// Items of the local queue at the start.
+    pub items: Vec<u32>,
+}
+
+/// What one GPU did.
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct AtosGpuReport {
+    /// Visits.
+    pub visits: u64,
+    /// Tasks started.
+    pub tasks: u64,
+    /// Arcs processed.
+    pub edges: u64,
+    /// Items pushed into its own queues.
+    pub pushes: u64,
+    /// Records sent to other GPUs.
+    pub sent: u64,
+    /// Pairs popped from its receive queue.
+    pub received: u64,
+    /// Priority threshold raises.
+    pub threshold_raises: u64,
+    /// Worker steps (simulator rounds; CUDA: 0).
+    pub steps: u64,
+    /// Worker kernel launches.
+    pub launches: u64,
+    /// Aggregator batches.
+    pub batches: u64,
+    /// Vertices swept.
+    pub swept: u64,
+    /// Items its local queue started with.
+    pub initial: u64,
+    /// Items popped from its local and low-priority queues (`initial + pushes` when no
+    /// item was lost: the runtime checks it).
+    pub popped: u64,
+}
+
+/// Atos's own account of a run.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct AtosReport {
+    /// The options it ran with.
+    pub options: AtosOptions,
+    /// Visits over all GPUs.
+    pub visits: u64,
+    /// The ideal visits (see [`AtosApp::ideal_visits`]).
+    pub ideal_visits: u64,
+    /// What the ideal is.
+    pub ideal_is: &'static str,
+    /// Extra work: visits over the ideal.
+    pub extra_work: f64,
+    /// Termination waves the host read.
+    pub termination_waves: u64,
+    /// Queue capacity per GPU, items.
+    pub queue_capacity: Vec<u64>,
+    /// Per GPU.
+    pub per_gpu: Vec<AtosGpuReport>,
+}
+
+/// Errors specific to Atos runs.
+fn options_error(m: String) -> RuntimeError {
+    RuntimeError::Options(m)
+}
+
+/// Buffers of one GPU.
+struct GpuBuffers {
+    all: Vec<BufferId>,
+    recv: (BufferId, BufferId),
+    value: BufferId,
+    aux: BufferId,
+    state: BufferId,
+    queue_counters: [BufferId; 4],
+}
+
+/// Runs `app` with Atos on `backend`: `owner[v]` is the GPU of vertex `v`.
+pub fn run<B: Backend + ?Sized>(
+    backend: &mut B,
+    graph: &Csr,
+    owner: &[u32],
+    gpus: u32,
+    app: &dyn AtosApp,
+    options: &AtosOptions,
+    seed: u64,
+) -> Result<Outcome, RuntimeError> {
+    options.check()?;
+    let k = gpus as usize;
+    if k == 0 || k > kernels::MAX_GPUS || backend.device_count() < gpus {
+        return Err(options_error(format!(
+            "Atos runs on 1 to {} GPUs and this machine has {}; choose --gpus within both",
+            kernels::MAX_GPUS,
+            backend.device_count()
+        )));
+    }
+    let options = &options.resolved(backend, gpus);
+    check_paths(backend, gpus, app, options)?;
+    // Seed 004 sec. 6.3: a random permutation of the vertex ids (the order vertices are
+    // numbered, queued and tie-broken in), composed into the renumbering so that the
+    // application and the results still speak original ids.
+    let ag = if options.permute_ids {
+        let (permuted, perm) = crate::graph::relabel::relabel_random(graph, seed ^ 0xA705);
+        let mut o = vec![0u32; owner.len()];
+        for (v, &pv) in perm.iter().enumerate() {
+            o[pv as usize] = owner[v];
+        }
+        AtosGraph::build(&permuted, &o, gpus).composed_with(&perm)
+    } else {
+        AtosGraph::build(graph, owner, gpus)
+    };
+    let aggregated = matches!(options.comm, Comm::Aggregated { .. }) && k > 1;
+    let ctl_block = backend.alloc_mapped(ElemType::U64, ctl::len(k), "atos control block")?;
+    let mut streams = Vec::with_capacity(k);
+    let mut agg_streams = Vec::with_capacity(k);
+    for g in 0..gpus {
+        streams.push(backend.create_stream(DeviceId(g), StreamPriority::Normal)?);
+        agg_streams.push(backend.create_stream(DeviceId(g), StreamPriority::High)?);
+    }
+    let mut bufs = Vec::with_capacity(k);
+    let mut capacities = Vec::with_capacity(k);
+    let mut initial = Vec::with_capacity(k);
+    let mut uploads = Vec::new();
+    let mut token = 0u64;
+    let mut next_token = || {
+        token += 1;
+        Token(token)
+    };
+    for g in 0..gpus {
+        let init = app.init(&ag, g);
+        initial.push(init.items.len() as u64);
+        let cap = options.queue_capacity.unwrap_or_else(|| app.queue_capacity(&ag, g));
+        capacities.push(cap);
+        let (b, ups) =
+            upload_gpu(backend, &ag, g, init, cap, options, streams[g as usize], &mut next_token)?;
+        uploads.extend(ups);
+        bufs.push(b);
+    }
+    let mut all_args: Vec<Vec<BufferId>> = Vec::with_capacity(k);
+    for g in 0..k {
+        let mut args = bufs[g].all.clone();
+        args.push(ctl_block);
+        for b in &bufs {
+            args.extend([b.value, b.recv.0, b.recv.1]);
+        }
+        all_args.push(args);
+    }
+    wait_all(backend, &uploads)?;
+    let start_ps = backend.now_ps();
+    let (epsilon, damping) = app.epsilon_damping();
+    let worker_scalars = |g: u32, persistent: bool| {
+        vec![
+            Scalar::U32(g),
+            Scalar::U32(gpus),
+            Scalar::U32(options.width()),
+            Scalar::U32(options.fetch()),
+            Scalar::U32(u32::from(persistent)),
+            Scalar::U32(u32::from(aggregated)),
+            Scalar::U32(options.priority.map_or(0, |p| p.1)),
+            Scalar::U32(options.check_size),
+            Scalar::F64(epsilon),
+            Scalar::F64(damping),
+        ]
+    };
+    let mut worker_config = LaunchConfig::persistent(options.block_threads(), None);
+    if aggregated {
+        let sms = backend.device_info(DeviceId(0)).sm_count;
+        if options.aggregator_sms >= sms {
+            return Err(options_error(format!(
+                "--atos-aggregator-sms {} leaves no SM of {sms} for the workers; choose fewer",
+                options.aggregator_sms
+            )));
+        }
+        worker_config.sm_limit = Some(sms - options.aggregator_sms);
+    }
+    let kernel = app.kernels().worker;
+    let launch_worker = |backend: &mut B, g: u32, persistent: bool, token: Token| {
+        let l = Launch {
+            kernel,
+            buffers: all_args[g as usize].clone(),
+            scalars: worker_scalars(g, persistent),
+            work_items: u64::from(ag.local_vertices(g)),
+        };
+        backend.launch_with(streams[g as usize], l, worker_config, Some(token))
+    };
+    let mut launches = vec![0u64; k];
+    // Tokens: 1..=k workers (discrete relaunches reuse them), k+1..=2k aggregators, then
+    // polls.
+    let worker_token = |g: u32| Token(1_000_000 + u64::from(g));
+    let agg_token = |g: u32| Token(2_000_000 + u64::from(g));
+    let persistent = options.kernel == KernelStrategy::Persistent;
+    let mut running = vec![false; k];
+    for g in 0..gpus {
+        launch_worker(backend, g, persistent, worker_token(g))?;
+        running[g as usize] = true;
+        launches[g as usize] += 1;
+        if aggregated {
+            let (batch_bytes, wait_polls) = match options.comm {
+                Comm::Aggregated { batch_bytes, wait_polls } => (batch_bytes, wait_polls),
+                Comm::Auto | Comm::Direct => (0, 0),
+            };
+            let l = Launch {
+                kernel: kernels::AGGREGATOR,
+                buffers: all_args[g as usize].clone(),
+                scalars: vec![
+                    Scalar::U32(g),
+                    Scalar::U32(gpus),
+                    Scalar::U64(batch_bytes),
+                    Scalar::U32(wait_polls),
+                ],
+                work_items: 1,
+            };
+            let config = LaunchConfig::persistent(256, Some(options.aggregator_sms));
+            backend.launch_with(agg_streams[g as usize], l, config, Some(agg_token(g)))?;
+        }
+    }
+    let mut detector = Detector::default();
+    let mut aggregators_running = if aggregated { k } else { 0 };
+    let mut recv_at_launch: Vec<u64> = vec![0; k];
+    let poll_ps = options.poll_ns * 1000;
+    let poll_token = Token(3_000_000);
+    let mut stopped = false;
+    let mut poll_pending = false;
+    let mut overflow: Option<u32> = None;
+    loop {
+        let workers_left = running.iter().filter(|&&r| r).count();
+        if stopped && workers_left == 0 && aggregators_running == 0 {
+            break;
+        }
+        if !poll_pending && !stopped {
+            backend.host_work(poll_ps, poll_token)?;
+            poll_pending = true;
+        }
+        let Some(c) = backend.next_completion()? else {
+            return Err(BackendError::Deadlock(
+                "Atos: nothing outstanding but the run has not terminated".into(),
+            )
+            .into());
+        };
+        let ctl_now = mapped_u64(backend, ctl_block)?;
+        let gpu_of = |t: Token, base: u64| (t.0 - base) as u32;
+        match c.token {
+            t if t == poll_token => {
+                poll_pending = false;
+                if stopped {
+                    continue;
+                }
+                if let Some(g) =
+                    (0..gpus).find(|&g| ctl_now[g as usize * ctl::STRIDE + ctl::OVERFLOW] != 0)
+                {
+                    overflow = Some(g);
+                    stop(backend, ctl_block, k)?;
+                    stopped = true;
+                    continue;
+                }
+                // Discrete: relaunch GPUs that got work since their last launch.
+                if !persistent {
+                    for g in 0..gpus {
+                        let i = g as usize;
+                        let recv = ctl_now[i * ctl::STRIDE + ctl::RECV];
+                        if !running[i] && recv != recv_at_launch[i] {
+                            recv_at_launch[i] = recv;
+                            launch_worker(backend, g, false, worker_token(g))?;
+                            running[i] = true;
+                            launches[i] += 1;
+                        }
+                    }
+                }
+                let all_quiet = persistent || running.iter().all(|&r| !r);
+                if detector.observe(Wave::read(&ctl_now, k)) && all_quiet {
+                    stop(backend, ctl_block, k)?;
+                    stopped = true;
+                }
+            }
+            t if t.0 >= 2_000_000 && t.0 < 2_000_000 + k as u64 => {
+                aggregators_running -= 1;
+            }
+            t if t.0 >= 1_000_000 && t.0 < 1_000_000 + k as u64 => {
+                let g = gpu_of(t, 1_000_000);
+                let i = g as usize;
+                running[i] = false;
+                if !persistent && !stopped {
+                    let idle = ctl_now[i * ctl::STRIDE + ctl::IDLE] == 1;
+                    if ctl_now[i * ctl::STRIDE + ctl::OVERFLOW] != 0 {
+                        overflow = Some(g);
+                        stop(backend, ctl_block, k)?;
+                        stopped = true;
+                    } else if !idle {
+                        recv_at_launch[i] = ctl_now[i * ctl::STRIDE + ctl::RECV];
+                        launch_worker(backend, g, false, worker_token(g))?;
+                        running[i] = true;
+                        launches[i] += 1;
+                    } else {
+                        recv_at_launch[i] = ctl_now[i * ctl::STRIDE + ctl::SEEN];
+                    }
+                }
+            }
+            other => {
+                return Err(
+                    BackendError::Usage(format!("Atos: unexpected completion {other:?}")).into()
+                );
+            }
+        }
+    }
+    // Drain the last poll.
+    if poll_pending {
+        while let Some(c) = backend.next_completion()? {
+            if c.token == poll_token {
+                break;
+            }
+        }
+    }
+    let end_ps = backend.now_ps();
+    // Read the results back.
+    let mut reads = Vec::new();
+    let mut what: BTreeMap<Token, (usize, u8)> = BTreeMap::new();
+    for g in 0..k {
+        let n = ag.local_vertices(g as u32) as usize;
+        let s = streams[g];
+        let t = next_token();
+        backend.read_to_host(s, BufferSlice::new(bufs[g].value, 0, n), t)?;
+        what.insert(t, (g, 0));
+        reads.push(t);
+        let t = next_token();
+        let (_, aux_len) = backend.buffer_shape(bufs[g].aux)?;
+        backend.read_to_host(s, BufferSlice::new(bufs[g].aux, 0, aux_len), t)?;
+        what.insert(t, (g, 1));
+        reads.push(t);
+        let t = next_token();
+        backend.read_to_host(s, BufferSlice::new(bufs[g].state, 0, state::LEN), t)?;
+        what.insert(t, (g, 2));
+        reads.push(t);
+        for (qi, &q) in bufs[g].queue_counters.iter().enumerate() {
+            let t = next_token();
+            let (_, len) = backend.buffer_shape(q)?;
+            backend.read_to_host(s, BufferSlice::new(q, 0, len), t)?;
+            what.insert(t, (g, 3 + qi as u8));
+            reads.push(t);
+        }
+    }
+    let mut values = vec![Vec::new(); k];
+    let mut auxes = vec![Vec::new(); k];
+    let mut states = vec![Vec::new(); k];
+    let mut refused: Vec<(usize, &'static str, u64)> = Vec::new();
+    for c in wait_all(backend, &reads)? {
+        let (g, kind) = what[&c.token];
+        let CompletionKind::HostRead(data) = c.kind else {
+            return Err(BackendError::Usage("Atos: a read returned no data".into()).into());
+        };
+        match (kind, data) {
+            (0, HostData::U32(v)) => values[g] = v,
+            (1, HostData::F32(v)) => auxes[g] = v,
+            (2, HostData::U64(v)) => states[g] = v,
+            (q @ 3..=6, HostData::U64(v)) => {
+                let name = ["local", "low-priority", "receive", "aggregation"][(q - 3) as usize];
+                let over: u64 = v.chunks(COUNTER_WORDS).map(queue::overflowed).sum();
+                if over > 0 {
+                    refused.push((g, name, over));
+                }
+            }
+            _ => return Err(BackendError::Usage("Atos: a read of the wrong type".into()).into()),
+        }
+    }
+    if overflow.is_some() || !refused.is_empty() {
+        let detail: Vec<String> = refused
+            .iter()
+            .map(|(g, name, n)| format!("gpu{g}'s {name} queue refused {n} items"))
+            .collect();
+        return Err(options_error(format!(
+            "Atos queue overflow ({}; capacity {} items per queue): the run stopped with \
+             every refused item counted, nothing was dropped silently; rerun with a larger \
+             --atos-queue-capacity (e.g. {})",
+            if detail.is_empty() { "reported by the workers".into() } else { detail.join(", ") },
+            capacities.iter().max().copied().unwrap_or(0),
+            capacities.iter().max().copied().unwrap_or(0).saturating_mul(4)
+        )));
+    }
+    let values = ag.gather(&values);
+    let has_aux =
+        auxes.iter().zip(0..k).all(|(a, g)| a.len() == ag.local_vertices(g as u32) as usize);
+    let aux = has_aux.then(|| ag.gather(&auxes));
+    let per_gpu: Vec<AtosGpuReport> = states
+        .iter()
+        .zip(&launches)
+        .zip(&initial)
+        .map(|((s, &launches), &initial)| AtosGpuReport {
+            visits: s[state::VISITS],
+            tasks: s[state::TASKS],
+            edges: s[state::EDGES],
+            pushes: s[state::PUSHES],
+            sent: s[state::SENT],
+            received: s[state::RECEIVED],
+            threshold_raises: s[state::RAISES],
+            steps: s[state::STEPS],
+            launches,
+            batches: s[state::BATCHES],
+            swept: s[state::SWEPT],
+            initial,
+            popped: s[state::POPPED],
+        })
+        .collect();
+    if let Some((g, r)) = per_gpu.iter().enumerate().find(|(_, r)| r.initial + r.pushes != r.popped)
+    {
+        return Err(BackendError::Kernel {
+            kernel: kernel.into(),
+            message: format!(
+                "gpu{g} lost work: {} items started in its queues and {} were pushed, but {} \
+                 were popped",
+                r.initial, r.pushes, r.popped
+            ),
+        }
+        .into());
+    }
+    let visits: u64 = per_gpu.iter().map(|g| g.visits).sum();
+    let (ideal, ideal_is) = app.ideal_visits(graph);
+    let report = AtosReport {
+        options: *options,
+        visits,
+        ideal_visits: ideal,
+        ideal_is,
+        extra_work: visits as f64 / ideal.max(1) as f64,
+        termination_waves: detector.waves,
+        queue_capacity: capacities,
+        per_gpu,
+    };
+    let sent: u64 = report.per_gpu.iter().map(|g| g.sent).sum();
+    let edges: u64 = report.per_gpu.iter().map(|g| g.edges).sum();
+    Ok(Outcome {
+        values,
+        aux,
+        compute_time_ps: end_ps - start_ps,
+        work: WorkReport {
+            edges_visited: edges,
+            work_items: visits,
+            messages: sent,
+            bytes_sent: sent * 8,
+            frontier_sizes: Vec::new(),
+        },
+        supersteps: 0,
+        groute: None,
+        gum: None,
+        atos: Some(report),
+    })
+}
+
+/// Refuses pairs the options cannot reach: remote atomic mins need a peer path (not
+/// InfiniBand: route through the aggregator), colouring's peer reads need peer paths.
+fn check_paths<B: Backend + ?Sized>(
+    backend: &B,
+    gpus: u32,
+    app: &dyn AtosApp,
+    options: &AtosOptions,
+) -> Result<(), RuntimeError> {
+    for a in 0..gpus {
+        for b in (0..gpus).filter(|&b| b != a) {
+            let path = backend.remote_path(DeviceId(a), DeviceId(b));
+            if path == RemotePath::Unreachable {
+                return Err(options_error(format!(
+                    "Atos: gpu{a} cannot reach gpu{b}'s memory from inside a kernel (no peer \
+                     path); use GPUs with peer access or fewer GPUs"
+                )));
+            }
+            if app.reads_peers() && path == RemotePath::Network {
+                return Err(options_error(format!(
+                    "Atos {}: its tasks read other GPUs' values, which gpu{a} cannot load over \
+                     InfiniBand from gpu{b}; run it on GPUs of one node",
+                    app.label()
+                )));
+            }
+            if path == RemotePath::Network && options.comm == Comm::Direct {
+                return Err(options_error(format!(
+                    "Atos: gpu{a} and gpu{b} talk over InfiniBand, where Atos sends everything \
+                     through its aggregator (no remote atomic min there, seed 003 sec. \
+                     III-A3b); choose --atos-comm aggregated or auto (e.g. --atos-batch-bytes \
+                     1048576 --atos-wait-time 4 for BFS's eager mode)"
+                )));
+            }
+        }
+    }
+    Ok(())
+}
+
+fn mapped_u64<B: Backend + ?Sized>(
+    backend: &B,
+    buffer: BufferId,
+) -> Result<Vec<u64>, RuntimeError> {
+    match backend.read_mapped(buffer)? {
+        HostData::U64(v) => Ok(v),
+        _ => Err(BackendError::Usage("Atos: the control block is not u64".into()).into()),
+    }
+}
+
+fn stop<B: Backend + ?Sized>(
+    backend: &mut B,
+    ctl_block: BufferId,
+    k: usize,
+) -> Result<(), RuntimeError> {
+    backend.write_mapped(ctl_block, ctl::stop(k), HostData::U64(vec![1]))?;
+    Ok(())
+}
+
+/// Allocates and uploads GPU `g`'s buffers (the fixed slots; the control block and the
+/// peers' buffers are appended by the caller).
+#[allow(clippy::too_many_arguments)]
+fn upload_gpu<B: Backend + ?Sized>(
+    backend: &mut B,
+    ag: &AtosGraph,
+    g: u32,
+    init: AppInit,
+    capacity: u64,
+    options: &AtosOptions,
+    stream: StreamId,
+    next_token: &mut impl FnMut() -> Token,
+) -> Result<(GpuBuffers, Vec<Token>), RuntimeError> {
+    let d = DeviceId(g);
+    let k = ag.gpus() as usize;
+    let n = ag.local_vertices(g) as usize;
+    let gi = g as usize;
+    let mut ups = Vec::new();
+    let mut up = |backend: &mut B, label: &str, data: HostData| -> Result<BufferId, RuntimeError> {
+        let b = backend.alloc(d, data.elem(), data.len().max(1), label)?;
+        if !data.is_empty() {
+            let t = next_token();
+            backend.write_from_host(stream, b, 0, data, Some(t))?;
+            ups.push(t);
+        }
+        Ok(b)
+    };
+    if init.value.len() != n {
+        return Err(options_error(format!(
+            "Atos: the application gave {} initial values for gpu{g}'s {n} vertices",
+            init.value.len()
+        )));
+    }
+    if n >= kernels::TAG as usize {
+        return Err(options_error(format!(
+            "Atos: gpu{g} owns {n} vertices; a queue item leaves 31 bits for a vertex: use \
+             more GPUs"
+        )));
+    }
+    let cap = capacity.max(1) as usize;
+    let offsets = up(backend, "atos offsets", HostData::U64(ag.offsets[gi].clone()))?;
+    let targets = up(backend, "atos targets", HostData::U32(ag.targets[gi].clone()))?;
+    let bases = up(backend, "atos bases", HostData::U32(ag.bases.clone()))?;
+    let value = up(backend, "atos values", HostData::U32(init.value))?;
+    let aux = up(backend, "atos aux", HostData::F32(init.aux.unwrap_or_else(|| vec![0.0])))?;
+    let flags = up(backend, "atos flags", HostData::U32(init.flags.unwrap_or_else(|| vec![0])))?;
+    let mut local_items = vec![0u32; cap];
+    let mut local_counters = vec![0u64; COUNTER_WORDS];
+    if init.items.len() > cap {
+        return Err(options_error(format!(
+            "Atos: gpu{g} starts with {} queued items, more than the queue capacity {cap}; \
+             raise --atos-queue-capacity to at least {}",
+            init.items.len(),
+            init.items.len()
+        )));
+    }
+    queue::push(&mut local_counters, &mut local_items, &init.items);
+    let local_items = up(backend, "atos local queue", HostData::U32(local_items))?;
+    let local_counters = up(backend, "atos local counters", HostData::U64(local_counters))?;
+    let low_cap = if options.priority.is_some() { cap } else { 1 };
+    let low_items = backend.alloc(d, ElemType::U32, low_cap, "atos low queue")?;
+    let low_counters = backend.alloc(d, ElemType::U64, COUNTER_WORDS, "atos low counters")?;
+    let recv_cap = if k > 1 { 2 * cap } else { 2 };
+    let recv_items = backend.alloc(d, ElemType::U32, recv_cap, "atos receive queue")?;
+    let recv_counters = backend.alloc(d, ElemType::U64, COUNTER_WORDS, "atos receive counters")?;
+    let agg_cap =
+        if k > 1 && matches!(options.comm, Comm::Aggregated { .. }) { 2 * cap } else { 2 };
+    let agg_items = backend.alloc(d, ElemType::U32, agg_cap * k, "atos aggregation queues")?;
+    let agg_counters =
+        backend.alloc(d, ElemType::U64, COUNTER_WORDS * k, "atos aggregation counters")?;
+    let resident = u64::from(backend.device_info(d).sm_count) * 2048;
+    let workers = (resident / u64::from(options.width())).max(1);
+    let workers = backend.alloc(
+        d,
+        ElemType::U32,
+        kernels::table_words(workers, options.fetch()),
+        "atos workers",
+    )?;
+    let mut st = vec![0u64; state::LEN];
+    st[state::THRESHOLD] = options.priority.map_or(u64::MAX, |p| u64::from(p.0));
+    let state_buf = up(backend, "atos state", HostData::U64(st))?;
+    let mut all = vec![BufferId(0); kernels::SLOTS - 1];
+    all[Slot::Offsets as usize] = offsets;
+    all[Slot::Targets as usize] = targets;
+    all[Slot::Bases as usize] = bases;
+    all[Slot::Value as usize] = value;
+    all[Slot::Aux as usize] = aux;
+    all[Slot::Flags as usize] = flags;
+    all[Slot::LocalItems as usize] = local_items;
+    all[Slot::LocalCounters as usize] = local_counters;
+    all[Slot::LowItems as usize] = low_items;
+    all[Slot::LowCounters as usize] = low_counters;
+    all[Slot::RecvItems as usize] = recv_items;
+    all[Slot::RecvCounters as usize] = recv_counters;
+    all[Slot::AggItems as usize] = agg_items;
+    all[Slot::AggCounters as usize] = agg_counters;
+    all[Slot::Workers as usize] = workers;
+    all[Slot::State as usize] = state_buf;
+    Ok((
+        GpuBuffers {
+            all,
+            recv: (recv_items, recv_counters),
+            value,
+            aux,
+            state: state_buf,
+            queue_counters: [local_counters, low_counters, recv_counters, agg_counters],
+        },
+        ups,
+    ))
+}

@@ -1,0 +1,230 @@
+//! The Atos runtime on the simulator: every worker width, kernel strategy, queue and
+//! communication mode validated on 1, 2 and 4 GPUs; determinism; termination under
+//! jittered schedules; nothing lost (counted); bad options refused with what to choose.
+
+use switchyard::algo::{Algorithm, AlgorithmParams};
+use switchyard::driver::{BackendSetup, RunOutput, RunSpec, RuntimeKind, SimSetup, run};
+use switchyard::graph::Csr;
+use switchyard::graph::generate::{GeneratorSpec, generate};
+use switchyard::runtime::atos::{AtosOptions, Comm, KernelStrategy, WorkerWidth};
+use switchyard_sim::interconnect::Fidelity;
+use switchyard_sim::topology::Topology;
+
+/// A road-like graph (a grid with holes) and a scale-free one (R-MAT), named by their specs.
+fn graphs() -> Vec<(&'static str, Csr)> {
+    ["grid2d:w=48,h=40,drop=0.1,seed=2", "rmat:scale=11,ef=8,seed=3"]
+        .into_iter()
+        .map(|s| (s, generate(&GeneratorSpec::parse(s).expect("spec")).expect("generates")))
+        .collect()
+}
+
+fn setup(topology: &str, jitter_ps: u64) -> BackendSetup {
+    let topology = Topology::bundled(topology).expect("bundled topology");
+    BackendSetup::Sim(SimSetup { topology, fidelity: Fidelity::Flow, trace: false, jitter_ps })
+}
+
+fn spec(algorithm: Algorithm, gpus: u32, source: u32, atos: AtosOptions, seed: u64) -> RunSpec {
+    RunSpec {
+        gpus,
+        runtime: RuntimeKind::Atos,
+        algorithm,
+        params: AlgorithmParams { source, epsilon: 1e-3, ..AlgorithmParams::default() },
+        partitioner: "random".into(),
+        seed,
+        bsp: Default::default(),
+        groute: Default::default(),
+        gum: Default::default(),
+        atos,
+        validate: true,
+        command_line: vec!["atos_runtime".into()],
+    }
+}
+
+fn hub(g: &Csr) -> u32 {
+    (0..g.num_vertices()).max_by_key(|&v| g.degree(v)).unwrap_or(0)
+}
+
+/// Runs and checks the validation and the counting of every GPU's queues.
+fn run_ok(graph: &Csr, name: &str, spec: &RunSpec, setup: &BackendSetup) -> RunOutput {
+    let case = format!(
+        "{name}, {} GPUs, {:?} (reproduce: switchyard run --generate {name} --runtime atos \
+         --algo {} --gpus {} --seed {} {})",
+        spec.gpus,
+        spec.atos,
+        spec.algorithm.name(),
+        spec.gpus,
+        spec.seed,
+        spec.atos.cli_args().iter().map(|(f, v)| format!("{f} {v}")).collect::<Vec<_>>().join(" ")
+    );
+    let out = run(graph, name, spec, setup).unwrap_or_else(|e| panic!("{case}: {e}"));
+    let v = out.report.validation.as_ref().expect("validated");
+    assert!(v.is_ok(), "{case}: {v}");
+    let atos = out.report.atos.as_ref().expect("an atos report");
+    for (g, r) in atos.per_gpu.iter().enumerate() {
+        assert_eq!(r.initial + r.pushes, r.popped, "{case}: gpu{g} queues: {r:?}");
+    }
+    assert!(atos.extra_work >= 1.0 || spec.algorithm != Algorithm::Bfs, "{case}");
+    out
+}
+
+fn options(worker: WorkerWidth, kernel: KernelStrategy) -> AtosOptions {
+    AtosOptions {
+        worker,
+        kernel,
+        fetch_size: if worker == WorkerWidth::Cta { 8 } else { 1 },
+        ..AtosOptions::default()
+    }
+}
+
+#[test]
+fn bfs_validates_for_every_worker_width_kernel_strategy_and_queue_on_1_2_4_gpus() {
+    let machine = setup("dgx-station-v100x4", 0);
+    for (name, graph) in graphs() {
+        let source = hub(&graph);
+        for worker in [WorkerWidth::Thread, WorkerWidth::Warp, WorkerWidth::Cta] {
+            for kernel in [KernelStrategy::Persistent, KernelStrategy::Discrete] {
+                for gpus in [1, 2, 4] {
+                    let o = options(worker, kernel);
+                    run_ok(&graph, name, &spec(Algorithm::Bfs, gpus, source, o, 7), &machine);
+                }
+            }
+        }
+        // The priority queue and the aggregator (eager and batched), on 4 GPUs.
+        let base = options(WorkerWidth::Cta, KernelStrategy::Persistent);
+        for o in [
+            AtosOptions { priority: Some((1, 1)), ..base },
+            AtosOptions { priority: Some((0, 2)), kernel: KernelStrategy::Discrete, ..base },
+            AtosOptions { comm: Comm::Aggregated { batch_bytes: 1 << 20, wait_polls: 4 }, ..base },
+            AtosOptions { comm: Comm::Aggregated { batch_bytes: 64, wait_polls: 32 }, ..base },
+            AtosOptions { permute_ids: true, ..base },
+        ] {
+            run_ok(&graph, name, &spec(Algorithm::Bfs, 4, source, o, 7), &machine);
+        }
+    }
+}
+
+#[test]
+fn a_run_is_a_pure_function_of_its_seed() {
+    let (name, graph) = graphs().remove(1);
+    let machine = setup("dgx-station-v100x4", 3_000);
+    let o = AtosOptions {
+        comm: Comm::Aggregated { batch_bytes: 256, wait_polls: 4 },
+        ..options(WorkerWidth::Warp, KernelStrategy::Persistent)
+    };
+    let report = |seed| {
+        let out = run_ok(&graph, name, &spec(Algorithm::Bfs, 4, 0, o, seed), &machine);
+        serde_json::to_string(&out.report).expect("json")
+    };
+    let a = report(11);
+    assert_eq!(a, report(11), "same seed, same report bytes");
+    assert_ne!(a, report(12), "another seed, another schedule");
+}
+
+#[test]
+fn termination_is_detected_correctly_under_jittered_schedules() {
+    // Jitter up to 5 us on every transfer and kernel step reorders arrivals, idle
+    // publications and the host's polls; every run must end (no hang: the simulator would
+    // report a deadlock, the limit a livelock) with the right answer.
+    let (name, graph) = graphs().remove(0);
+    let source = hub(&graph);
+    for seed in 0..12u64 {
+        let machine = setup("dgx-station-v100x4", 5_000_000);
+        let o = match seed % 3 {
+            0 => options(WorkerWidth::Cta, KernelStrategy::Persistent),
+            1 => options(WorkerWidth::Warp, KernelStrategy::Discrete),
+            _ => AtosOptions {
+                comm: Comm::Aggregated { batch_bytes: 4096, wait_polls: 8 },
+                poll_ns: 500,
+                ..options(WorkerWidth::Thread, KernelStrategy::Persistent)
+            },
+        };
+        let gpus = [2, 3, 4][seed as usize % 3];
+        run_ok(&graph, name, &spec(Algorithm::Bfs, gpus, source, o, seed), &machine);
+    }
+}
+
+#[test]
+fn infiniband_needs_the_aggregator_and_runs_with_it() {
+    let (name, graph) = graphs().remove(0);
+    let machine = setup("summit-ib-x8", 0);
+    let auto = options(WorkerWidth::Cta, KernelStrategy::Persistent);
+    assert_eq!(auto.comm, Comm::Auto);
+    // Auto: direct within a node (one GPU per Summit node here), aggregated as soon as the
+    // run spans two nodes; the report says which.
+    let within = run_ok(&graph, name, &spec(Algorithm::Bfs, 1, 0, auto, 1), &machine);
+    assert_eq!(within.report.atos.as_ref().unwrap().options.comm, Comm::Direct);
+    let across = run_ok(&graph, name, &spec(Algorithm::Bfs, 3, 0, auto, 1), &machine);
+    assert_eq!(across.report.atos.as_ref().unwrap().options.comm, Comm::INFINIBAND);
+    assert!(across.report.atos.as_ref().unwrap().per_gpu.iter().any(|g| g.batches > 0));
+    let direct = AtosOptions { comm: Comm::Direct, ..auto };
+    let err = run(&graph, name, &spec(Algorithm::Bfs, 2, 0, direct, 1), &machine)
+        .expect_err("direct over IB")
+        .to_string();
+    assert!(err.contains("InfiniBand") && err.contains("--atos-comm aggregated"), "{err}");
+    let eager =
+        AtosOptions { comm: Comm::Aggregated { batch_bytes: 1 << 20, wait_polls: 4 }, ..direct };
+    run_ok(&graph, name, &spec(Algorithm::Bfs, 4, 0, eager, 1), &machine);
+}
+
+#[test]
+fn a_queue_too_small_stops_the_run_with_every_refused_item_counted() {
+    let (name, graph) = graphs().remove(1);
+    let machine = setup("dgx-station-v100x4", 0);
+    let o = AtosOptions {
+        queue_capacity: Some(40),
+        ..options(WorkerWidth::Cta, KernelStrategy::Persistent)
+    };
+    let err = run(&graph, name, &spec(Algorithm::Bfs, 1, hub(&graph), o, 1), &machine)
+        .expect_err("40 items cannot hold a BFS of 2048 vertices")
+        .to_string();
+    assert!(err.contains("queue overflow"), "{err}");
+    assert!(err.contains("refused") && err.contains("nothing was dropped silently"), "{err}");
+    assert!(err.contains("--atos-queue-capacity"), "{err}");
+    // With room for it, the same run validates and every pushed item was popped.
+    let o = AtosOptions { queue_capacity: Some(4096), ..o };
+    run_ok(&graph, name, &spec(Algorithm::Bfs, 1, hub(&graph), o, 1), &machine);
+}
+
+#[test]
+fn contradictory_options_are_refused_with_what_to_choose() {
+    let (name, graph) = graphs().remove(0);
+    let machine = setup("dgx-station-v100x4", 0);
+    let base = AtosOptions::default();
+    for (o, wanted) in [
+        (
+            AtosOptions { comm: Comm::Aggregated { batch_bytes: 1 << 20, wait_polls: 0 }, ..base },
+            "WAIT_TIME of at least 1",
+        ),
+        (AtosOptions { cta_threads: 100, ..base }, "a whole number of warps"),
+        (
+            AtosOptions { worker: WorkerWidth::Warp, fetch_size: 8, ..base },
+            "applies to CTA workers only",
+        ),
+        (AtosOptions { queue_capacity: Some(0), ..base }, "--atos-queue-capacity 0"),
+        (AtosOptions { priority: Some((1, 0)), ..base }, "--atos-threshold-delta 0"),
+        (AtosOptions { fetch_size: 0, ..base }, "--atos-fetch-size 0"),
+    ] {
+        let err = run(&graph, name, &spec(Algorithm::Bfs, 2, 0, o, 1), &machine)
+            .expect_err("refused")
+            .to_string();
+        assert!(err.contains(wanted), "{o:?}: {err}");
+    }
+}
+
+#[test]
+fn warp_workers_speculate_more_than_cta_workers_and_the_seed_moves_it() {
+    // Seed 004 Table 4: persistent warp workers do more BFS extra work than CTA workers
+    // (a long adjacency list keeps a narrow worker busy, its updates late).
+    let (name, graph) = graphs().remove(1);
+    let machine = setup("dgx-station-v100x4", 0);
+    let extra = |worker, seed| {
+        let o = options(worker, KernelStrategy::Persistent);
+        let out = run_ok(&graph, name, &spec(Algorithm::Bfs, 1, hub(&graph), o, seed), &machine);
+        out.report.atos.expect("report").extra_work
+    };
+    let warp: Vec<f64> = (1..4).map(|s| extra(WorkerWidth::Warp, s)).collect();
+    let cta: Vec<f64> = (1..4).map(|s| extra(WorkerWidth::Cta, s)).collect();
+    let mean = |v: &[f64]| v.iter().sum::<f64>() / v.len() as f64;
+    assert!(mean(&warp) > mean(&cta), "warp {warp:?} vs cta {cta:?}");
+    assert!(warp.windows(2).any(|w| w[0] != w[1]), "extra work depends on the seed: {warp:?}");
+}
