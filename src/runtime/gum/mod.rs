@@ -209,6 +209,9 @@ pub struct IterationRecord {
     pub move_ps: u64,
     /// Modelled host time of the decisions (OSteal and FSteal), ps (charged as host work).
     pub decision_ps: u64,
+    /// The decisions' time as the backend's clock saw it, ps: on the simulator the charged
+    /// model (virtual time); on CUDA the real host time of the solves.
+    pub decision_time_ps: u64,
     /// GPUs with work in the compute phase.
     pub active_gpus: u32,
     /// Compute phase length (slowest GPU), ps.
@@ -244,6 +247,38 @@ pub struct GumReport {
     pub move_ps: u64,
     /// Sum of decision costs, ps.
     pub decision_ps: u64,
+    /// Sum of the decisions' time by the backend's clock, ps (see
+    /// [`IterationRecord::decision_time_ps`]).
+    pub decision_time_ps: u64,
+    /// Supersteps in which a decision ran (FSteal or OSteal).
+    pub decisions: u32,
+}
+
+impl GumReport {
+    /// One line for the run's summary: what the stealing did and what its decisions cost.
+    pub fn summary_line(&self) -> String {
+        let per_decision_us = if self.decisions == 0 {
+            0.0
+        } else {
+            self.decision_time_ps as f64 / 1e6 / f64::from(self.decisions)
+        };
+        format!(
+            "gum: fsteal {} plans ({} stolen edges, {} fallbacks); osteal {} runs, {} ownership \
+             moves ({:.3} ms), {} workers at the end; decisions in {} supersteps, {:.3} ms \
+             ({:.1} us host time per decision superstep, {:.3} ms modelled)",
+            self.planned,
+            self.stolen_edges,
+            self.fallbacks,
+            self.osteal_runs,
+            self.ownership_moves,
+            self.move_ps as f64 / 1e9,
+            self.iterations.last().map_or(0, |r| r.workers),
+            self.decisions,
+            self.decision_time_ps as f64 / 1e9,
+            per_decision_us,
+            self.decision_ps as f64 / 1e9,
+        )
+    }
 }
 
 /// What a GUM run produced.
@@ -402,6 +437,8 @@ pub fn run<B: Backend + ?Sized>(
         planned: 0,
         fallbacks: 0,
         decision_ps: 0,
+        decision_time_ps: 0,
+        decisions: 0,
         osteal_runs: 0,
         ownership_moves: 0,
         move_ps: 0,
@@ -448,6 +485,7 @@ pub fn run<B: Backend + ?Sized>(
         let mut loads: Vec<u64> = gpus.iter().map(|g| g.stats_now.out_edges).collect();
         let mut features: Vec<Features> = gpus.iter().map(|g| g.stats_now.features()).collect();
         // 1. OSteal (Alg. 2) before FSteal (§V-A step 2).
+        let decisions_start = backend.now_ps();
         let workers = gpus.iter().filter(|g| g.active).count();
         let due = last_osteal.is_none_or(|(s, t)| {
             step >= s.saturating_add(options.osteal_interval) || total >= 2 * t || 2 * total <= t
@@ -512,6 +550,7 @@ pub fn run<B: Backend + ?Sized>(
         };
         charge_host_work(backend, fsteal_ps, token(DECIDE, step, 0, 0))?;
         let decision_ps = osteal_ps + fsteal_ps;
+        let decision_time_ps = (backend.now_ps() - decisions_start).saturating_sub(move_ps);
         let plan = plan.filter(|p| (0..peers).any(|i| (0..peers).any(|j| i != j && p[i][j] > 0)));
         // 3. Alg. 1 on every victim: own range first, then the thieves in id order.
         let ranges = match &plan {
@@ -766,6 +805,7 @@ pub fn run<B: Backend + ?Sized>(
             workers: active.len() as u32,
             move_ps,
             decision_ps,
+            decision_time_ps,
             compute_ps,
             time_ps: backend.now_ps() - iteration_start,
         };
@@ -777,6 +817,8 @@ pub fn run<B: Backend + ?Sized>(
         report.planned += u32::from(record.fsteal == FstealDecision::Planned);
         report.fallbacks += u32::from(matches!(record.fsteal, FstealDecision::Fallback(_)));
         report.decision_ps += decision_ps;
+        report.decision_time_ps += decision_time_ps;
+        report.decisions += u32::from(decision_ps > 0);
         report.iterations.push(record);
         step += 1;
     }
