@@ -30,6 +30,14 @@
 #            injected kernel error and an injected device fault (SWITCHYARD_CUDA_FAULT) name
 #            the kernel; an injected hang ends at the watchdog (SWITCHYARD_CUDA_WATCHDOG_S)
 #            with what each stream waits for. Prints PASS or FAIL per drill.
+#   gum      GUM on CUDA (~90 s): the GUM kernels' conformance; BFS, SSSP, CC and PR on
+#            R-MAT 18 at 1 GPU and 4 (BFS, SSSP: also 2) logical GPUs with stealing forced (t1 = t2
+#            = 1, OSteal off: stolen ranges read the victim's buffers through peer pointers),
+#            then with both stealings at their defaults on a road-like graph (OSteal moves
+#            ownership and hands it back); every run validated, one PASS/FAIL line per check
+#            with the stolen edges, the moves and the host time per decision superstep; then
+#            SSSP on R-MAT 18, BFS and SSSP on the road-like graph at 4 logical GPUs against
+#            BSP and Groute (time).
 #
 # Each graph is generated once; BFS, SSSP, CC and PageRank run on 1, 2 and 4 GPUs through the
 # bulk-synchronous runtime and the CUDA backend. A table is printed per graph; JSON rows
@@ -218,6 +226,58 @@ if [ "$part" = ldbc ]; then
       timeout 60 "$BIN" graphalytics --backend cuda --graph "$props" $gpus \
         --out "$OUT/graphalytics-$name-$(echo $gpus | tr -d ' -')" 2>&1 |
         grep -E "^(BFS|PR|WCC|CDLP|LCC|SSSP) |rror|failed" || status=1
+    done
+  done
+fi
+if [ "$part" = gum ]; then
+  nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv
+  if [ -x "$here/cuda_conformance" ]; then
+    conf=$("$here/cuda_conformance" --nocapture 2>&1)
+    for k in gum_frontier_stats gum_cut gum_steal_min gum_merge_return; do
+      if echo "$conf" | grep -q "cuda conformance: $k matches"; then echo "PASS conformance $k"
+      else echo "FAIL conformance $k: $(echo "$conf" | grep "$k" | head -3)"; status=1; fi
+    done
+  fi
+  gum_check() { # label expect(steal|move|plain) args...
+    local label=$1 expect=$2; shift 2
+    local text
+    text=$(timeout 60 "$BIN" run --backend cuda --runtime gum --weights "$@" 2>&1)
+    local gumline
+    gumline=$(echo "$text" | grep '^gum:')
+    local ok=1
+    echo "$text" | grep -q '^validation: passed' || ok=0
+    case $expect in
+      steal) echo "$gumline" | grep -qE 'fsteal [1-9][0-9]* plans \([1-9]' || ok=0 ;;
+      move) echo "$gumline" | grep -qE '[1-9][0-9]* ownership moves' || ok=0 ;;
+    esac
+    if [ $ok = 1 ]; then echo "PASS gum $label: $(echo "$text" | grep '^time' | cut -d, -f1); $gumline"
+    else echo "FAIL gum $label:"; echo "$text" | tail -5; status=1; fi
+  }
+  rmat=rmat:scale=18,ef=16
+  for algo in bfs sssp cc pr; do
+    gum_check "$algo rmat18 1 GPU" plain --generate $rmat --algo $algo --gpus 1
+    counts_gum="2 4"; [ $algo = cc ] || [ $algo = pr ] && counts_gum=4
+    for n in $counts_gum; do
+      expect=steal; [ $algo = pr ] && expect=plain  # PageRank has no steal rule
+      gum_check "$algo rmat18 $n logical GPUs, FSteal forced" $expect --generate $rmat \
+        --algo $algo --gpus $n --logical-gpus --gum-osteal off --gum-t1 1 --gum-t2 1
+    done
+  done
+  road=rgg:n=200000,degree=3,seed=7
+  for algo in bfs sssp; do
+    gum_check "$algo road-like 4 logical GPUs, OSteal" move --generate $road --algo $algo \
+      --gpus 4 --logical-gpus
+  done
+  gum_check "bfs path-like grid 4 logical GPUs, FSteal + OSteal" plain \
+    --generate grid2d:w=2000,h=40,drop=0.1,seed=5 --algo bfs --gpus 4 --logical-gpus
+  echo "== GUM against BSP and Groute, 4 logical GPUs (time)"
+  for job in "$rmat sssp" "$road bfs" "$road sssp"; do
+    set -- $job
+    g=$1 algo=$2
+    for rt in gum bsp groute; do
+        t=$(timeout 60 "$BIN" run --backend cuda --runtime $rt --weights --generate $g --algo $algo \
+          --gpus 4 --logical-gpus 2>&1 | grep -E '^time|validation')
+      echo "$g $algo $rt: $(echo "$t" | tr '\n' ' ')"
     done
   done
 fi

@@ -309,6 +309,17 @@ enum Cmp {
     Tables {
         counts: usize,
     },
+    /// Pairs `(id, bits)` as a multiset, as many as `buffers[len_buffer][0]` says (u64).
+    PairsCounted {
+        len_buffer: usize,
+    },
+    /// The first `from` entries exactly, then up to `buffers[len_buffer][index]` (u64) as a
+    /// set.
+    SetCounted {
+        len_buffer: usize,
+        index: usize,
+        from: usize,
+    },
     /// Not compared (scratch the contract leaves unspecified).
     Ignore,
 }
@@ -426,6 +437,25 @@ fn compare(kernel: &str, rule: &[(usize, Cmp)], want: &[HostData], got: &[HostDa
                     tables(g, &got[counts]),
                     "{kernel}: label-count tables"
                 );
+            }
+            Cmp::PairsCounted { len_buffer } => {
+                let len = want[len_buffer].as_u64().unwrap()[0] as usize;
+                let pairs = |d: &HostData| {
+                    let mut p: Vec<(u32, u32)> =
+                        d.as_u32().unwrap()[..2 * len].chunks(2).map(|c| (c[0], c[1])).collect();
+                    p.sort_unstable();
+                    p
+                };
+                assert_eq!(pairs(w), pairs(g), "{kernel}: buffer {i} as a multiset of pairs");
+            }
+            Cmp::SetCounted { len_buffer, index, from } => {
+                let len = want[len_buffer].as_u64().unwrap()[index] as usize;
+                assert_eq!(
+                    &w.as_u32().unwrap()[..from],
+                    &g.as_u32().unwrap()[..from],
+                    "{kernel}: buffer {i} prefix"
+                );
+                assert_eq!(set_prefix(w, len), set_prefix(g, len), "{kernel}: buffer {i} as a set");
             }
             Cmp::Ignore => {}
             Cmp::CountersExceptF64(k) => {
@@ -841,6 +871,7 @@ fn checks() -> Vec<Check> {
     }
     groute_checks(&mut rng, &mut checks);
     worklist_checks(&mut rng, &mut checks);
+    gum_checks(&mut rng, &c, &mut checks);
     checks
 }
 
@@ -1399,5 +1430,117 @@ fn worklist_checks(rng: &mut Rng, checks: &mut Vec<Check>) {
         scalars: vec![],
         work_items: 31_000,
         rule: vec![],
+    });
+}
+
+// ------------------------------------------------------------------ GUM's framework kernels
+
+/// GUM (seed 001): the frontier statistics and prefix sums, Alg. 1's cuts, a stolen range
+/// under each relaxation rule, and the victim's merge of two returned packages.
+fn gum_checks(rng: &mut Rng, c: &Case, checks: &mut Vec<Check>) {
+    const STATS: usize = 8 + 2 * 32 + 2 * 64;
+    let n = c.n;
+    let degree: Vec<u32> = (0..n).map(|v| c.out(v).len() as u32).collect();
+    let in_degree: Vec<u32> = (0..n).map(|_| rng.below(5000) as u32).collect();
+    let mut frontier: Vec<u32> = (0..n as u32).filter(|_| rng.below(2) == 0).collect();
+    frontier.push(0); // a huge vertex (v % 97 == 0, v % 5 == 0)
+    let len = frontier.len();
+    let mut padded = frontier.clone();
+    padded.resize(n, 0);
+    checks.push(Check {
+        kernel: "gum_frontier_stats",
+        inputs: vec![
+            HostData::U32(degree.clone()),
+            HostData::U32(in_degree),
+            HostData::U32(padded.clone()),
+            HostData::U64(vec![0, len as u64, 0]),
+            HostData::U64(vec![0; STATS]),
+            HostData::U64(vec![0; n]),
+        ],
+        scalars: vec![],
+        work_items: len as u64,
+        rule: vec![(4, Cmp::CountersExceptF64(7))],
+    });
+
+    let mut prefix = Vec::with_capacity(n);
+    let mut total = 0u64;
+    for &v in &frontier {
+        total += u64::from(degree[v as usize]);
+        prefix.push(total);
+    }
+    prefix.resize(n, 0);
+    let mut cuts: Vec<u64> = (0..6).map(|_| rng.below(total + 1)).collect();
+    cuts.sort_unstable();
+    let mut scalars = vec![Scalar::U64(len as u64), Scalar::U32(cuts.len() as u32)];
+    scalars.extend(cuts.iter().map(|&x| Scalar::U64(x)));
+    checks.push(Check {
+        kernel: "gum_cut",
+        inputs: vec![HostData::U64(prefix), HostData::U64(vec![0; STATS])],
+        scalars,
+        work_items: cuts.len() as u64,
+        rule: vec![],
+    });
+
+    // A thief's range of the victim's frontier: values as read, every improving arc.
+    let values: Vec<u32> =
+        (0..n).map(|_| if rng.below(4) == 0 { u32::MAX } else { rng.below(400) as u32 }).collect();
+    let stolen: Vec<u32> = (0..n as u32).filter(|&v| values[v as usize] != u32::MAX).collect();
+    let (start, end) = (50usize, stolen.len().min(1200));
+    let arcs: usize = stolen[start..end].iter().map(|&v| c.out(v as usize).len()).sum();
+    let mut stolen_padded = stolen.clone();
+    stolen_padded.resize(n, 0);
+    for rule in 0..3u32 {
+        checks.push(Check {
+            kernel: "gum_steal_min",
+            inputs: vec![
+                HostData::U64(c.offsets.clone()),
+                HostData::U32(c.targets.clone()),
+                HostData::U32(c.weights.clone()),
+                HostData::U32(values.clone()),
+                HostData::U32(stolen_padded.clone()),
+                HostData::U32(vec![0; 2 * arcs + 2]),
+                HostData::U64(vec![0]),
+            ],
+            scalars: vec![
+                Scalar::U64(start as u64),
+                Scalar::U64(end as u64),
+                Scalar::U32(rule),
+                Scalar::U32(0b11111),
+            ],
+            work_items: (end - start) as u64,
+            rule: vec![(5, Cmp::PairsCounted { len_buffer: 6 })],
+        });
+    }
+
+    // The victim merges two packages (repeated vertices, some already on its frontier).
+    let stamp = 9u32;
+    let marker: Vec<u32> = (0..n).map(|_| if rng.below(10) == 0 { stamp } else { 3 }).collect();
+    let mut fout = vec![0u32; n];
+    let already: Vec<u32> = (0..n as u32).filter(|&v| marker[v as usize] == stamp).collect();
+    let head = already.len().min(10);
+    fout[..head].copy_from_slice(&already[..head]);
+    let mut inputs = vec![
+        HostData::U32(values),
+        HostData::U32(marker),
+        HostData::U32(fout),
+        HostData::U64(vec![head as u64]),
+    ];
+    let mut scalars = vec![Scalar::U32(stamp)];
+    for len in [700usize, 450] {
+        let mut package = Vec::with_capacity(2 * len + 8);
+        for _ in 0..len {
+            package.push(rng.below(n as u64 / 3) as u32);
+            package.push(rng.below(600) as u32);
+        }
+        package.extend([0; 8]);
+        inputs.push(HostData::U32(package));
+        scalars.push(Scalar::U64(len as u64));
+    }
+    checks.push(Check {
+        kernel: "gum_merge_return",
+        inputs,
+        scalars,
+        work_items: 1150,
+        rule: vec![(2, Cmp::SetCounted { len_buffer: 3, index: 0, from: head })],
     });
 }

@@ -6,8 +6,8 @@ use switchyard::algo::{Algorithm, AlgorithmParams};
 use switchyard::driver::{RunSpec, RuntimeKind, SimRun, SimSetup};
 use switchyard::graph::Csr;
 use switchyard::graph::generate::{GeneratorSpec, generate, with_uniform_weights};
-use switchyard::runtime::gum::planner::Triggers;
-use switchyard::runtime::gum::{FstealDecision, GumOptions};
+use switchyard::runtime::gum::planner::{ReductionTree, Triggers};
+use switchyard::runtime::gum::{FstealDecision, GumOptions, GumReport, OstealDecision};
 use switchyard_sim::interconnect::Fidelity;
 use switchyard_sim::topology::Topology;
 
@@ -42,15 +42,17 @@ fn config(algorithm: Algorithm, gpus: u32, gum: GumOptions, seed: u64) -> SimRun
 }
 
 fn no_steal() -> GumOptions {
-    GumOptions { fsteal: false, ..GumOptions::default() }
+    GumOptions { fsteal: false, osteal: false, ..GumOptions::default() }
 }
 
 #[test]
 fn every_algorithm_validates_on_one_to_eight_gpus() {
     let g = graph("rmat:scale=10,ef=8,seed=2");
     for algorithm in [Algorithm::Bfs, Algorithm::Sssp, Algorithm::Cc, Algorithm::Pr] {
-        for gpus in [1, 3, 8] {
-            let out = config(algorithm, gpus, no_steal(), 5)
+        for (gpus, gum) in
+            [(1, no_steal()), (3, no_steal()), (8, no_steal()), (8, Default::default())]
+        {
+            let out = config(algorithm, gpus, gum, 5)
                 .run(&g, "rmat10")
                 .unwrap_or_else(|e| panic!("{algorithm:?} on {gpus} GPUs: {e}"));
             let validation = out.report.validation.as_ref().expect("validated");
@@ -104,6 +106,8 @@ fn bad_options_are_refused_by_name() {
     let mut o = GumOptions::default();
     o.solver.max_workers = 0;
     assert!(bad(o).contains("--gum-solver-max-workers"));
+    let o = GumOptions { osteal_interval: 0, ..GumOptions::default() };
+    assert!(bad(o).contains("--gum-osteal-interval"));
 }
 
 /// Stealing on the simulator: a thief reads the victim's lists through peer access, which
@@ -116,11 +120,112 @@ fn stealing_moves_edges_and_still_validates() {
     let triggers =
         Triggers { t1_min_max_edges: 1, t2_min_imbalance_edges: 1, ..Triggers::default() };
     for algorithm in [Algorithm::Bfs, Algorithm::Sssp, Algorithm::Cc] {
-        let gum = GumOptions { triggers, ..GumOptions::default() };
+        let gum = GumOptions { triggers, osteal: false, ..GumOptions::default() };
         let out = config(algorithm, 8, gum, 3).run(&g, "rmat12").expect("run succeeds");
         assert!(out.report.validation.as_ref().unwrap().is_ok());
         let report = out.report.gum.unwrap();
         assert!(report.stolen_edges > 0, "{algorithm:?} stole nothing");
         assert!(report.planned > 0);
+    }
+}
+
+/// Every record's owners follow the reduction tree: the GPUs that own fragments are
+/// `R(m)` for the record's worker count, every fragment is on itself or on a survivor, and
+/// evicted GPUs process nothing.
+fn check_ownership(report: &GumReport) {
+    let tree = ReductionTree::build(
+        report
+            .bandwidth_bytes_per_s
+            .iter()
+            .enumerate()
+            .map(|(a, row)| {
+                row.iter().enumerate().map(|(b, &x)| if a == b { 1 } else { x }).collect()
+            })
+            .collect(),
+    )
+    .expect("tree");
+    for r in &report.iterations {
+        let m = r.workers as usize;
+        let survivors = tree.workers(m);
+        let mut owners: Vec<u32> = r.hosts.clone();
+        owners.sort_unstable();
+        owners.dedup();
+        assert_eq!(owners, survivors, "superstep {}", r.iteration);
+        for (f, &h) in r.hosts.iter().enumerate() {
+            assert_eq!(h, tree.owner(m, f as u32), "superstep {}: fragment {f}", r.iteration);
+        }
+        for g in 0..r.hosts.len() as u32 {
+            if !survivors.contains(&g) {
+                assert_eq!(r.processed_edges[g as usize], 0, "evicted GPU {g} worked");
+                assert_eq!(r.busy_ps[g as usize], 0, "evicted GPU {g} ran kernels");
+            }
+        }
+    }
+}
+
+#[test]
+fn osteal_shrinks_a_road_like_long_tail_and_still_validates() {
+    let g = graph("rgg:n=20000,degree=3,seed=7");
+    let gum = GumOptions { fsteal: false, ..GumOptions::default() };
+    let run = || {
+        let mut out = config(Algorithm::Sssp, 8, gum, 2).run(&g, "rgg").expect("run succeeds");
+        out.report.git_sha = "<masked>".into();
+        out
+    };
+    let (out, again) = (run(), run());
+    let text = |o: &switchyard::driver::RunOutput| serde_json::to_string(&o.report).unwrap();
+    assert_eq!(text(&out), text(&again), "same seed, same report");
+    assert!(out.report.validation.as_ref().unwrap().is_ok());
+    let report = out.report.gum.as_ref().unwrap();
+    assert!(report.osteal_runs > 0 && report.ownership_moves > 0, "no move: {report:?}");
+    let shrunk = report.iterations.iter().filter(|r| r.workers < 8).count();
+    assert!(shrunk * 2 > report.iterations.len(), "the tail ran on 8 GPUs: {shrunk} shrunk");
+    assert!(
+        report
+            .iterations
+            .iter()
+            .any(|r| matches!(r.osteal, OstealDecision::Moved { from: 8, to } if to < 8))
+    );
+    check_ownership(report);
+    // The decisions and moves are charged and accounted.
+    let moves: u64 = report.iterations.iter().map(|r| r.move_ps).sum();
+    assert_eq!(moves, report.move_ps);
+    assert!(report.move_ps > 0);
+}
+
+/// A path of 300 vertices into a dense random blob: BFS's first 300 supersteps hold one
+/// vertex each (OSteal evicts GPUs), then the blob's frontier explodes (ownership goes
+/// back).
+#[test]
+fn ownership_is_handed_back_when_work_grows() {
+    let (path, blob, arcs) = (300u32, 20_000u32, 400_000usize);
+    let mut edges: Vec<(u32, u32)> = (0..path).map(|v| (v, v + 1)).collect();
+    let mut state = 0x9e37_79b9_7f4a_7c15u64;
+    let mut next = || {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        path + (state % u64::from(blob)) as u32
+    };
+    for _ in 0..arcs {
+        edges.push((next(), next()));
+    }
+    let g = Csr::from_edges(path + blob, &edges, None, true, Default::default()).expect("csr");
+    for fsteal in [false, true] {
+        let gum = GumOptions { fsteal, ..GumOptions::default() };
+        let out = config(Algorithm::Bfs, 8, gum, 4).run(&g, "lollipop").expect("run succeeds");
+        assert!(out.report.validation.as_ref().unwrap().is_ok());
+        let report = out.report.gum.as_ref().unwrap();
+        check_ownership(report);
+        let moves: Vec<(u32, u32)> = report
+            .iterations
+            .iter()
+            .filter_map(|r| match r.osteal {
+                OstealDecision::Moved { from, to } => Some((from, to)),
+                _ => None,
+            })
+            .collect();
+        let shrink = moves.iter().position(|&(a, b)| b < a).expect("a shrink");
+        assert!(moves[shrink..].iter().any(|&(a, b)| b > a), "no hand-back: {moves:?}");
     }
 }

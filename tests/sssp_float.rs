@@ -213,9 +213,8 @@ fn an_unweighted_graph_says_what_it_lacks_and_the_fix() {
 #[test]
 fn real_weights_run_on_cuda_on_every_runtime_that_has_cuda_kernels() {
     let g = tiny(vec![0.5, 0.25]);
-    // GUM has no CUDA kernels for any weights yet (issue 21); the runtimes that run on CUDA
-    // run real weights there.
-    for runtime in [RuntimeKind::Bsp, RuntimeKind::Groute] {
+    // Every runtime that runs on CUDA runs real weights there.
+    for runtime in [RuntimeKind::Bsp, RuntimeKind::Groute, RuntimeKind::Gum] {
         check_on_cuda(&g, &spec(runtime, 1, 0))
             .unwrap_or_else(|e| panic!("{}: refused on CUDA: {e}", runtime.name()));
         // Where a GPU is present the run validates there (2 logical GPUs); elsewhere the

@@ -93,6 +93,13 @@ pub struct RunOptions {
     /// GUM: frontier stealing (FSteal) on or off.
     #[arg(long, value_enum, default_value = "on")]
     pub gum_fsteal: OnOff,
+    /// GUM: ownership stealing (OSteal) on or off.
+    #[arg(long, value_enum, default_value = "on")]
+    pub gum_osteal: OnOff,
+    /// GUM: supersteps between two runs of OSteal's Alg. 2 while the load stays within a
+    /// factor of 2 of its last run.
+    #[arg(long, default_value_t = GumOptions::default().osteal_interval)]
+    pub gum_osteal_interval: u32,
     /// GUM t1: FSteal only when the busiest GPU has at least this many active edges.
     #[arg(long, default_value_t = Triggers::default().t1_min_max_edges)]
     pub gum_t1: u64,
@@ -136,6 +143,8 @@ impl RunOptions {
     pub fn gum(&self) -> GumOptions {
         GumOptions {
             fsteal: self.gum_fsteal == OnOff::On,
+            osteal: self.gum_osteal == OnOff::On,
+            osteal_interval: self.gum_osteal_interval,
             triggers: Triggers {
                 t1_min_max_edges: self.gum_t1,
                 t2_min_imbalance_edges: self.gum_t2,

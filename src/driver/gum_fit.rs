@@ -42,7 +42,7 @@ pub fn log_samples(
             seed,
             bsp: Default::default(),
             groute: Default::default(),
-            gum: GumOptions { fsteal: false, ..GumOptions::default() },
+            gum: GumOptions { fsteal: false, osteal: false, ..GumOptions::default() },
             atos: Default::default(),
             validate: true,
             command_line: Vec::new(),

@@ -268,6 +268,9 @@ impl RunReport {
             self.work.messages,
             self.work.bytes_sent
         );
+        if let Some(gum) = &self.gum {
+            let _ = writeln!(out, "{}", gum.summary_line());
+        }
         let _ = writeln!(
             out,
             "{:>4} {:>12} {:>12} {:>8} {:>12}",

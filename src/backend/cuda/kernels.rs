@@ -60,10 +60,14 @@ pub const GROUTE_SOURCE: &str = include_str!("../../../kernels/groute.cu");
 /// for BFS, SSSP and residual PageRank; the worklist's growth).
 pub const GROUTE_WORKLIST_SOURCE: &str = include_str!("../../../kernels/groute_worklist.cu");
 
+/// GUM's framework kernels (frontier statistics, Alg. 1's cut, stolen ranges, returns).
+pub const GUM_SOURCE: &str = include_str!("../../../kernels/gum.cu");
+
 /// The whole program NVRTC compiles: the header, then every kernel file.
 pub fn program_source() -> String {
     format!(
-        "{COMMON_SOURCE}\n{BSP_SOURCE}\n{ALGO_SOURCE}\n{GROUTE_SOURCE}\n{GROUTE_WORKLIST_SOURCE}\n"
+        "{COMMON_SOURCE}\n{BSP_SOURCE}\n{ALGO_SOURCE}\n{GROUTE_SOURCE}\n{GROUTE_WORKLIST_SOURCE}\n\
+         {GUM_SOURCE}\n"
     )
 }
 

@@ -1,4 +1,5 @@
-//! GUM's framework kernels (Rust for the simulator; CUDA in `kernels/gum.cu`):
+//! GUM's framework kernels (Rust for the simulator; CUDA in `kernels/gum.cu`, one contract
+//! with a conformance case each in `tests/cuda_conformance.rs`):
 //!
 //! - `gum_frontier_stats`: degree statistics of a frontier (Table I's inputs, see
 //!   [`super::cost_model::FrontierStats`]) and the inclusive prefix sums of its out-degrees
@@ -54,7 +55,7 @@ pub fn register(registry: &mut KernelRegistry) {
                    [1] the frontier length), stats u64, prefix u64: stats of the frontier's \
                    degrees (stats[0] its length) and the inclusive prefix sums of its out-degrees",
         sim: frontier_stats,
-        cuda_name: None,
+        cuda_name: Some("gum_frontier_stats"),
         remote_args: &[],
     });
     registry.register(KernelDef {
@@ -64,7 +65,7 @@ pub fn register(registry: &mut KernelRegistry) {
                    first edge is at or beyond cut c, stats[STATS_WORDS + MAX_CUTS + c] = the \
                    edges before it",
         sim: cut,
-        cuda_name: None,
+        cuda_name: Some("gum_cut"),
         remote_args: &[],
     });
     registry.register(KernelDef {
@@ -75,7 +76,7 @@ pub fn register(registry: &mut KernelRegistry) {
                    frontier positions start..end, every edge whose candidate improves the \
                    target's value as read appends (target, candidate)",
         sim: steal_min,
-        cuda_name: None,
+        cuda_name: Some("gum_steal_min"),
         remote_args: &[0, 1, 2, 3, 4],
     });
     registry.register(KernelDef {
@@ -85,7 +86,7 @@ pub fn register(registry: &mut KernelRegistry) {
                    pair count per package: min-combine, and append improved vertices once to \
                    frontier_out (counters[0] is its length)",
         sim: merge_return,
-        cuda_name: None,
+        cuda_name: Some("gum_merge_return"),
         remote_args: &[],
     });
 }

@@ -86,6 +86,15 @@ impl DecisionCost {
             + self.per_solve_ps
             + self.per_cell_ps * cells
     }
+
+    /// Cost of one OSteal decision (Alg. 2) over `n` fragments: one solve per `m = 1..n`,
+    /// the `m`-th with `n x m` free variables.
+    pub fn osteal_ps(&self, n: usize) -> u64 {
+        let solves: u64 = (1..=n)
+            .map(|m| self.per_solve_ps + self.per_cell_ps * ((n * m + 1) * 2 * n) as u64)
+            .sum();
+        self.base_ps + self.per_fragment_ps * n as u64 + solves
+    }
 }
 
 /// Options of a GUM run.
@@ -93,6 +102,13 @@ impl DecisionCost {
 pub struct GumOptions {
     /// Frontier stealing on (when the algorithm has a steal rule and t1, t2 fire).
     pub fsteal: bool,
+    /// Ownership stealing on (min-combined algorithms without aux values, when t3 fires).
+    pub osteal: bool,
+    /// OSteal: supersteps between two runs of Alg. 2 while the total load stays within a
+    /// factor of 2 of the load at the last run (a load that doubles or halves runs it at
+    /// once). Ours: the paper runs Alg. 2 after every short iteration, which in a long tail
+    /// of hundreds of supersteps would cost more host time than the synchronisation it saves.
+    pub osteal_interval: u32,
     /// The thresholds t1..t4.
     pub triggers: Triggers,
     /// The solver's guards.
@@ -109,6 +125,8 @@ impl Default for GumOptions {
     fn default() -> Self {
         GumOptions {
             fsteal: true,
+            osteal: true,
+            osteal_interval: 16,
             triggers: Triggers::default(),
             solver: SolverLimits::default(),
             decision: DecisionCost::default(),
@@ -129,6 +147,28 @@ pub enum FstealDecision {
     /// A plan was solved and executed.
     Planned,
     /// The solver failed: no stealing this superstep (the documented fallback).
+    Fallback(String),
+}
+
+/// What OSteal did in one superstep.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum OstealDecision {
+    /// Off, one GPU, or the algorithm cannot move ownership (additive or aux values).
+    Off,
+    /// t3 or the interval did not fire.
+    NotTriggered,
+    /// Alg. 2 ran and kept the worker count.
+    Kept,
+    /// Alg. 2 ran and ownership moved: evicted GPUs' fragments went to survivors, or
+    /// fragments went back to their GPUs.
+    Moved {
+        /// Workers before.
+        from: u32,
+        /// Workers after.
+        to: u32,
+    },
+    /// The solver failed: ownership stays as it is (the documented fallback).
     Fallback(String),
 }
 
@@ -157,8 +197,21 @@ pub struct IterationRecord {
     pub ranges: Vec<(u32, VertexRange)>,
     /// What FSteal did.
     pub fsteal: FstealDecision,
-    /// Modelled host time of the decision, ps (charged as host work where the backend can).
+    /// What OSteal did (before FSteal).
+    pub osteal: OstealDecision,
+    /// Alg. 2's estimate `E = z + p m` for every m tried, when it ran.
+    pub osteal_estimates: Vec<planner::WorkerEstimate>,
+    /// The GPU that owns each fragment in this superstep (after OSteal).
+    pub hosts: Vec<u32>,
+    /// Workers (GPUs owning at least one fragment) in this superstep.
+    pub workers: u32,
+    /// Time spent moving ownership (residual state out, fragments rebuilt), ps.
+    pub move_ps: u64,
+    /// Modelled host time of the decisions (OSteal and FSteal), ps (charged as host work).
     pub decision_ps: u64,
+    /// The decisions' time as the backend's clock saw it, ps: on the simulator the charged
+    /// model (virtual time); on CUDA the real host time of the solves.
+    pub decision_time_ps: u64,
     /// GPUs with work in the compute phase.
     pub active_gpus: u32,
     /// Compute phase length (slowest GPU), ps.
@@ -186,8 +239,46 @@ pub struct GumReport {
     pub planned: u32,
     /// Supersteps that fell back to no stealing.
     pub fallbacks: u32,
+    /// Runs of Alg. 2.
+    pub osteal_runs: u32,
+    /// Ownership moves (shrinks and hand-backs).
+    pub ownership_moves: u32,
+    /// Sum of the time spent moving ownership, ps.
+    pub move_ps: u64,
     /// Sum of decision costs, ps.
     pub decision_ps: u64,
+    /// Sum of the decisions' time by the backend's clock, ps (see
+    /// [`IterationRecord::decision_time_ps`]).
+    pub decision_time_ps: u64,
+    /// Supersteps in which a decision ran (FSteal or OSteal).
+    pub decisions: u32,
+}
+
+impl GumReport {
+    /// One line for the run's summary: what the stealing did and what its decisions cost.
+    pub fn summary_line(&self) -> String {
+        let per_decision_us = if self.decisions == 0 {
+            0.0
+        } else {
+            self.decision_time_ps as f64 / 1e6 / f64::from(self.decisions)
+        };
+        format!(
+            "gum: fsteal {} plans ({} stolen edges, {} fallbacks); osteal {} runs, {} ownership \
+             moves ({:.3} ms), {} workers at the end; decisions in {} supersteps, {:.3} ms \
+             ({:.1} us host time per decision superstep, {:.3} ms modelled)",
+            self.planned,
+            self.stolen_edges,
+            self.fallbacks,
+            self.osteal_runs,
+            self.ownership_moves,
+            self.move_ps as f64 / 1e9,
+            self.iterations.last().map_or(0, |r| r.workers),
+            self.decisions,
+            self.decision_time_ps as f64 / 1e9,
+            per_decision_us,
+            self.decision_ps as f64 / 1e9,
+        )
+    }
 }
 
 /// What a GUM run produced.
@@ -263,6 +354,16 @@ struct Gpu {
     returned: Vec<Option<(BufferId, usize)>>,
     frontier_len: u64,
     stats_now: FrontierStats,
+    /// Whether this GPU owns a fragment (OSteal evicts GPUs: they sit out every kernel and
+    /// every synchronisation until ownership is handed back).
+    active: bool,
+}
+
+/// Where a fragment's values start: the algorithm's initial state, or the state a run
+/// reached when ownership moves (global values and the residual frontier).
+enum Start<'a> {
+    Initial,
+    Resume { values: &'a [u32], frontier: &'a [bool] },
 }
 
 fn token(phase: u8, step: u32, gpu: u32, peer: u32) -> Token {
@@ -292,6 +393,7 @@ const COUNTS: u8 = 7;
 const COPY: u8 = 8;
 const NEXT: u8 = 9;
 const GATHER: u8 = 10;
+const MOVE: u8 = 11;
 
 fn host_u64(kind: CompletionKind) -> Result<Vec<u64>, RuntimeError> {
     match kind {
@@ -321,30 +423,9 @@ pub fn run<B: Backend + ?Sized>(
             .collect(),
     )
     .map_err(|e| RuntimeError::Options(e.to_string()))?;
-    let mut subgraphs = build_subgraphs(graph, owner, parts, Duplication::OneHop);
     let in_degree_global = in_degrees(graph);
-    let pairs: Vec<Vec<usize>> = subgraphs
-        .iter()
-        .enumerate()
-        .map(|(g, sub)| (0..parts).map(|p| sub.proxies_owned_by(g as u32, p)).collect())
-        .collect();
-    let mut gpus = Vec::with_capacity(peers);
-    let mut tokens = Vec::new();
-    for (g, sub) in subgraphs.iter_mut().enumerate() {
-        let incoming: Vec<usize> = pairs.iter().map(|row| row[g]).collect();
-        let gpu = upload(
-            backend,
-            g as u32,
-            sub,
-            (&pairs[g], &incoming),
-            primitive,
-            n,
-            &in_degree_global,
-            &mut tokens,
-        )?;
-        gpus.push(gpu);
-    }
-    wait_all(backend, &tokens)?;
+    let fragments = Fragments { graph, parts, primitive, in_degree: &in_degree_global };
+    let (mut subgraphs, mut gpus) = fragments.upload(backend, owner, None, &Start::Initial)?;
     let start_ps = backend.now_ps();
     let rule = operators.steal.filter(|_| options.fsteal && peers > 1);
     let mut report = GumReport {
@@ -357,6 +438,11 @@ pub fn run<B: Backend + ?Sized>(
         planned: 0,
         fallbacks: 0,
         decision_ps: 0,
+        decision_time_ps: 0,
+        decisions: 0,
+        osteal_runs: 0,
+        ownership_moves: 0,
+        move_ps: 0,
     };
     let mut outcome = GumOutcome {
         values: Vec::new(),
@@ -374,6 +460,21 @@ pub fn run<B: Backend + ?Sized>(
         primitive.initial_reduction(&(0..n).map(|v| graph.degree(v) as u32).collect::<Vec<_>>(), n);
     let max_supersteps = primitive.max_supersteps().unwrap_or(u32::MAX).min(options.max_supersteps);
     let add = primitive.combiner().code();
+    // OSteal moves a fragment's values and residual frontier: min-combined u32 values only
+    // (additive values would need their partial sums moved with them).
+    let can_move = options.osteal
+        && peers > 1
+        && primitive.combiner() == Combiner::MinU32
+        && primitive.value_elem() == ElemType::U32
+        && primitive.initial_aux(0, n).is_none();
+    let mut hosts: Vec<u32> = (0..parts).collect();
+    // The previous superstep's length, ps.
+    let mut previous: Option<u64> = None;
+    // The latest synchronisation time (a superstep less its compute phase, decisions and
+    // moves) seen with each worker count, ps: `p` of Eq. 4 is their slope.
+    let mut sync_by_workers: std::collections::BTreeMap<usize, u64> = Default::default();
+    // The superstep and total load of Alg. 2's last run.
+    let mut last_osteal: Option<(u32, u64)> = None;
     let mut step = 0u32;
     while step < max_supersteps {
         let total: u64 = gpus.iter().map(|g| g.frontier_len).sum();
@@ -382,30 +483,75 @@ pub fn run<B: Backend + ?Sized>(
         }
         let iteration_start = backend.now_ps();
         outcome.frontier_sizes.push(total);
+        let mut loads: Vec<u64> = gpus.iter().map(|g| g.stats_now.out_edges).collect();
+        let mut features: Vec<Features> = gpus.iter().map(|g| g.stats_now.features()).collect();
+        // 1. OSteal (Alg. 2) before FSteal (§V-A step 2).
+        let decisions_start = backend.now_ps();
+        let workers = gpus.iter().filter(|g| g.active).count();
+        let due = last_osteal.is_none_or(|(s, t)| {
+            step >= s.saturating_add(options.osteal_interval) || total >= 2 * t || 2 * total <= t
+        });
+        let mut osteal = if can_move { OstealDecision::NotTriggered } else { OstealDecision::Off };
+        let mut osteal_estimates = Vec::new();
+        let (mut move_ps, mut osteal_ps) = (0u64, 0u64);
+        if let Some(previous_ps) = previous.filter(|_| can_move && due)
+            && options.triggers.osteal_fires(Some(previous_ps), workers < peers)
+        {
+            last_osteal = Some((step, total));
+            report.osteal_runs += 1;
+            osteal_ps = options.decision.osteal_ps(peers);
+            charge_host_work(backend, osteal_ps, token(DECIDE, step, 0, 1))?;
+            let cost = cost_matrix(&bandwidth, &features, model, bytes_per_edge(operators.steal));
+            let per_worker_ps = sync_per_worker_ps(&sync_by_workers);
+            match planner::choose_workers(&cost, &loads, &tree, per_worker_ps, &options.solver) {
+                Err(e) => osteal = OstealDecision::Fallback(e.to_string()),
+                Ok(choice) if choice.workers == workers => {
+                    osteal = OstealDecision::Kept;
+                    osteal_estimates = choice.estimates;
+                }
+                Ok(choice) => {
+                    osteal_estimates = choice.estimates;
+                    hosts = (0..parts).map(|f| tree.owner(choice.workers, f)).collect();
+                    let moved_at = backend.now_ps();
+                    move_ownership(
+                        backend,
+                        &fragments,
+                        (&mut gpus, &mut subgraphs),
+                        owner,
+                        &hosts,
+                        step,
+                    )?;
+                    move_ps = backend.now_ps() - moved_at;
+                    osteal =
+                        OstealDecision::Moved { from: workers as u32, to: choice.workers as u32 };
+                    report.ownership_moves += 1;
+                    loads = gpus.iter().map(|g| g.stats_now.out_edges).collect();
+                    features = gpus.iter().map(|g| g.stats_now.features()).collect();
+                }
+            }
+        }
         let frontier_now: Vec<u64> = gpus.iter().map(|g| g.frontier_len).collect();
-        let loads: Vec<u64> = gpus.iter().map(|g| g.stats_now.out_edges).collect();
-        let features: Vec<Features> = gpus.iter().map(|g| g.stats_now.features()).collect();
-        // 2. FSteal.
-        let (decision, plan, decision_ps) = match rule {
+        let active: Vec<u32> = (0..parts).filter(|&g| gpus[g as usize].active).collect();
+        // 2. FSteal among the workers OSteal left (c_ij infinite for evicted j, step 3).
+        let (decision, plan, fsteal_ps) = match rule {
             None => (FstealDecision::Off, None, 0),
-            Some(_) if !options.triggers.fsteal_fires(&loads) => {
+            Some(_) if active.len() < 2 => (FstealDecision::Off, None, 0),
+            Some(_) if !options.triggers.fsteal_fires(&active_loads(&loads, &active)) => {
                 (FstealDecision::NotTriggered, None, 0)
             }
             Some(r) => {
                 let cost = cost_matrix(&bandwidth, &features, model, bytes_per_edge(Some(r)));
-                let ps = options.decision.fsteal_ps(peers);
+                let cost = planner::osteal::restrict(&cost, &active);
+                let ps = options.decision.fsteal_ps(active.len());
                 match planner::solve_min_max(&cost, &loads, &options.solver) {
                     Ok(plan) => (FstealDecision::Planned, Some(plan.edges), ps),
                     Err(e) => (FstealDecision::Fallback(e.to_string()), None, ps),
                 }
             }
         };
-        if decision_ps > 0 {
-            let t = token(DECIDE, step, 0, 0);
-            if compat::host_work(backend, decision_ps, t)? {
-                wait_all(backend, &[t])?;
-            }
-        }
+        charge_host_work(backend, fsteal_ps, token(DECIDE, step, 0, 0))?;
+        let decision_ps = osteal_ps + fsteal_ps;
+        let decision_time_ps = (backend.now_ps() - decisions_start).saturating_sub(move_ps);
         let plan = plan.filter(|p| (0..peers).any(|i| (0..peers).any(|j| i != j && p[i][j] > 0)));
         // 3. Alg. 1 on every victim: own range first, then the thieves in id order.
         let ranges = match &plan {
@@ -430,7 +576,7 @@ pub fn run<B: Backend + ?Sized>(
         let stamp = 2 * step + 1;
         let param = primitive.advance_param(&outcome.frontier_sizes, n);
         let mut processed = vec![0u64; peers];
-        for (g, gpu) in gpus.iter().enumerate() {
+        for (g, gpu) in gpus.iter().enumerate().filter(|(_, gpu)| gpu.active) {
             let buffers: Vec<BufferId> = gpu.fixed.iter().chain(&gpu.send).copied().collect();
             backend.launch(
                 gpu.compute,
@@ -488,7 +634,7 @@ pub fn run<B: Backend + ?Sized>(
             stolen += r.edges;
         }
         // Every GPU's compute stream drains before the phase ends (the barrier).
-        for (g, gpu) in gpus.iter().enumerate() {
+        for (g, gpu) in gpus.iter().enumerate().filter(|(_, gpu)| gpu.active) {
             let tk = token(STOLEN, step, g as u32, 0xffff);
             backend.host_callback(gpu.compute, tk)?;
             reads.push(tk);
@@ -548,7 +694,7 @@ pub fn run<B: Backend + ?Sized>(
         }
         // 5. Split, exchange, merge, apply, statistics.
         let mut reads = Vec::with_capacity(peers);
-        for (g, gpu) in gpus.iter().enumerate() {
+        for (g, gpu) in gpus.iter().enumerate().filter(|(_, gpu)| gpu.active) {
             let buffers: Vec<BufferId> = gpu.fixed.iter().chain(&gpu.send).copied().collect();
             backend.launch(
                 gpu.compute,
@@ -595,7 +741,7 @@ pub fn run<B: Backend + ?Sized>(
         }
         wait_all(backend, &copies)?;
         let mut reads = Vec::with_capacity(peers);
-        for (g, gpu) in gpus.iter().enumerate() {
+        for (g, gpu) in gpus.iter().enumerate().filter(|(_, gpu)| gpu.active) {
             let mut scalars = vec![
                 Scalar::U32(g as u32),
                 Scalar::U32(parts),
@@ -654,14 +800,26 @@ pub fn run<B: Backend + ?Sized>(
             plan: plan.clone(),
             ranges,
             fsteal: decision,
+            osteal,
+            osteal_estimates,
+            hosts: hosts.clone(),
+            workers: active.len() as u32,
+            move_ps,
             decision_ps,
+            decision_time_ps,
             compute_ps,
             time_ps: backend.now_ps() - iteration_start,
         };
+        let sync_ps = record.time_ps.saturating_sub(compute_ps + decision_ps + move_ps);
+        sync_by_workers.insert(active.len(), sync_ps);
+        previous = Some(record.time_ps);
+        report.move_ps += move_ps;
         report.stolen_edges += stolen;
         report.planned += u32::from(record.fsteal == FstealDecision::Planned);
         report.fallbacks += u32::from(matches!(record.fsteal, FstealDecision::Fallback(_)));
         report.decision_ps += decision_ps;
+        report.decision_time_ps += decision_time_ps;
+        report.decisions += u32::from(decision_ps > 0);
         report.iterations.push(record);
         step += 1;
     }
@@ -673,6 +831,82 @@ pub fn run<B: Backend + ?Sized>(
     outcome.edges_visited = backend.stats().devices.iter().map(|d| d.edges).sum();
     outcome.report = report;
     Ok(outcome)
+}
+
+/// `p` of Eq. 4, the synchronisation cost per worker, ps: the slope of the latest
+/// synchronisation times between the fewest and the most workers seen (a superstep's
+/// synchronisation has a part every worker pays at once, which the slope leaves out); with
+/// one worker count seen, its time per worker.
+fn sync_per_worker_ps(sync_by_workers: &std::collections::BTreeMap<usize, u64>) -> f64 {
+    let (Some((&m0, &s0)), Some((&m1, &s1))) =
+        (sync_by_workers.first_key_value(), sync_by_workers.last_key_value())
+    else {
+        return 0.0;
+    };
+    if m1 > m0 && s1 > s0 { (s1 - s0) as f64 / (m1 - m0) as f64 } else { s1 as f64 / m1 as f64 }
+}
+
+/// The loads of the workers in `active`.
+fn active_loads(loads: &[u64], active: &[u32]) -> Vec<u64> {
+    active.iter().map(|&g| loads[g as usize]).collect()
+}
+
+/// Charges `cost_ps` of host work (nothing when 0) and waits for it.
+fn charge_host_work<B: Backend + ?Sized>(
+    backend: &mut B,
+    cost_ps: u64,
+    t: Token,
+) -> Result<(), RuntimeError> {
+    if cost_ps > 0 && compat::host_work(backend, cost_ps, t)? {
+        wait_all(backend, &[t])?;
+    }
+    Ok(())
+}
+
+/// OSteal's move (§IV): fragment `f` now belongs to GPU `hosts[f]`. The values the run
+/// reached and the residual frontier come to the host; the fragments of the new partition
+/// (vertex `v` on `hosts[base_owner[v]]`) are rebuilt and uploaded with them; evicted GPUs
+/// keep no fragment and sit out every kernel and exchange until ownership is handed back.
+fn move_ownership<B: Backend + ?Sized>(
+    backend: &mut B,
+    fragments: &Fragments<'_>,
+    (gpus, subgraphs): (&mut Vec<Gpu>, &mut Vec<Subgraph>),
+    base_owner: &[u32],
+    hosts: &[u32],
+    step: u32,
+) -> Result<(), RuntimeError> {
+    let n = fragments.graph.num_vertices();
+    let (values, _) = gather(backend, gpus, subgraphs, fragments.primitive, n)?;
+    let mut reads = Vec::new();
+    for (g, gpu) in gpus.iter().enumerate().filter(|(_, gpu)| gpu.frontier_len > 0) {
+        let tk = token(MOVE, step, g as u32, 0);
+        let slice = BufferSlice::new(gpu.fixed[7], 0, gpu.frontier_len as usize);
+        backend.read_to_host(gpu.compute, slice, tk)?;
+        reads.push(tk);
+    }
+    let mut frontier = vec![false; n as usize];
+    for c in wait_all(backend, &reads)? {
+        let sub = &subgraphs[gpu_of(c.token)];
+        let CompletionKind::HostRead(HostData::U32(local)) = c.kind else {
+            return Err(BackendError::Usage("a frontier read returned no u32 data".into()).into());
+        };
+        for v in local {
+            frontier[sub.global_of_local[v as usize] as usize] = true;
+        }
+    }
+    let streams: Vec<(StreamId, StreamId)> = gpus.iter().map(|g| (g.compute, g.comm)).collect();
+    for gpu in gpus.drain(..) {
+        release(backend, gpu)?;
+    }
+    let owner: Vec<u32> = base_owner.iter().map(|&f| hosts[f as usize]).collect();
+    let start = Start::Resume { values: &values, frontier: &frontier };
+    let (new_subgraphs, new_gpus) = fragments.upload(backend, &owner, Some(streams), &start)?;
+    *gpus = new_gpus;
+    *subgraphs = new_subgraphs;
+    for (g, gpu) in gpus.iter_mut().enumerate() {
+        gpu.active = hosts.contains(&(g as u32));
+    }
+    collect_stats(backend, gpus, step)
 }
 
 /// `B_ij` between the first `peers` devices (the diagonal: the device's memory bandwidth).
@@ -740,7 +974,7 @@ fn collect_stats<B: Backend + ?Sized>(
     step: u32,
 ) -> Result<(), RuntimeError> {
     let mut reads = Vec::with_capacity(gpus.len());
-    for (g, gpu) in gpus.iter().enumerate() {
+    for (g, gpu) in gpus.iter().enumerate().filter(|(_, gpu)| gpu.active) {
         backend.launch(
             gpu.compute,
             Launch {
@@ -942,6 +1176,11 @@ fn validate<B: Backend + ?Sized>(
         return fail(format!("{}: a steal rule needs the min combiner", primitive.name()));
     }
     options.triggers.check().map_err(RuntimeError::Options)?;
+    if options.osteal_interval == 0 {
+        return fail(
+            "--gum-osteal-interval must be at least 1 superstep; the default is 16".into(),
+        );
+    }
     if options.solver.max_workers == 0 || options.solver.time_limit_ms == 0 {
         return fail(
             "--gum-solver-max-workers and --gum-solver-time-limit-ms must be at least 1".into(),
@@ -960,13 +1199,20 @@ fn upload<B: Backend + ?Sized>(
     n: u32,
     in_degree_global: &[u32],
     tokens: &mut Vec<Token>,
+    streams: Option<(StreamId, StreamId)>,
+    start: &Start<'_>,
 ) -> Result<Gpu, RuntimeError> {
     let device = DeviceId(gpu);
     let peers = send_pairs.len();
     let local = sub.local as usize;
     let arcs = sub.targets.len();
-    let compute = backend.create_stream(device, StreamPriority::Normal)?;
-    let comm = backend.create_stream(device, StreamPriority::Normal)?;
+    let (compute, comm) = match streams {
+        Some(s) => s,
+        None => (
+            backend.create_stream(device, StreamPriority::Normal)?,
+            backend.create_stream(device, StreamPriority::Normal)?,
+        ),
+    };
     let mut write =
         |backend: &mut B, buffer: BufferId, data: HostData| -> Result<(), RuntimeError> {
             if data.is_empty() {
@@ -983,11 +1229,11 @@ fn upload<B: Backend + ?Sized>(
     let values: Vec<u32> = globals
         .iter()
         .zip(&sub.owner_of_local)
-        .map(
-            |(&v, &home)| {
-                if add && home != gpu { 0f32.to_bits() } else { primitive.initial_value(v, n) }
-            },
-        )
+        .map(|(&v, &home)| match start {
+            Start::Resume { values, .. } => values[v as usize],
+            Start::Initial if add && home != gpu => 0f32.to_bits(),
+            Start::Initial => primitive.initial_value(v, n),
+        })
         .collect();
     let values = match primitive.value_elem() {
         ElemType::F32 => HostData::F32(values.iter().map(|&b| f32::from_bits(b)).collect()),
@@ -1000,7 +1246,10 @@ fn upload<B: Backend + ?Sized>(
         globals.iter().map(|&v| primitive.initial_aux(v, n)).collect::<Option<Vec<f32>>>();
     let frontier: Vec<u32> = (0..sub.local)
         .filter(|&v| sub.owner_of_local[v as usize] == gpu)
-        .filter(|&v| primitive.initially_active(globals[v as usize]))
+        .filter(|&v| match start {
+            Start::Resume { frontier, .. } => frontier[globals[v as usize] as usize],
+            Start::Initial => primitive.initially_active(globals[v as usize]),
+        })
         .collect();
     let frontier_len = frontier.len() as u64;
     let mut counters = vec![0u64; peers + 3];
@@ -1065,7 +1314,68 @@ fn upload<B: Backend + ?Sized>(
         returned: vec![None; peers],
         frontier_len,
         stats_now: FrontierStats::default(),
+        active: true,
     })
+}
+
+/// What every upload of the fragments needs (the first, and each ownership move).
+struct Fragments<'a> {
+    graph: &'a Csr,
+    parts: u32,
+    primitive: &'a dyn BspPrimitive,
+    in_degree: &'a [u32],
+}
+
+impl Fragments<'_> {
+    /// Builds the fragments of partition `owner` and uploads them (on `streams` when the
+    /// GPUs already have them), starting from `start`; waits until they are on the devices.
+    fn upload<B: Backend + ?Sized>(
+        &self,
+        backend: &mut B,
+        owner: &[u32],
+        streams: Option<Vec<(StreamId, StreamId)>>,
+        start: &Start<'_>,
+    ) -> Result<(Vec<Subgraph>, Vec<Gpu>), RuntimeError> {
+        let parts = self.parts;
+        let mut subgraphs = build_subgraphs(self.graph, owner, parts, Duplication::OneHop);
+        let pairs: Vec<Vec<usize>> = subgraphs
+            .iter()
+            .enumerate()
+            .map(|(g, sub)| (0..parts).map(|p| sub.proxies_owned_by(g as u32, p)).collect())
+            .collect();
+        let mut gpus = Vec::with_capacity(parts as usize);
+        let mut tokens = Vec::new();
+        for (g, sub) in subgraphs.iter_mut().enumerate() {
+            let incoming: Vec<usize> = pairs.iter().map(|row| row[g]).collect();
+            let gpu = upload(
+                backend,
+                g as u32,
+                sub,
+                (&pairs[g], &incoming),
+                self.primitive,
+                self.graph.num_vertices(),
+                self.in_degree,
+                &mut tokens,
+                streams.as_ref().map(|s| s[g]),
+                start,
+            )?;
+            gpus.push(gpu);
+        }
+        wait_all(backend, &tokens)?;
+        Ok((subgraphs, gpus))
+    }
+}
+
+/// Frees every buffer of `gpu` (its streams stay for the fragment that replaces it).
+fn release<B: Backend + ?Sized>(backend: &mut B, gpu: Gpu) -> Result<(), RuntimeError> {
+    let steal = gpu.steal_out.into_iter().flatten().flat_map(|b| [b.pairs, b.len]);
+    let returned = gpu.returned.into_iter().flatten().map(|(b, _)| b);
+    let fixed = gpu.fixed.into_iter().chain(gpu.send).chain(gpu.recv);
+    let own = [gpu.in_degree, gpu.stats, gpu.prefix, gpu.empty];
+    for b in fixed.chain(own).chain(steal).chain(returned) {
+        backend.free(b)?;
+    }
+    Ok(())
 }
 
 type Gathered = (Vec<u32>, Option<Vec<f32>>);
@@ -1081,6 +1391,9 @@ fn gather<B: Backend + ?Sized>(
     let mut tokens = Vec::new();
     for (g, gpu) in gpus.iter().enumerate() {
         let local = subgraphs[g].local as usize;
+        if local == 0 {
+            continue;
+        }
         let t = token(GATHER, 0, g as u32, 0);
         backend.read_to_host(gpu.compute, BufferSlice::new(gpu.fixed[3], 0, local), t)?;
         tokens.push(t);
