@@ -60,6 +60,7 @@ fn main() {
                 seed: 1,
                 bsp: BspOptions::default(),
                 groute: Default::default(),
+                gum: Default::default(),
                 validate: false,
                 command_line: vec!["bench".into()],
             },

@@ -80,6 +80,50 @@ extern "C" __global__ void __launch_bounds__(SY_BLOCK) sssp_advance(const SyArgs
     sy_count(a, items, op.edges, op.edges);
 }
 
+// Real weights (sssp_advance_f32): distances and weights are f32 bits; for non-negative
+// floats the bits order as the numbers, so atomicMin on the bits is the float minimum.
+// Unreached vertices (0xffffffff, a NaN pattern) are never expanded (nor counted).
+struct SsspF32Op {
+    const SyArgs *a;
+    const Advance *d;
+    u32 *dist;
+    const u32 *weights;
+    u64 edges;
+    __device__ bool prepare(u32 v, u64 arcs, u32 &state) {
+        state = ((volatile u32 *)dist)[v];
+        if (state == SY_UNREACHED) return false;
+        edges += arcs;
+        return true;
+    }
+    __device__ void visit(u32, u32 dv, u64 e) {
+        u32 t = d->targets[e];
+        u32 nd = __float_as_uint(__fadd_rn(__uint_as_float(dv), __uint_as_float(weights[e])));
+        if (nd < ((volatile u32 *)dist)[t] && nd < atomicMin(&dist[t], nd)) sy_emit(*a, *d, t);
+    }
+};
+
+extern "C" __global__ void sssp_advance_f32__pre(const SyArgs a) {
+    sy_advance_pre(a);
+    if (a.len[S_WEIGHTS] != a.len[S_TARGETS])
+        sy_fail(a, SY_ERR_WEIGHTS, a.len[S_WEIGHTS], a.len[S_TARGETS]);
+}
+
+extern "C" __global__ void __launch_bounds__(SY_BLOCK) sssp_advance_f32__post(const SyArgs a) {
+    if (a.len[S_WEIGHTS] != a.len[S_TARGETS]) return;
+    Advance d = sy_advance(a);
+    SsspF32Op op{&a, &d, sy_buf<u32>(a, S_VALUES), sy_buf<const u32>(a, S_WEIGHTS), 0};
+    sy_expand_huge(a, op);
+}
+
+extern "C" __global__ void __launch_bounds__(SY_BLOCK) sssp_advance_f32(const SyArgs a) {
+    if (a.len[S_WEIGHTS] != a.len[S_TARGETS]) return;  // the pre-pass reported it
+    Advance d = sy_advance(a);
+    SsspF32Op op{&a, &d, sy_buf<u32>(a, S_VALUES), sy_buf<const u32>(a, S_WEIGHTS), 0};
+    sy_expand(a, d, op);
+    u64 items = (blockIdx.x == 0 && threadIdx.x == 0) ? d.frontier_len : 0;
+    sy_count(a, items, op.edges, op.edges);
+}
+
 // ----------------------------------------------------------------- CC (src/algo/cc.rs)
 
 struct CcOp {
@@ -166,10 +210,12 @@ extern "C" __global__ void __launch_bounds__(SY_BLOCK) dobfs_advance(const SyArg
 
 // ------------------------------------------------- PageRank (src/algo/pagerank.rs)
 
+// Partial sums are f64 (the f32 share rank / degree added with an f64 atomic): a hub's
+// hundreds of thousands of f32 additions lost 0.29% on R-MAT 24 (see ldbc_tolerance).
 struct LdbcPushOp {
     const SyArgs *a;
     const Advance *d;
-    float *sums;
+    double *sums;
     const float *rank;
     const u32 *degree;
     u64 edges;
@@ -181,7 +227,7 @@ struct LdbcPushOp {
         return true;
     }
     __device__ void visit(u32, u32 share, u64 e) {
-        atomicAdd(&sums[d->targets[e]], __uint_as_float(share));
+        atomicAdd(&sums[d->targets[e]], (double)__uint_as_float(share));
     }
 };
 
@@ -189,14 +235,14 @@ extern "C" __global__ void pr_ldbc_push__pre(const SyArgs a) { sy_advance_pre(a)
 
 extern "C" __global__ void __launch_bounds__(SY_BLOCK) pr_ldbc_push__post(const SyArgs a) {
     Advance d = sy_advance(a);
-    LdbcPushOp op{&a, &d, sy_buf<float>(a, S_VALUES), sy_buf<const float>(a, S_AUX),
+    LdbcPushOp op{&a, &d, sy_buf<double>(a, S_VALUES), sy_buf<const float>(a, S_AUX),
                   sy_buf<const u32>(a, S_DEGREE), 0};
     sy_expand_huge(a, op);
 }
 
 extern "C" __global__ void __launch_bounds__(SY_BLOCK) pr_ldbc_push(const SyArgs a) {
     Advance d = sy_advance(a);
-    LdbcPushOp op{&a, &d, sy_buf<float>(a, S_VALUES), sy_buf<const float>(a, S_AUX),
+    LdbcPushOp op{&a, &d, sy_buf<double>(a, S_VALUES), sy_buf<const float>(a, S_AUX),
                   sy_buf<const u32>(a, S_DEGREE), 0};
     sy_expand(a, d, op);
     // Every proxy is forwarded (see the Rust contract).
@@ -221,7 +267,7 @@ extern "C" __global__ void __launch_bounds__(SY_BLOCK) pr_ldbc_apply(const SyArg
     double n = (double)sy_u32(a, 1);
     double damping = sy_f64(a, 2);
     u32 gpu = sy_u32(a, 3);
-    float *sums = sy_buf<float>(a, S_VALUES);
+    double *sums = sy_buf<double>(a, S_VALUES);
     float *rank = sy_buf<float>(a, S_AUX);
     const u32 *degree = sy_buf<const u32>(a, S_DEGREE);
     u32 *next = sy_buf<u32>(a, S_FIN);
@@ -233,12 +279,12 @@ extern "C" __global__ void __launch_bounds__(SY_BLOCK) pr_ldbc_apply(const SyArg
     const u64 stride = (u64)gridDim.x * blockDim.x;
     for (u64 v = (u64)blockIdx.x * blockDim.x + threadIdx.x; v < len; v += stride) {
         if (owner[v] != gpu) {
-            sums[v] = 0.0f;
+            sums[v] = 0.0;
             continue;
         }
-        float r = (float)(base + damping * (double)sums[v]);
+        float r = (float)(base + damping * sums[v]);
         rank[v] = r;
-        sums[v] = 0.0f;
+        sums[v] = 0.0;
         if (degree[v] == 0) local_dangling += (double)r;
         sy_push(a, &counters[1], next, a.len[S_FIN], (u32)v);
     }
@@ -291,4 +337,204 @@ extern "C" __global__ void __launch_bounds__(SY_BLOCK) pr_residual_push(const Sy
     sy_expand(a, d, op);
     u64 items = (blockIdx.x == 0 && threadIdx.x == 0) ? d.frontier_len : 0;
     sy_count(a, items, op.edges, op.edges);
+}
+
+// ------------------------------------------------------------- CDLP (src/algo/cdlp.rs)
+// Label-count tables: 2 slots per arc of the owned vertices (slots 2 offsets[v] ..
+// 2 offsets[v+1] are v's), keys (label + 1, 0 = empty) and counts, the last two buffers.
+
+__device__ __forceinline__ u64 cdlp_home(u32 label, u64 capacity) {
+    return ((u64)label * 0x9E3779B1ull) % capacity;
+}
+
+extern "C" __global__ void cdlp_advance__pre(const SyArgs a) { sy_advance_pre(a); }
+
+// One warp per frontier vertex: its lanes read (and empty) the table; the best (count,
+// smallest label) wins as the largest key (count << 32 | ~label).
+extern "C" __global__ void __launch_bounds__(SY_BLOCK) cdlp_advance(const SyArgs a) {
+    Advance d = sy_advance(a);
+    u32 *labels = sy_buf<u32>(a, S_VALUES);
+    u32 *keys = sy_buf<u32>(a, (int)a.nbuffers - 2);
+    u32 *counts = sy_buf<u32>(a, (int)a.nbuffers - 1);
+    u64 items = (blockIdx.x == 0 && threadIdx.x == 0) ? d.frontier_len : 0;
+    u64 edges = 0;
+    if (d.superstep > 0) {
+        const u64 warps = ((u64)gridDim.x * blockDim.x) >> 5;
+        for (u64 i = ((u64)blockIdx.x * blockDim.x + threadIdx.x) >> 5; i < d.frontier_len;
+             i += warps) {
+            u32 v = d.frontier[i];
+            u64 beg = 2 * d.offsets[v], end = 2 * d.offsets[v + 1];
+            u64 best = 0;
+            for (u64 s = beg + sy_lane(); s < end; s += 32) {
+                u32 k = keys[s];
+                if (k != 0) {
+                    u64 c = ((u64)counts[s] << 32) | (u64)(0xffffffffu - (k - 1));
+                    best = c > best ? c : best;
+                    keys[s] = 0;
+                    counts[s] = 0;
+                }
+            }
+            for (int o = 16; o > 0; o >>= 1) {
+                u64 other = __shfl_down_sync(0xffffffffu, best, o);
+                best = other > best ? other : best;
+            }
+            if (sy_lane() == 0) {
+                edges += (end - beg) / 2;
+                if (best != 0) {
+                    u32 label = 0xffffffffu - (u32)best;
+                    if (label != labels[v]) {
+                        labels[v] = label;
+                        sy_emit(a, d, v);
+                    }
+                }
+            }
+        }
+    }
+    sy_count(a, items, edges, 0);
+}
+
+// Scalars: reduction f64, n u32, gpu u32. Buffers: the 14 fixed slots, keys, counts.
+extern "C" __global__ void cdlp_apply__pre(const SyArgs a) {
+    u64 *counters = sy_buf<u64>(a, S_COUNTERS);
+    counters[1] = 0;
+    counters[a.len[S_COUNTERS] - 1] = 0;  // the reduction value (f64 bits), 0.0
+}
+
+// One thread per arc (the grid strides over all local arcs; on the runtime only owned
+// vertices have any), its vertex found by binary search over the offsets; then the next
+// frontier.
+extern "C" __global__ void __launch_bounds__(SY_BLOCK) cdlp_apply(const SyArgs a) {
+    u32 gpu = sy_u32(a, 2);
+    const u64 *offsets = sy_buf<const u64>(a, S_OFFSETS);
+    const u32 *targets = sy_buf<const u32>(a, S_TARGETS);
+    const u32 *labels = sy_buf<const u32>(a, S_VALUES);
+    const u32 *owner = sy_buf<const u32>(a, S_OWNER);
+    u32 *next = sy_buf<u32>(a, S_FIN);
+    u64 *counters = sy_buf<u64>(a, S_COUNTERS);
+    u32 *keys = sy_buf<u32>(a, (int)a.nbuffers - 2);
+    u32 *counts = sy_buf<u32>(a, (int)a.nbuffers - 1);
+    u64 n = a.len[S_VALUES];
+    u64 arcs = a.len[S_TARGETS];
+    const u64 stride = (u64)gridDim.x * blockDim.x;
+    const u64 first = (u64)blockIdx.x * blockDim.x + threadIdx.x;
+    u64 edges = 0;
+    for (u64 e = first; e < arcs; e += stride) {
+        u64 lo = 0, hi = n - 1;  // the last vertex whose arcs start at or before e
+        while (lo < hi) {
+            u64 mid = (lo + hi + 1) >> 1;
+            if (offsets[mid] <= e) lo = mid; else hi = mid - 1;
+        }
+        if (owner[lo] != gpu) continue;
+        u64 base = 2 * offsets[lo];
+        u64 capacity = 2 * (offsets[lo + 1] - offsets[lo]);
+        u32 label = labels[targets[e]];
+        u64 h = cdlp_home(label, capacity);
+        while (true) {
+            u32 k = atomicCAS(&keys[base + h], 0u, label + 1);
+            if (k == 0 || k == label + 1) {
+                atomicAdd(&counts[base + h], 1u);
+                break;
+            }
+            h = h + 1 == capacity ? 0 : h + 1;
+        }
+        edges++;
+    }
+    for (u64 v = first; v < n; v += stride)
+        if (owner[v] == gpu) sy_push(a, &counters[1], next, a.len[S_FIN], (u32)v);
+    u64 items = (blockIdx.x == 0 && threadIdx.x == 0) ? n : 0;
+    sy_count(a, items, edges, edges);
+}
+
+// --------------------------------------------------------------- LCC (src/algo/lcc.rs)
+// The neighbourhood graph: sorted targets, weights the 0/1 flags (1: the input has the arc).
+
+// Position of x in the sorted targets[b, e), or e.
+__device__ __forceinline__ u64 lcc_find(const u32 *targets, u64 b, u64 e, u32 x) {
+    u64 lo = b, hi = e;
+    while (lo < hi) {
+        u64 mid = (lo + hi) >> 1;
+        u32 t = targets[mid];
+        if (t == x) return mid;
+        if (t < x) lo = mid + 1; else hi = mid;
+    }
+    return e;
+}
+
+struct LccOp {
+    const SyArgs *a;
+    const Advance *d;
+    double *counts;
+    const u32 *flags;
+    u64 edges;
+    u64 atomics;
+    __device__ bool prepare(u32, u64, u32 &) { return true; }
+    __device__ void visit(u32 v, u32, u64 arc) {
+        const u64 *off = d->offsets;
+        const u32 *tg = d->targets;
+        u32 u = tg[arc];
+        u64 vb = off[v], ve = off[v + 1], ub = off[u], ue = off[u + 1];
+        u64 count = 0;
+        if (ue - ub <= ve - vb) {
+            for (u64 i = ub; i < ue; i++)
+                if (lcc_find(tg, vb, ve, tg[i]) != ve) count += flags[i];
+            edges += 1 + (ue - ub);
+        } else {
+            for (u64 j = vb; j < ve; j++) {
+                u64 p = lcc_find(tg, ub, ue, tg[j]);
+                if (p != ue) count += flags[p];
+            }
+            edges += 1 + (ve - vb);
+        }
+        if (count != 0) {
+            atomicAdd(&counts[v], (double)count);
+            atomics++;
+        }
+    }
+};
+
+extern "C" __global__ void lcc_count__pre(const SyArgs a) {
+    sy_advance_pre(a);
+    if (a.len[S_WEIGHTS] != a.len[S_TARGETS])
+        sy_fail(a, SY_ERR_WEIGHTS, a.len[S_WEIGHTS], a.len[S_TARGETS]);
+}
+
+extern "C" __global__ void __launch_bounds__(SY_BLOCK) lcc_count__post(const SyArgs a) {
+    if (a.len[S_WEIGHTS] != a.len[S_TARGETS]) return;
+    Advance d = sy_advance(a);
+    LccOp op{&a, &d, sy_buf<double>(a, S_VALUES), sy_buf<const u32>(a, S_WEIGHTS), 0, 0};
+    sy_expand_huge(a, op);
+    sy_count(a, 0, op.edges, op.atomics);
+}
+
+extern "C" __global__ void __launch_bounds__(SY_BLOCK) lcc_count(const SyArgs a) {
+    if (a.len[S_WEIGHTS] != a.len[S_TARGETS]) return;  // the pre-pass reported it
+    Advance d = sy_advance(a);
+    LccOp op{&a, &d, sy_buf<double>(a, S_VALUES), sy_buf<const u32>(a, S_WEIGHTS), 0, 0};
+    sy_expand(a, d, op);
+    u64 items = (blockIdx.x == 0 && threadIdx.x == 0) ? d.frontier_len : 0;
+    sy_count(a, items, op.edges, op.atomics);
+}
+
+// Scalars: reduction f64, n u32, gpu u32.
+extern "C" __global__ void lcc_apply__pre(const SyArgs a) {
+    u64 *counters = sy_buf<u64>(a, S_COUNTERS);
+    counters[1] = 0;
+    counters[a.len[S_COUNTERS] - 1] = 0;
+}
+
+extern "C" __global__ void __launch_bounds__(SY_BLOCK) lcc_apply(const SyArgs a) {
+    u32 gpu = sy_u32(a, 2);
+    const u64 *offsets = sy_buf<const u64>(a, S_OFFSETS);
+    const double *counts = sy_buf<const double>(a, S_VALUES);
+    float *lcc = sy_buf<float>(a, S_AUX);
+    const u32 *owner = sy_buf<const u32>(a, S_OWNER);
+    u64 n = a.len[S_VALUES];
+    const u64 stride = (u64)gridDim.x * blockDim.x;
+    for (u64 v = (u64)blockIdx.x * blockDim.x + threadIdx.x; v < n; v += stride) {
+        if (owner[v] != gpu) continue;
+        double deg = (double)(offsets[v + 1] - offsets[v]);
+        lcc[v] = deg >= 2.0 ? (float)__ddiv_rn(counts[v], __dmul_rn(deg, deg - 1.0)) : 0.0f;
+    }
+    u64 items = (blockIdx.x == 0 && threadIdx.x == 0) ? n : 0;
+    sy_count(a, items, 0, 0);
 }

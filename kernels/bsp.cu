@@ -4,7 +4,14 @@
 // contents come out in any order (the contract leaves it free); lengths and sets are those
 // of the Rust implementation.
 
-// Scalars: gpu u32, peers u32, stamp u32, broadcast u32, combiner u32 (0 min, 1 add).
+// Combiner codes (Combiner::code): 0 min u32, 1 add f32, 2 add f64 (values f64, packages
+// carry each partial rounded to f32), 3 assign u32 (owners' broadcast values to copies).
+#define SY_MIN 0
+#define SY_ADD_F32 1
+#define SY_ADD_F64 2
+#define SY_ASSIGN 3
+
+// Scalars: gpu u32, peers u32, stamp u32, broadcast u32, combiner u32.
 // Buffers: the 14 fixed slots, then one send package per peer.
 extern "C" __global__ void bsp_split__pre(const SyArgs a) {
     u64 *counters = sy_buf<u64>(a, S_COUNTERS);
@@ -19,7 +26,8 @@ extern "C" __global__ void __launch_bounds__(SY_BLOCK) bsp_split(const SyArgs a)
     u32 peers = sy_u32(a, 1);
     u32 stamp = sy_u32(a, 2);
     bool broadcast = sy_u32(a, 3) != 0;
-    bool add = sy_u32(a, 4) == 1;
+    u32 combiner = sy_u32(a, 4);
+    bool add = combiner == SY_ADD_F32 || combiner == SY_ADD_F64;
     u64 *counters = sy_buf<u64>(a, S_COUNTERS);
     u64 out_len = counters[0];
     u64 items = (blockIdx.x == 0 && threadIdx.x == 0) ? out_len : 0;
@@ -38,7 +46,8 @@ extern "C" __global__ void __launch_bounds__(SY_BLOCK) bsp_split(const SyArgs a)
             if (atomicExch(&marker[v], stamp) != stamp) sy_push(a, &counters[1], next, a.len[S_FIN], v);
             if (!broadcast) continue;
         }
-        u32 bits = values[v];
+        u32 bits = combiner == SY_ADD_F64 ? __float_as_uint((float)((double *)values)[v])
+                                          : values[v];
         u32 id = owner_id[v];
         u32 first = broadcast ? 0 : home;
         u32 last = broadcast ? peers : home + 1;
@@ -62,7 +71,12 @@ extern "C" __global__ void __launch_bounds__(SY_BLOCK) bsp_split(const SyArgs a)
                 sy_fail(a, SY_ERR_PACKAGE_OVERFLOW, p, cap);
             }
         }
-        if (add && home != gpu) values[v] = 0;  // 0.0f: a proxy's sum, once sent
+        if (add && home != gpu) {  // a proxy's sum, once sent
+            if (combiner == SY_ADD_F64)
+                ((double *)values)[v] = 0.0;
+            else
+                values[v] = 0;  // 0.0f
+        }
     }
     sy_count(a, items, 0, 0);
 }
@@ -80,7 +94,7 @@ extern "C" __global__ void __launch_bounds__(SY_BLOCK) bsp_merge(const SyArgs a)
     u32 gpu = sy_u32(a, 0);
     u32 peers = sy_u32(a, 1);
     u32 stamp = sy_u32(a, 2);
-    bool add = sy_u32(a, 3) == 1;
+    u32 combiner = sy_u32(a, 3);
     double threshold = sy_f64(a, 4);
     u32 *values = sy_buf<u32>(a, S_VALUES);
     u32 *marker = sy_buf<u32>(a, S_MARKER);
@@ -98,9 +112,15 @@ extern "C" __global__ void __launch_bounds__(SY_BLOCK) bsp_merge(const SyArgs a)
             u32 v = package[2 * i];
             u32 bits = package[2 * i + 1];
             bool activates;
-            if (add) {
+            if (combiner == SY_ADD_F32) {
                 float now = atomicAdd((float *)&values[v], __uint_as_float(bits)) + __uint_as_float(bits);
                 activates = (double)now > threshold;
+            } else if (combiner == SY_ADD_F64) {
+                double x = (double)__uint_as_float(bits);
+                activates = atomicAdd((double *)values + v, x) + x > threshold;
+            } else if (combiner == SY_ASSIGN) {
+                values[v] = bits;  // only the owner sends a vertex: one writer
+                activates = false;
             } else {
                 activates = bits < atomicMin(&values[v], bits);
             }

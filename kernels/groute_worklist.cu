@@ -15,8 +15,10 @@
 //   PREPEND                            own production is prepended (BFS, SSSP) or appended.
 //
 // Memory model. Everything another thread may write while a kernel runs (values, the
-// worklist, Out, the control block) is read with ld.global.cg (L2, never a stale L1 line)
-// or volatile; atomics act at L2. Appends are published through END_ALLOC (reserve),
+// worklist, Out, the control block), and everything rewritten between launches by work on
+// another stream (a receive buffer, written by a copy on the sender's link stream), is read
+// with ld.global.cg (L2, never a stale L1 or read-only-cache line) or volatile; atomics act
+// at L2. __ldg is kept for what never changes during a run (the graph, the owners). Appends are published through END_ALLOC (reserve),
 // END_WRITTEN (count written, after a fence) and END (atomic max, by whoever brings
 // END_WRITTEN level with END_ALLOC), so a reader never sees a reserved slot before its
 // item. Only the worker moves START.
@@ -890,7 +892,13 @@ template <class App> __device__ void gw_receive(const SyArgs &a) {
     if (2 * pairs > a.len[GW_MESSAGE]) return;  // the pre-pass reported it
     const u64 stride = (u64)gridDim.x * blockDim.x;
     for (u64 i = (u64)blockIdx.x * blockDim.x + threadIdx.x; i < pairs; i += stride) {
-        u32 v = __ldg(g.message + 2 * i), value = __ldg(g.message + 2 * i + 1);
+        // Not __ldg: a receive buffer is rewritten between receivers by copies on the
+        // sender's link stream, which the driver does not see as a dependency of this
+        // kernel, while other kernels stay resident on the SMs; the non-coherent path could
+        // serve the previous packet's lines (pairs lost with the count intact: found as
+        // wrong SSSP distances with soft priority at 4 and 8 logical GPUs). L2 is coherent
+        // with the copy engines.
+        u32 v = gw_ld(g.message + 2 * i), value = gw_ld(g.message + 2 * i + 1);
         if (v >= g.n) {
             sy_fail(a, SY_ERR_VERTEX, v, g.n);
             continue;
@@ -1246,3 +1254,49 @@ extern "C" __global__ void __launch_bounds__(SY_BLOCK) groute_pr_promote(const S
 extern "C" __global__ void __launch_bounds__(SY_BLOCK) groute_pr_promote__post(const SyArgs a) { gw_promote_post(a); }
 extern "C" __global__ void groute_pr_fused__pre(const SyArgs a) { gw_fused_pre(a); }
 extern "C" __global__ void __launch_bounds__(SY_BLOCK) groute_pr_fused(const SyArgs a) { gw_fused<GwPr>(a); }
+
+// ===================================================== SSSP over real weights (GwSsspF32)
+// src/algo/sssp.rs `SsspFloatWorklist`: distances and weights are f32 bits (order-preserving
+// for non-negative floats, so atomicMin on the bits is the float minimum); an unreached
+// vertex (0xffffffff) is never expanded and counts no arcs; GetPrio is the distance rounded
+// down (saturating; 0 for an unreached vertex), so --priority-delta stays in distance units.
+
+struct GwSsspF32 {
+    static const bool PREPEND = true;
+    __device__ static bool begin(const GW &g, u32 v, u64, u64 &state) {
+        state = gw_ld((const u32 *)g.values + v);
+        return (u32)state != SY_UNREACHED;
+    }
+    __device__ static bool relax(const GW &g, u64 state, u64 arc, u32 &t) {
+        t = __ldg(g.targets + arc);
+        float w = __uint_as_float(__ldg(g.weights + arc));
+        u32 nd = __float_as_uint(__fadd_rn(__uint_as_float((u32)state), w));
+        u32 *x = (u32 *)g.values + t;
+        return nd < gw_ld(x) && nd < atomicMin(x, nd);
+    }
+    __device__ static u64 prio(const GW &g, u32 t) {
+        float d = __uint_as_float(gw_ld((const u32 *)g.values + t));
+        if (!(d >= 0.0f)) return 0;                       // unreached (NaN bits)
+        if (d >= 18446744073709551616.0f) return ~0ull;   // 2^64 and above
+        return (u64)d;
+    }
+    __device__ static u32 pack(const GW &g, u32 t) { return gw_ld((const u32 *)g.values + t); }
+    __device__ static bool receive(const GW &g, u32 v, u32 value) {
+        u32 *x = (u32 *)g.values + v;
+        return value < gw_ld(x) && value < atomicMin(x, value);
+    }
+};
+
+extern "C" __global__ void groute_sssp_f32_work__pre(const SyArgs a) { gw_work_pre(a); }
+extern "C" __global__ void __launch_bounds__(SY_BLOCK) groute_sssp_f32_work__plan(const SyArgs a) { gw_work_plan(a); }
+extern "C" __global__ void __launch_bounds__(SY_BLOCK) groute_sssp_f32_work(const SyArgs a) { gw_work<GwSsspF32>(a); }
+extern "C" __global__ void __launch_bounds__(SY_BLOCK) groute_sssp_f32_work__post(const SyArgs a) { gw_work_post<GwSsspF32>(a); }
+extern "C" __global__ void groute_sssp_f32_split_send__pre(const SyArgs a) { gw_split_send_pre(a); }
+extern "C" __global__ void __launch_bounds__(SY_BLOCK) groute_sssp_f32_split_send(const SyArgs a) { gw_split_send<GwSsspF32>(a); }
+extern "C" __global__ void groute_sssp_f32_split_receive__pre(const SyArgs a) { gw_receive_pre(a); }
+extern "C" __global__ void __launch_bounds__(SY_BLOCK) groute_sssp_f32_split_receive(const SyArgs a) { gw_receive<GwSsspF32>(a); }
+extern "C" __global__ void groute_sssp_f32_promote__pre(const SyArgs a) { gw_promote_pre(a); }
+extern "C" __global__ void __launch_bounds__(SY_BLOCK) groute_sssp_f32_promote(const SyArgs a) { gw_promote<GwSsspF32>(a); }
+extern "C" __global__ void __launch_bounds__(SY_BLOCK) groute_sssp_f32_promote__post(const SyArgs a) { gw_promote_post(a); }
+extern "C" __global__ void groute_sssp_f32_fused__pre(const SyArgs a) { gw_fused_pre(a); }
+extern "C" __global__ void __launch_bounds__(SY_BLOCK) groute_sssp_f32_fused(const SyArgs a) { gw_fused<GwSsspF32>(a); }

@@ -9,12 +9,22 @@
 #   large    R-MAT scale 24 (the 1-GPU run of each algorithm validated)
 #   rmat22   R-MAT scale 22 alone (the 1-GPU run of each algorithm validated)
 #   all      small + large
+#   groute-check  Groute's soft priority on logical GPUs (the defect fixed on 2026-11-24:
+#            receivers read packets through L2): SSSP on R-MAT 20 with --priority-delta 10,
+#            plain and fused, at 4 and 8 logical GPUs, seeds 1-4, every run validated, and
+#            fused SSSP with priority on luxembourg at 4 logical GPUs (under 2 minutes).
+#   graph500 BFS by Graph500's kernel 2 rules on R-MAT 22 (64 validated searches, 1 GPU).
 #   groute   Groute on CUDA: kernel conformance, the runtime matrix (every runtime x
 #            algorithm at 1, 2, 4, 8 logical GPUs), every Groute application validated on
 #            luxembourg and R-MAT 20 at 1 GPU and 2, 4, 8 logical GPUs (soft priority, the
 #            fused worker), then BSP against Groute (plain, fused, fused + priority) for BFS
 #            and SSSP on luxembourg (source 0), the road grid (source 10582300, the centre)
 #            and R-MAT 22 (the hub) on one GPU. Needs carry/runtime_matrix as well.
+#   ldbc     LDBC Graphalytics on one GPU (~4 min): kernel conformance (f64 PageRank sums,
+#            the combiners, real-weight SSSP, CDLP, LCC), LDBC PageRank on R-MAT 24
+#            validated (time and ms per iteration), CDLP, LCC and real-weighted SSSP (bsp
+#            and Groute) on a 1M-vertex random geometric graph with real weights at 1 GPU
+#            and 2 logical GPUs, and `switchyard graphalytics` on tests/data/ldbc/*.
 #   faults   failure drills on one GPU, under a minute: a graph too large for a memory cap
 #            (SWITCHYARD_CUDA_MEMORY_CAP_MIB) is refused before any work with the sizes; an
 #            injected kernel error and an injected device fault (SWITCHYARD_CUDA_FAULT) name
@@ -64,6 +74,29 @@ if [ "$part" = rmat22 ]; then
 fi
 if [ "$part" = large ] || [ "$part" = all ]; then
   runs rmat24 rmat:scale=24,ef=16 first gpu_rmat24.json
+fi
+if [ "$part" = groute-check ]; then
+  lux=${LUX:-tests/data/graphs/luxembourg_osm.mtx}
+  echo "== Groute SSSP with soft priority on logical GPUs (every run validated)"
+  for g in 4 8; do
+    for variant in "" "--fused"; do
+      for seed in 1 2 3 4; do
+        # shellcheck disable=SC2086
+        out=$(timeout 60 "$BIN" run --backend cuda --logical-gpus --gpus $g --runtime groute \
+          --algo sssp --generate rmat:scale=20,ef=16 --weights --priority-delta 10 $variant \
+          --seed $seed 2>&1) || status=1
+        printf 'rmat20 sssp prio10 %-7s %d logical GPUs seed %d: %s\n' "${variant:-plain}" $g $seed \
+          "$(echo "$out" | grep -E '^(validation|error)' | cut -c1-110)"
+      done
+    done
+  done
+  out=$(timeout 120 "$BIN" run --backend cuda --logical-gpus --gpus 4 --runtime groute --algo sssp \
+    --graph "$lux" --weights --priority-delta 320 --fused --fused-max-rounds 100000 2>&1) || status=1
+  echo "luxembourg sssp fused prio320 4 logical GPUs: $(echo "$out" | grep -E '^(time|validation|error)' | tr '\n' ' ')"
+fi
+if [ "$part" = graph500 ]; then
+  timeout 300 "$BIN" calibrate graph500 --generate rmat:scale=22,ef=16 --json "$OUT/gpu_graph500_rmat22.json" \
+    2>&1 | grep -vE "^search" || status=1
 fi
 if [ "$part" = faults ]; then
   nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv
@@ -145,6 +178,46 @@ if [ "$part" = groute ]; then
       # shellcheck disable=SC2086
       timeout 120 "$BIN" run --backend cuda --runtime groute --algo $algo --gpus $g $logical \
         --generate rmat:scale=20,ef=16 2>&1 | grep -E "^(pr-residual|cc) on|^time|validation|rror" || status=1
+    done
+  done
+fi
+if [ "$part" = ldbc ]; then
+  nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv
+  if [ -x "$here/cuda_conformance" ]; then
+    "$here/cuda_conformance" --nocapture 2>&1 |
+      grep -E "conformance|test result|panicked|FAILED|MISMATCH" || status=1
+  fi
+  echo "== LDBC PageRank on R-MAT 24 (20 iterations, one GPU, validated)"
+  timeout 300 "$BIN" run --backend cuda --generate rmat:scale=24,ef=16 --algo pr \
+    --iterations 20 --report "$OUT/ldbc_pr_rmat24.json" 2>&1 |
+    tee "$OUT/ldbc_pr_rmat24.txt" | grep -E "^pr on|^time|validation|rror" || status=1
+  awk '/^time/ { printf "per iteration: %.3f ms\n", $2 / 20 }' "$OUT/ldbc_pr_rmat24.txt"
+  echo "== CDLP, LCC, SSSP on real weights: rgg:n=1000000,degree=8 (1 GPU, 2 logical GPUs)"
+  g="$OUT/rgg1m"
+  if timeout 120 "$BIN" graph generate rgg:n=1000000,degree=8,seed=5 --to ldbc --output "$g" >/dev/null; then
+    # Real weights in [0.01, 10): a deterministic function of the endpoints.
+    awk '{ printf "%s %s %.4f\n", $1, $2, (($1 * 7919 + $2 * 104729) % 1000) / 100.0 + 0.01 }' \
+      "$g.e" >"$g.we" && mv "$g.we" "$g.e"
+    printf 'graph.rgg1m.bfs.source-vertex = 0\ngraph.rgg1m.sssp.source-vertex = 0\ngraph.rgg1m.cdlp.max-iterations = 10\ngraph.rgg1m.pr.damping-factor = 0.85\ngraph.rgg1m.pr.num-iterations = 10\n' >>"$g.properties"
+    for gpus in "--gpus 1" "--gpus 2 --logical-gpus"; do
+      for job in "--algo cdlp" "--algo lcc" "--algo sssp" "--algo sssp --runtime groute" \
+                 "--algo sssp --runtime groute --fused --priority-delta 2"; do
+        # shellcheck disable=SC2086
+        timeout 120 "$BIN" run --backend cuda --graph "$g.properties" $job $gpus 2>&1 |
+          grep -E "^(cdlp|lcc|sssp) on|^time|validation|rror" || status=1
+      done
+    done
+  else
+    status=1
+  fi
+  echo "== switchyard graphalytics on tests/data/ldbc (1 GPU, 2 logical GPUs)"
+  for props in tests/data/ldbc/*.properties; do
+    name=$(basename "$props" .properties)
+    for gpus in "--gpus 1" "--gpus 2 --logical-gpus"; do
+      # shellcheck disable=SC2086
+      timeout 60 "$BIN" graphalytics --backend cuda --graph "$props" $gpus \
+        --out "$OUT/graphalytics-$name-$(echo $gpus | tr -d ' -')" 2>&1 |
+        grep -E "^(BFS|PR|WCC|CDLP|LCC|SSSP) |rror|failed" || status=1
     done
   done
 fi

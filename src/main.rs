@@ -5,6 +5,13 @@ mod cli;
 use clap::Parser;
 
 fn main() -> std::process::ExitCode {
+    // Rust ignores SIGPIPE, so printing into a closed pipe (`switchyard ... | head`) would
+    // panic; a command-line tool should end quietly instead, as the shell expects.
+    #[cfg(unix)]
+    // SAFETY: called first thing in main, before any thread exists; SIG_DFL is a valid action.
+    unsafe {
+        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
+    }
     let cli = cli::Cli::parse();
     match cli::run(cli) {
         Ok(()) => std::process::ExitCode::SUCCESS,

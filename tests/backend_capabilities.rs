@@ -7,7 +7,8 @@
 use switchyard::backend::sim::{SimBackend, SimConfig};
 use switchyard::backend::{
     Backend, BackendError, BufferSlice, CompletionKind, DeviceId, ElemType, HostData,
-    KernelContext, KernelDef, KernelRegistry, Launch, RemoteOp, Scalar, StreamPriority, Token,
+    KernelContext, KernelDef, KernelRegistry, Launch, QueueRef, RemoteOp, Scalar, StreamPriority,
+    Token, queue,
 };
 use switchyard_sim::topology::Topology;
 
@@ -24,16 +25,13 @@ fn add_scalar(ctx: &mut KernelContext<'_>) -> Result<(), BackendError> {
 }
 
 /// Test kernel: one-sided atomic min of `value` into element 0 of the remote buffer arg 0,
-/// and a push of `[value, value + 1]` into the remote queue (arg 1) with counter (arg 2).
+/// and a push of `[value, value + 1]` into the remote queue (arg 1) with counters (arg 2).
 fn remote_ops(ctx: &mut KernelContext<'_>) -> Result<(), BackendError> {
     let value = ctx.scalar_u32(0)?;
     let ids = ctx.buffer_ids.to_vec();
-    ctx.effects.remote.push(RemoteOp::AtomicMinU32 { buffer: ids[0], index: 0, value });
-    ctx.effects.remote.push(RemoteOp::PushU32 {
-        queue: ids[1],
-        counter: ids[2],
-        values: vec![value, value + 1],
-    });
+    ctx.effects.remote.push(RemoteOp::atomic_min_u32(ids[0], 0, value));
+    let queue = QueueRef { items: ids[1], counters: ids[2] };
+    ctx.effects.remote.push(RemoteOp::push(queue, vec![value, value + 1]));
     Ok(())
 }
 
@@ -205,7 +203,8 @@ fn kernels_issue_one_sided_remote_operations() {
         let s1 = b.create_stream(DeviceId(1), StreamPriority::Normal).unwrap();
         let target = b.alloc(DeviceId(1), ElemType::U32, 1, "min target").unwrap();
         let queue = b.alloc(DeviceId(1), ElemType::U32, 8, "queue").unwrap();
-        let counter = b.alloc(DeviceId(1), ElemType::U64, 1, "queue end").unwrap();
+        let counter =
+            b.alloc(DeviceId(1), ElemType::U64, queue::COUNTER_WORDS, "queue counters").unwrap();
         b.write_from_host(s1, target, 0, HostData::U32(vec![100]), Some(Token(1))).unwrap();
         b.next_completion().unwrap();
         let launch = Launch {

@@ -36,6 +36,7 @@ fn config(topology: &Topology, gpus: u32, algorithm: Algorithm) -> SimRun {
             seed: 7,
             bsp: BspOptions::default(),
             groute: Default::default(),
+            gum: Default::default(),
             validate: true,
             command_line: vec!["test".into()],
         },

@@ -112,3 +112,50 @@ fn run_checks_its_outputs_and_logical_gpu_options_before_any_work() {
         assert!(!stdout.contains("validation"), "{args:?} ran before failing: {stdout}");
     }
 }
+
+#[test]
+fn graph500_on_the_simulator_validates_every_search_and_reports_the_harmonic_mean() {
+    let dir = tempfile::tempdir().unwrap();
+    let run = |seed: &str, name: &str| {
+        let json = dir.path().join(name);
+        let out = switchyard(&[
+            "calibrate",
+            "graph500",
+            "--backend",
+            "sim",
+            "--generate",
+            "rmat:scale=9,ef=8",
+            "--gpus",
+            "2",
+            "--roots",
+            "16",
+            "--seed",
+            seed,
+            "--json",
+            json.to_str().unwrap(),
+        ]);
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        let report: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+        report
+    };
+    let a = run("3", "a.json");
+    let searches = a["searches"].as_array().unwrap();
+    assert_eq!(searches.len(), 16);
+    let mut roots: Vec<u64> = searches.iter().map(|s| s["root"].as_u64().unwrap()).collect();
+    assert!(searches.iter().all(|s| s["validation"] == "passed"), "{a}");
+    // The harmonic mean recomputed from the rows: it lies between min and max and equals
+    // n / sum(1/teps).
+    let teps: Vec<f64> = searches.iter().map(|s| s["teps"].as_f64().unwrap()).collect();
+    let expected = teps.len() as f64 / teps.iter().map(|t| 1.0 / t).sum::<f64>();
+    let hm = a["summary"]["harmonic_mean"].as_f64().unwrap();
+    assert!((hm - expected).abs() <= 1e-9 * expected, "{hm} vs {expected}");
+    roots.sort_unstable();
+    roots.dedup();
+    assert_eq!(roots.len(), 16, "search keys repeat");
+    // The same seed draws the same keys; the simulator gives the same times.
+    let b = run("3", "b.json");
+    assert_eq!(a["searches"], b["searches"]);
+    let c = run("4", "c.json");
+    assert_ne!(a["searches"][0]["root"], c["searches"][0]["root"]);
+}

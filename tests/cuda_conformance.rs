@@ -76,6 +76,39 @@ fn graph(rng: &mut Rng, n: usize) -> Case {
     Case { n, offsets, targets, weights }
 }
 
+/// The same graph with real weights: the f32 bits of uniform reals in [0, 100), a few of
+/// them 0 (Graphalytics allows zero weights).
+fn graph_with_real_weights(c: &Case, rng: &mut Rng) -> Case {
+    let weights = (0..c.targets.len())
+        .map(|_| if rng.below(50) == 0 { 0f32 } else { rng.unit() * 100.0 }.to_bits())
+        .collect();
+    Case { n: c.n, offsets: c.offsets.clone(), targets: c.targets.clone(), weights }
+}
+
+/// LCC's neighbourhood graph of `c` (the product's own builder: the kernels' input).
+fn lcc_case(c: &Case) -> Case {
+    let mut edges = Vec::new();
+    for v in 0..c.n {
+        edges.extend(c.out(v).iter().map(|&t| (v as u32, t)));
+    }
+    let csr = switchyard::graph::Csr::from_edges(
+        c.n as u32,
+        &edges,
+        None,
+        true,
+        switchyard::graph::BuildOptions::default(),
+    )
+    .unwrap();
+    let hood = switchyard::algo::lcc::neighbourhoods(&csr);
+    let Some(switchyard::graph::EdgeWeights::Int(flags)) = hood.weights() else { panic!("flags") };
+    Case {
+        n: c.n,
+        offsets: hood.offsets().to_vec(),
+        targets: hood.targets().to_vec(),
+        weights: flags.clone(),
+    }
+}
+
 impl Case {
     fn out(&self, v: usize) -> &[u32] {
         &self.targets[self.offsets[v] as usize..self.offsets[v + 1] as usize]
@@ -269,6 +302,13 @@ enum Cmp {
     WlLive,
     /// f64 values within a relative tolerance of 1e-12.
     Close64,
+    /// CDLP label-count tables (this buffer the keys, buffer `counts` the counts): per
+    /// vertex `v` of the graph in slot 0, the slots `2 offsets[v]..2 offsets[v + 1]` as a
+    /// multiset of (key, count) (where a label lands in a table depends on the order of the
+    /// inserts; what the table holds does not).
+    Tables {
+        counts: usize,
+    },
     /// Not compared (scratch the contract leaves unspecified).
     Ignore,
 }
@@ -364,6 +404,28 @@ fn compare(kernel: &str, rule: &[(usize, Cmp)], want: &[HostData], got: &[HostDa
                     let tol = 1e-12 * a.abs().max(b.abs()).max(1e-300);
                     assert!((a - b).abs() <= tol, "{kernel}: buffer {i}[{j}] {a} vs {b}");
                 }
+            }
+            Cmp::Tables { counts } => {
+                let offsets = want[0].as_u64().unwrap();
+                let tables = |keys: &HostData, counts: &HostData| -> Vec<Vec<(u32, u32)>> {
+                    let (k, c) = (keys.as_u32().unwrap(), counts.as_u32().unwrap());
+                    offsets
+                        .windows(2)
+                        .map(|o| {
+                            let mut t: Vec<(u32, u32)> = (2 * o[0] as usize..2 * o[1] as usize)
+                                .filter(|&s| k[s] != 0)
+                                .map(|s| (k[s], c[s]))
+                                .collect();
+                            t.sort_unstable();
+                            t
+                        })
+                        .collect()
+                };
+                assert_eq!(
+                    tables(w, &want[counts]),
+                    tables(g, &got[counts]),
+                    "{kernel}: label-count tables"
+                );
             }
             Cmp::Ignore => {}
             Cmp::CountersExceptF64(k) => {
@@ -474,12 +536,36 @@ fn checks() -> Vec<Check> {
         });
     }
 
+    // SSSP over real weights: f32 bits for distances (a third unreached) and weights.
+    let real = graph_with_real_weights(&c, &mut rng);
+    let dist: Vec<u32> = (0..n)
+        .map(|_| if rng.below(3) == 0 { u32::MAX } else { (rng.unit() * 500.0).to_bits() })
+        .collect();
+    let slots = Slots::new(
+        &real,
+        HostData::U32(dist),
+        no_aux.clone(),
+        &independent,
+        one_gpu.clone(),
+        false,
+        1,
+        vec![vec![]],
+    );
+    checks.push(Check {
+        kernel: "sssp_advance_f32",
+        inputs: slots.data,
+        scalars: advance_scalars(independent.len(), 3, 0.0, 0.0),
+        work_items: independent.len() as u64,
+        rule: advance_rule(),
+    });
+
     // PageRank LDBC push over every owned vertex, with proxies (owner 1) forwarded.
     let owned: Vec<u32> = (0..n as u32).filter(|&v| two_gpus[v as usize] == 0).collect();
     let rank: Vec<f32> = (0..n).map(|_| rng.unit() / n as f32 + 1e-7).collect();
+    // Partial sums are f64: atomic adds in another order differ by far less than 1e-12.
     let slots = Slots::new(
         &c,
-        HostData::F32(vec![0.0; n]),
+        HostData::F64(vec![0.0; n]),
         rank.clone(),
         &owned,
         two_gpus.clone(),
@@ -492,14 +578,14 @@ fn checks() -> Vec<Check> {
         inputs: slots.data,
         scalars: advance_scalars(owned.len(), 0, f64::INFINITY, 0.85),
         work_items: owned.len() as u64,
-        rule: vec![(3, Cmp::Close), (8, Cmp::SetPrefix { counter: 0, from: 0 })],
+        rule: vec![(3, Cmp::Close64), (8, Cmp::SetPrefix { counter: 0, from: 0 })],
     });
 
     // PageRank LDBC apply.
-    let sums: Vec<f32> = (0..n).map(|_| rng.unit() / n as f32).collect();
+    let sums: Vec<f64> = (0..n).map(|_| f64::from(rng.unit()) / n as f64).collect();
     let slots = Slots::new(
         &c,
-        HostData::F32(sums),
+        HostData::F64(sums),
         rank.clone(),
         &[],
         two_gpus.clone(),
@@ -539,15 +625,117 @@ fn checks() -> Vec<Check> {
         rule: vec![(3, Cmp::Close), (4, Cmp::Close), (8, Cmp::SetPrefix { counter: 0, from: 0 })],
     });
 
+    // CDLP: tables filled from random labels (apply; owner 1's vertices left out), then
+    // read and emptied for a frontier (advance at superstep 1).
+    let cdlp_labels: Vec<u32> = (0..n).map(|_| rng.below(40) as u32 * 7).collect();
+    let arcs = c.targets.len();
+    let mut slots = Slots::new(
+        &c,
+        HostData::U32(cdlp_labels.clone()),
+        no_aux.clone(),
+        &[],
+        two_gpus.clone(),
+        false,
+        1,
+        vec![],
+    );
+    slots.data.extend([HostData::U32(vec![0; 2 * arcs]), HostData::U32(vec![0; 2 * arcs])]);
+    checks.push(Check {
+        kernel: "cdlp_apply",
+        inputs: slots.data,
+        scalars: vec![Scalar::F64(0.0), Scalar::U32(n as u32), Scalar::U32(0)],
+        work_items: n as u64,
+        rule: vec![
+            (7, Cmp::SetPrefix { counter: 1, from: 0 }),
+            (14, Cmp::Tables { counts: 15 }),
+            (15, Cmp::Ignore),
+        ],
+    });
+    let (mut keys, mut counts) = (vec![0u32; 2 * arcs], vec![0u32; 2 * arcs]);
+    for v in 0..n {
+        for &u in c.out(v) {
+            let key = cdlp_labels[u as usize] + 1;
+            let table = 2 * c.offsets[v] as usize..2 * c.offsets[v + 1] as usize;
+            let s = table.clone().find(|&s| keys[s] == 0 || keys[s] == key).expect("room");
+            keys[s] = key;
+            counts[s] += 1;
+        }
+    }
+    let frontier: Vec<u32> = (0..n as u32).filter(|_| rng.below(3) != 0).collect();
+    let mut slots = Slots::new(
+        &c,
+        HostData::U32(cdlp_labels),
+        no_aux.clone(),
+        &frontier,
+        one_gpu.clone(),
+        false,
+        1,
+        vec![vec![]],
+    );
+    slots.data.extend([HostData::U32(keys), HostData::U32(counts)]);
+    checks.push(Check {
+        kernel: "cdlp_advance",
+        inputs: slots.data,
+        scalars: advance_scalars(frontier.len(), 1, 0.0, 0.0),
+        work_items: frontier.len() as u64,
+        rule: advance_rule(),
+    });
+
+    // LCC on the neighbourhood graph of the random graph (sorted targets, 0/1 flags).
+    let hood = lcc_case(&c);
+    let owned: Vec<u32> = (0..n as u32).filter(|&v| two_gpus[v as usize] == 0).collect();
+    let slots = Slots::new(
+        &hood,
+        HostData::F64(vec![0.0; n]),
+        vec![0.0; n],
+        &owned,
+        two_gpus.clone(),
+        false,
+        2,
+        vec![vec![], vec![]],
+    );
+    checks.push(Check {
+        kernel: "lcc_count",
+        inputs: slots.data,
+        scalars: advance_scalars(owned.len(), 0, 0.0, 0.0),
+        work_items: owned.len() as u64,
+        // Counts are integers: f64 sums in any order are exact.
+        rule: advance_rule(),
+    });
+    let counts: Vec<f64> = (0..n)
+        .map(|v| {
+            let d = hood.out(v).len() as u64;
+            (rng.below(d * d.saturating_sub(1) + 1)) as f64
+        })
+        .collect();
+    let slots = Slots::new(
+        &hood,
+        HostData::F64(counts),
+        vec![0.0; n],
+        &[],
+        two_gpus.clone(),
+        false,
+        2,
+        vec![vec![], vec![]],
+    );
+    checks.push(Check {
+        kernel: "lcc_apply",
+        inputs: slots.data,
+        scalars: vec![Scalar::F64(0.0), Scalar::U32(n as u32), Scalar::U32(0)],
+        work_items: n as u64,
+        rule: vec![],
+    });
+
     // Split: three GPUs, this is gpu 0; selective and broadcast, min and add.
     let three: Vec<u32> = (0..n).map(|_| rng.below(3) as u32).collect();
     let mut out: Vec<u32> = (0..n as u32).filter(|_| rng.below(3) == 0).collect();
     out.reverse();
-    for (broadcast, add) in [(0u32, 0u32), (1, 0), (0, 1)] {
-        let values = if add == 1 {
-            HostData::F32((0..n).map(|_| rng.unit()).collect())
-        } else {
-            HostData::U32((0..n).map(|_| rng.below(1000) as u32).collect())
+    // Combiners: 0 min, 1 add f32, 2 add f64 (f32 packages), 3 assign (broadcast).
+    for (broadcast, add) in [(0u32, 0u32), (1, 0), (0, 1), (0, 2), (1, 3)] {
+        let values = match add {
+            1 => HostData::F32((0..n).map(|_| rng.unit()).collect()),
+            2 => HostData::F64((0..n).map(|_| f64::from(rng.unit()) / 3.0).collect()),
+            _ => HostData::U32((0..n).map(|_| rng.below(1000) as u32).collect()),
         };
         let room = 2 * n;
         let mut slots = Slots::new(
@@ -586,28 +774,35 @@ fn checks() -> Vec<Check> {
 
     // Merge: packages from gpus 1 and 2 into gpu 0, min and add; the next frontier
     // continues after 5 entries the split left.
-    for add in [0u32, 1] {
+    // Assign (3): every receiver holds only copies of the sender's vertices, each sent once.
+    for add in [0u32, 1, 2, 3] {
         let mut packages = vec![vec![]];
         let mut lengths = vec![Scalar::U64(0)];
-        for _ in 1..3 {
-            let len = 500 + rng.below(500) as usize;
-            let mut p = Vec::new();
-            for _ in 0..len {
-                p.push(rng.below(n as u64) as u32);
-                p.push(if add == 1 {
-                    (rng.unit() * 0.01).to_bits()
-                } else {
-                    rng.below(1000) as u32
+        let mut sent = BTreeSet::new();
+        for p in 1..3 {
+            // Assign: fewer pairs than the sender owns vertices (about n / 3).
+            let len = if add == 3 { 300 } else { 500 } + rng.below(300) as usize;
+            let mut package = Vec::new();
+            while package.len() < 2 * len {
+                let v = rng.below(n as u64) as u32;
+                if add == 3 && (three[v as usize] != p || !sent.insert(v)) {
+                    continue;
+                }
+                package.push(v);
+                package.push(match add {
+                    1 | 2 => (rng.unit() * 0.01).to_bits(),
+                    _ => rng.below(1000) as u32,
                 });
             }
+            let mut p = package;
             p.extend(std::iter::repeat_n(0, 20));
             packages.push(p);
             lengths.push(Scalar::U64(len as u64));
         }
-        let values = if add == 1 {
-            HostData::F32((0..n).map(|_| rng.unit() * 0.01).collect())
-        } else {
-            HostData::U32((0..n).map(|_| rng.below(1000) as u32).collect())
+        let values = match add {
+            1 => HostData::F32((0..n).map(|_| rng.unit() * 0.01).collect()),
+            2 => HostData::F64((0..n).map(|_| f64::from(rng.unit()) * 0.01).collect()),
+            _ => HostData::U32((0..n).map(|_| rng.below(1000) as u32).collect()),
         };
         let mut slots =
             Slots::new(&c, values, no_aux.clone(), &[], three.clone(), false, 3, packages);
@@ -622,7 +817,7 @@ fn checks() -> Vec<Check> {
             Scalar::U32(3),
             Scalar::U32(10),
             Scalar::U32(add),
-            Scalar::F64(if add == 1 { 0.012 } else { 0.0 }),
+            Scalar::F64(if add == 1 || add == 2 { 0.012 } else { 0.0 }),
         ];
         let incoming = lengths.iter().map(|s| if let Scalar::U64(l) = s { *l } else { 0 }).sum();
         scalars.extend(lengths);
@@ -632,7 +827,14 @@ fn checks() -> Vec<Check> {
             scalars,
             work_items: incoming,
             rule: vec![
-                (3, if add == 1 { Cmp::Close } else { Cmp::Exact }),
+                (
+                    3,
+                    match add {
+                        1 => Cmp::Close,
+                        2 => Cmp::Close64,
+                        _ => Cmp::Exact,
+                    },
+                ),
                 (7, Cmp::SetPrefix { counter: 1, from: 5 }),
             ],
         });
@@ -896,6 +1098,8 @@ impl Forest {
 enum WlApp {
     Bfs,
     Sssp,
+    /// SSSP over real weights (distances and weights as f32 bits).
+    SsspF32,
     Pr,
 }
 
@@ -904,6 +1108,7 @@ impl WlApp {
         let prefix = match self {
             WlApp::Bfs => "groute_bfs",
             WlApp::Sssp => "groute_sssp",
+            WlApp::SsspF32 => "groute_sssp_f32",
             WlApp::Pr => "groute_pr",
         };
         Box::leak(format!("{prefix}_{which}").into_boxed_str())
@@ -925,27 +1130,39 @@ struct WlState {
 impl WlState {
     fn new(rng: &mut Rng, app: WlApp, f: &Forest, cap: usize, out: usize, pairs: usize) -> Self {
         let n = f.n;
-        let values = match app {
-            WlApp::Bfs => HostData::U32(
-                (0..n)
-                    .map(|_| if rng.below(3) == 0 { rng.below(20) as u32 } else { u32::MAX })
-                    .collect(),
-            ),
-            WlApp::Sssp => HostData::U32(
-                (0..n)
-                    .map(|_| if rng.below(3) == 0 { rng.below(2000) as u32 } else { u32::MAX })
-                    .collect(),
-            ),
-            WlApp::Pr => HostData::F64(
-                (0..n)
-                    .map(|_| match rng.below(4) {
-                        0 => 0.0,
-                        1 => f64::from(rng.unit()) * 0.005,
-                        _ => f64::from(rng.unit()) * 0.1,
-                    })
-                    .collect(),
-            ),
-        };
+        let values =
+            match app {
+                WlApp::Bfs => HostData::U32(
+                    (0..n)
+                        .map(|_| if rng.below(3) == 0 { rng.below(20) as u32 } else { u32::MAX })
+                        .collect(),
+                ),
+                WlApp::Sssp => HostData::U32(
+                    (0..n)
+                        .map(|_| if rng.below(3) == 0 { rng.below(2000) as u32 } else { u32::MAX })
+                        .collect(),
+                ),
+                WlApp::SsspF32 => HostData::U32(
+                    (0..n)
+                        .map(|_| {
+                            if rng.below(3) == 0 {
+                                (rng.unit() * 2000.0).to_bits()
+                            } else {
+                                u32::MAX
+                            }
+                        })
+                        .collect(),
+                ),
+                WlApp::Pr => HostData::F64(
+                    (0..n)
+                        .map(|_| match rng.below(4) {
+                            0 => 0.0,
+                            1 => f64::from(rng.unit()) * 0.005,
+                            _ => f64::from(rng.unit()) * 0.1,
+                        })
+                        .collect(),
+                ),
+            };
         let rank = match app {
             WlApp::Pr => HostData::F64((0..n).map(|_| f64::from(rng.unit())).collect()),
             _ => HostData::F64(Vec::new()),
@@ -983,7 +1200,11 @@ impl WlState {
         vec![
             HostData::U64(f.offsets.clone()),
             HostData::U32(f.targets.clone()),
-            HostData::U32(if app == WlApp::Sssp { f.weights.clone() } else { Vec::new() }),
+            HostData::U32(match app {
+                WlApp::Sssp => f.weights.clone(),
+                WlApp::SsspF32 => f.weights.iter().map(|&w| (w as f32 / 7.0).to_bits()).collect(),
+                _ => Vec::new(),
+            }),
             HostData::U32(owner.to_vec()),
             self.values,
             self.rank,
@@ -1049,7 +1270,12 @@ fn worklist_checks(rng: &mut Rng, checks: &mut Vec<Check>) {
     }
     let cap = 1 << 17;
     let budget = 1u64 << 40;
-    for app in [WlApp::Bfs, WlApp::Sssp, WlApp::Pr] {
+    // A small distance of each application's kind (integer, or the bits of a real).
+    let small = |app: WlApp, rng: &mut Rng, below: u64| match app {
+        WlApp::SsspF32 => (rng.below(below * 8) as f32 / 8.0 + 0.25).to_bits(),
+        _ => rng.below(below) as u32,
+    };
+    for app in [WlApp::Bfs, WlApp::Sssp, WlApp::SsspF32, WlApp::Pr] {
         // Work: everything fits Out; then Out cuts the batch in the middle of a tile.
         let batch = f.batch(rng, &owner, &owned_huge, 3000);
         let arcs: Vec<u64> = batch.iter().map(|&v| f.degree(v)).collect();
@@ -1062,7 +1288,7 @@ fn worklist_checks(rng: &mut Rng, checks: &mut Vec<Check>) {
             let mut st = WlState::new(rng, app, &f, cap, out, 16);
             if let HostData::U32(values) = &mut st.values {
                 for &v in &batch {
-                    values[v as usize] = rng.below(8) as u32;
+                    values[v as usize] = small(app, rng, 8);
                 }
             }
             st.push(&batch);
@@ -1102,7 +1328,7 @@ fn worklist_checks(rng: &mut Rng, checks: &mut Vec<Check>) {
             }
             let value = match app {
                 WlApp::Pr => (rng.unit() * 0.02).to_bits(),
-                _ => rng.below(40) as u32,
+                _ => small(app, rng, 40),
             };
             packet.extend([v, value]);
         }
@@ -1145,7 +1371,7 @@ fn worklist_checks(rng: &mut Rng, checks: &mut Vec<Check>) {
             let mut st = WlState::new(rng, app, &f, cap, n, 2 * n + 16);
             if let HostData::U32(values) = &mut st.values {
                 for &v in &batch {
-                    values[v as usize] = rng.below(8) as u32;
+                    values[v as usize] = small(app, rng, 8);
                 }
             }
             st.push(&batch);

@@ -33,6 +33,7 @@ fn config(algorithm: Algorithm, seed: u64, fidelity: Fidelity) -> SimRun {
             seed,
             bsp: BspOptions::default(),
             groute: Default::default(),
+            gum: Default::default(),
             validate: true,
             command_line: vec!["switchyard".into(), "run".into(), "(determinism test)".into()],
         },

@@ -42,6 +42,7 @@ fn spec(runtime: RuntimeKind, algorithm: Algorithm, gpus: u32, source: u32, seed
         seed,
         bsp: BspOptions::default(),
         groute: WorklistOptions::default(),
+        gum: Default::default(),
         validate: true,
         command_line: vec!["faults".into()],
     }

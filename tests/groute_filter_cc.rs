@@ -661,6 +661,7 @@ fn measure_cc_dgx1() {
                     seed: 1,
                     bsp: Default::default(),
                     groute: Default::default(),
+                    gum: Default::default(),
                     validate: true,
                     command_line: vec!["measure_cc_dgx1".into()],
                 },

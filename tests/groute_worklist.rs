@@ -45,6 +45,7 @@ fn config(topology: &str, gpus: u32, algorithm: Algorithm) -> SimRun {
             seed: 7,
             bsp: BspOptions::default(),
             groute: WorklistOptions::default(),
+            gum: Default::default(),
             validate: true,
             command_line: vec!["test".into()],
         },

@@ -4,179 +4,15 @@
 //! references written here from the raw `.v`/`.e` text (they share no code with the
 //! product); every `.properties` default honoured; bad inputs refused with their message.
 
-use std::collections::{BTreeMap, BTreeSet, VecDeque};
-use std::path::{Path, PathBuf};
-use std::process::Output;
+mod ldbc_common;
 
-fn data(name: &str) -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/data/ldbc").join(name)
-}
-
-fn switchyard(args: &[&str]) -> Output {
-    std::process::Command::new(env!("CARGO_BIN_EXE_switchyard"))
-        .args(args)
-        .output()
-        .expect("the binary runs")
-}
-
-fn ok(out: &Output) -> String {
-    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
-    assert!(out.status.success(), "failed:\n{stdout}\n{}", String::from_utf8_lossy(&out.stderr));
-    stdout
-}
-
-fn err(out: &Output) -> String {
-    assert!(!out.status.success(), "should fail: {}", String::from_utf8_lossy(&out.stdout));
-    String::from_utf8_lossy(&out.stderr).into_owned()
-}
-
-fn has(text: &str, parts: &[&str]) {
-    for p in parts {
-        assert!(text.contains(p), "lacks {p:?}:\n{text}");
-    }
-}
-
-/// A graph read from its raw text: ids, and `(u, v, w)` arcs (both ways if undirected).
-struct Raw {
-    ids: Vec<u64>,
-    arcs: Vec<(u64, u64, f32)>,
-    props: BTreeMap<String, String>,
-}
-
-fn raw(name: &str) -> Raw {
-    let text = |ext: &str| std::fs::read_to_string(data(&format!("{name}{ext}"))).unwrap();
-    let props: BTreeMap<String, String> = text(".properties")
-        .lines()
-        .filter(|l| !l.starts_with('#') && l.contains('='))
-        .map(|l| {
-            let (k, v) = l.split_once('=').unwrap();
-            (k.trim().trim_start_matches(&format!("graph.{name}.")).to_string(), v.trim().into())
-        })
-        .collect();
-    let ids = text(".v").lines().map(|l| l.trim().parse().unwrap()).collect();
-    let directed = props["directed"] == "true";
-    let mut arcs = Vec::new();
-    for line in text(".e").lines() {
-        let t: Vec<&str> = line.split_whitespace().collect();
-        let (u, v, w) = (t[0].parse().unwrap(), t[1].parse().unwrap(), t[2].parse().unwrap());
-        arcs.push((u, v, w));
-        if !directed {
-            arcs.push((v, u, w));
-        }
-    }
-    Raw { ids, arcs, props }
-}
-
-impl Raw {
-    fn out(&self, u: u64) -> impl Iterator<Item = &(u64, u64, f32)> {
-        self.arcs.iter().filter(move |a| a.0 == u)
-    }
-
-    fn bfs(&self, s: u64) -> BTreeMap<u64, Option<u64>> {
-        let mut level: BTreeMap<u64, Option<u64>> = self.ids.iter().map(|&v| (v, None)).collect();
-        level.insert(s, Some(0));
-        let mut queue = VecDeque::from([s]);
-        while let Some(u) = queue.pop_front() {
-            let next = level[&u].map(|l| l + 1);
-            for &(_, v, _) in self.out(u) {
-                if level[&v].is_none() {
-                    level.insert(v, next);
-                    queue.push_back(v);
-                }
-            }
-        }
-        level
-    }
-
-    /// Bellman-Ford to a fixed point in f32 (any order reaches the same distances, since
-    /// f32 addition is monotone).
-    fn sssp(&self, s: u64) -> BTreeMap<u64, f32> {
-        let mut d: BTreeMap<u64, f32> = self.ids.iter().map(|&v| (v, f32::INFINITY)).collect();
-        d.insert(s, 0.0);
-        loop {
-            let mut changed = false;
-            for &(u, v, w) in &self.arcs {
-                let nd = d[&u] + w;
-                if nd < d[&v] {
-                    d.insert(v, nd);
-                    changed = true;
-                }
-            }
-            if !changed {
-                return d;
-            }
-        }
-    }
-
-    /// LDBC Graphalytics PageRank (dangling vertices' rank spread over all vertices).
-    fn pagerank(&self, damping: f64, iterations: u32) -> BTreeMap<u64, f64> {
-        let n = self.ids.len() as f64;
-        let mut pr: BTreeMap<u64, f64> = self.ids.iter().map(|&v| (v, 1.0 / n)).collect();
-        let outdeg = |u: u64| self.out(u).count() as f64;
-        for _ in 0..iterations {
-            let dangling: f64 = self.ids.iter().filter(|&&v| outdeg(v) == 0.0).map(|v| pr[v]).sum();
-            let mut next = BTreeMap::new();
-            for &v in &self.ids {
-                let incoming: f64 =
-                    self.arcs.iter().filter(|a| a.1 == v).map(|a| pr[&a.0] / outdeg(a.0)).sum();
-                next.insert(v, (1.0 - damping) / n + damping * (incoming + dangling / n));
-            }
-            pr = next;
-        }
-        pr
-    }
-
-    fn components(&self) -> BTreeSet<BTreeSet<u64>> {
-        let mut left: BTreeSet<u64> = self.ids.iter().copied().collect();
-        let mut parts = BTreeSet::new();
-        while let Some(&s) = left.iter().next() {
-            let mut part = BTreeSet::from([s]);
-            let mut stack = vec![s];
-            while let Some(u) = stack.pop() {
-                for &(a, b, _) in &self.arcs {
-                    for (x, y) in [(a, b), (b, a)] {
-                        if x == u && part.insert(y) {
-                            stack.push(y);
-                        }
-                    }
-                }
-            }
-            left.retain(|v| !part.contains(v));
-            parts.insert(part);
-        }
-        parts
-    }
-}
-
-/// An output file as `(id, value text)` lines, checked to list every vertex once in the
-/// `.v` file's order.
-fn output(path: &Path, g: &Raw) -> Vec<(u64, String)> {
-    let text = std::fs::read_to_string(path).unwrap();
-    let lines: Vec<(u64, String)> = text
-        .lines()
-        .map(|l| {
-            let (id, value) = l.split_once(' ').expect("`id value`");
-            (id.parse().expect("a file id"), value.to_string())
-        })
-        .collect();
-    let mut sorted = g.ids.clone();
-    sorted.sort_unstable();
-    assert_eq!(lines.iter().map(|l| l.0).collect::<Vec<_>>(), sorted, "{}", path.display());
-    lines
-}
-
-fn run_to(graph: &str, args: &[&str], out: &Path) -> String {
-    let props = data(&format!("{graph}.properties"));
-    let mut all =
-        vec!["run", "--graph", props.to_str().unwrap(), "--output", out.to_str().unwrap()];
-    all.extend_from_slice(args);
-    ok(&switchyard(&all))
-}
+use ldbc_common::{data, err, has, ok, output, raw, run_to, switchyard};
+use std::collections::{BTreeMap, BTreeSet};
 
 #[test]
 fn bfs_and_sssp_outputs_match_independent_references_in_the_files_ids() {
     let dir = tempfile::tempdir().unwrap();
-    for name in ["dir", "undir"] {
+    for name in ["dir", "undir", "recip"] {
         let g = raw(name);
         let bfs_source: u64 = g.props["bfs.source-vertex"].parse().unwrap();
         let sssp_source: u64 = g.props["sssp.source-vertex"].parse().unwrap();
@@ -222,7 +58,7 @@ fn bfs_and_sssp_outputs_match_independent_references_in_the_files_ids() {
 #[test]
 fn pagerank_and_components_honour_the_properties_and_write_file_ids() {
     let dir = tempfile::tempdir().unwrap();
-    for name in ["dir", "undir"] {
+    for name in ["dir", "undir", "recip"] {
         let g = raw(name);
         let damping: f64 = g.props["pr.damping-factor"].parse().unwrap();
         let iterations: u32 = g.props["pr.num-iterations"].parse().unwrap();
@@ -412,22 +248,136 @@ fn unweighted_sssp_says_what_the_graph_lacks() {
 }
 
 #[test]
-fn real_weighted_sssp_on_cuda_is_refused_in_one_line_before_any_work() {
+fn real_weighted_sssp_has_cuda_kernels_on_both_runtimes() {
+    use switchyard::algo::{Algorithm, AlgorithmParams};
+    use switchyard::driver::{RunSpec, RuntimeKind, check_on_cuda};
+    let loaded = switchyard::graph::load_graph(
+        &data("dir.properties"),
+        &switchyard::graph::LoadOptions::default(),
+    )
+    .unwrap();
+    assert!(loaded.csr.weights().is_some_and(|w| w.is_float()), "dir has real weights");
+    for runtime in [RuntimeKind::Bsp, RuntimeKind::Groute] {
+        let spec = RunSpec {
+            gpus: 2,
+            runtime,
+            algorithm: Algorithm::Sssp,
+            params: AlgorithmParams::default(),
+            partitioner: "random".into(),
+            seed: 1,
+            bsp: Default::default(),
+            groute: Default::default(),
+            gum: Default::default(),
+            validate: true,
+            command_line: Vec::new(),
+        };
+        check_on_cuda(&loaded.csr, &spec).unwrap_or_else(|e| {
+            panic!("{}: real-weighted sssp refused on CUDA: {e}", runtime.name())
+        });
+    }
+    // Without a GPU the CLI says so in one line, before any work.
+    if switchyard::backend::cuda::gpus_present() == 0 {
+        let props = data("dir.properties");
+        let out = switchyard(&[
+            "run",
+            "--graph",
+            props.to_str().unwrap(),
+            "--algo",
+            "sssp",
+            "--backend",
+            "cuda",
+        ]);
+        let e = err(&out);
+        assert!(e.contains("CUDA") && !e.contains("simulator only"), "{e}");
+        assert_eq!(e.trim().lines().count(), 1, "one line: {e}");
+    }
+}
+
+#[test]
+fn the_references_give_the_hand_worked_cdlp_and_lcc_values() {
+    // dir (3 iterations). Neighbour multisets (out, then in): 2 [5 7 13 31], 5 [11 2],
+    // 7 [11 13 2], 11 [13 5 7], 13 [2 11 7], 20 [31], 31 [2 20], 40 [].
+    // L1: 2->5 (all once: smallest), 5->2, 7->2, 11->5, 13->2, 20->31, 31->2, 40 keeps 40.
+    // L2: 2->2 (5,7,13,31 all hold 2), 5->5, 7->5 (5 twice), 11->2, 13->5, 20->2, 31->5.
+    // L3: 2->5, 5->2, 7->2, 11->5, 13->2, 20->5, 31->2, 40->40.
+    let expected: BTreeMap<u64, u64> =
+        [(2, 5), (5, 2), (7, 2), (11, 5), (13, 2), (20, 5), (31, 2), (40, 40)].into();
+    assert_eq!(raw("dir").cdlp(3), expected);
+    // recip (1 iteration): 10 counts [20 30 30 40] (30 by both arcs) -> 30; 20 [30 10] -> 10;
+    // 30 [10 40 10 20] -> 10; 40 [10 30 50] -> 10; 50 [40] -> 40.
+    let expected: BTreeMap<u64, u64> = [(10, 30), (20, 10), (30, 10), (40, 10), (50, 40)].into();
+    assert_eq!(raw("recip").cdlp(1), expected);
+    // undir (5 iterations): 100..400 settle on 100 by L2; 500 and 600 swap every iteration.
+    let expected: BTreeMap<u64, u64> =
+        [(100, 100), (200, 100), (300, 100), (400, 100), (500, 600), (600, 500), (900, 900)].into();
+    assert_eq!(raw("undir").cdlp(5), expected);
+    // LCC. dir: N(2) = {5, 7, 13, 31} holds one arc (7->13) of 12 pairs; N(7) = {2, 11, 13}
+    // holds 11->13 and 13->2; N(11) = {5, 7, 13} holds 7->13; N(13) = {2, 7, 11} holds 2->7
+    // and 7->11; the others have fewer than two neighbours or no arcs among them.
+    let third = 1.0 / 3.0;
+    let expected: BTreeMap<u64, f64> = [
+        (2, 1.0 / 12.0),
+        (5, 0.0),
+        (7, third),
+        (11, 1.0 / 6.0),
+        (13, third),
+        (20, 0.0),
+        (31, 0.0),
+        (40, 0.0),
+    ]
+    .into();
+    assert_eq!(raw("dir").lcc(), expected);
+    // recip: N(10) = {20, 30, 40} holds 20->30, 30->40; N(20) = {10, 30} holds both ways;
+    // N(30) = {10, 20, 40} holds 10->20, 40->10; N(40) = {10, 30, 50} holds 10->30, 30->10.
+    let expected: BTreeMap<u64, f64> =
+        [(10, third), (20, 1.0), (30, third), (40, third), (50, 0.0)].into();
+    assert_eq!(raw("recip").lcc(), expected);
+    // undir: the triangle 100-200-300 (300 also has 400); each edge is two arcs.
+    let expected: BTreeMap<u64, f64> =
+        [(100, 1.0), (200, 1.0), (300, third), (400, 0.0), (500, 0.0), (600, 0.0), (900, 0.0)]
+            .into();
+    assert_eq!(raw("undir").lcc(), expected);
+}
+
+#[test]
+fn cdlp_and_lcc_outputs_match_the_references_and_honour_the_properties() {
+    let dir = tempfile::tempdir().unwrap();
+    for name in ["dir", "undir", "recip"] {
+        let g = raw(name);
+        let iterations: u32 = g.props["cdlp.max-iterations"].parse().unwrap();
+        let labels = g.cdlp(iterations);
+        let lcc = g.lcc();
+        for gpus in ["1", "3"] {
+            let path = dir.path().join(format!("{name}-{gpus}-cdlp"));
+            let stdout = run_to(name, &["--algo", "cdlp", "--gpus", gpus], &path);
+            has(&stdout, &[&format!("iterations {iterations} (graph.{name}.cdlp.max-iterations)")]);
+            for (id, value) in output(&path, &g) {
+                assert_eq!(value, labels[&id].to_string(), "{name} cdlp vertex {id} ({gpus} GPUs)");
+            }
+            let path = dir.path().join(format!("{name}-{gpus}-lcc"));
+            run_to(name, &["--algo", "lcc", "--gpus", gpus], &path);
+            for (id, value) in output(&path, &g) {
+                let got: f64 = value.parse().unwrap();
+                let want = lcc[&id];
+                // The stated tolerance (algo::lcc::tolerance): one f32 rounding.
+                assert!(
+                    (got - want).abs() <= want * f64::from(f32::EPSILON) / 2.0,
+                    "{name} lcc vertex {id} ({gpus} GPUs): {value} vs {want}"
+                );
+                assert!(value.contains('e'), "Graphalytics' %.15e form: {value}");
+            }
+        }
+    }
+    // --iterations that contradicts cdlp.max-iterations is an error naming both.
     let props = data("dir.properties");
-    let out = switchyard(&[
+    let e = err(&switchyard(&[
         "run",
         "--graph",
         props.to_str().unwrap(),
         "--algo",
-        "sssp",
-        "--backend",
-        "cuda",
-    ]);
-    let e = err(&out);
-    // Without a driver the backend check says so first; with one the SSSP refusal does.
-    assert!(
-        e.contains("real-valued f32 weights") && e.contains("--backend sim") || e.contains("CUDA"),
-        "{e}"
-    );
-    assert_eq!(e.trim().lines().count(), 1, "one line: {e}");
+        "cdlp",
+        "--iterations",
+        "4",
+    ]));
+    has(&e, &["--iterations 4", "graph.dir.cdlp.max-iterations = 3", "--ignore-properties"]);
 }

@@ -64,6 +64,7 @@ fn spec(runtime: RuntimeKind, algorithm: Algorithm, gpus: u32, source: u32) -> R
         seed: 7,
         bsp: BspOptions::default(),
         groute: WorklistOptions::default(),
+        gum: Default::default(),
         validate: true,
         command_line: vec!["runtime_matrix".into()],
     }

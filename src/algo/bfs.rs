@@ -40,6 +40,10 @@ impl GraphAlgorithm for Bfs {
     fn result_values(&self, result: VertexResult<'_>) -> Vec<crate::graph::ResultValue> {
         super::bfs::levels(result.values)
     }
+    /// GUM: see `algo/gum.rs`.
+    fn gum(&self) -> Option<super::GumOperators> {
+        super::gum::bfs(self)
+    }
     fn bsp(&self) -> Option<Box<dyn BspPrimitive>> {
         Some(Box::new(self.clone()))
     }

@@ -11,7 +11,10 @@
 
 pub mod bfs;
 pub mod cc;
+pub mod cdlp;
 pub mod dobfs;
+pub(crate) mod gum;
+pub mod lcc;
 pub mod pagerank;
 pub mod sequential;
 pub mod sssp;
@@ -21,6 +24,7 @@ use crate::graph::reference::ValidationReport;
 use crate::graph::{Csr, GraphError, ResultValue};
 pub use crate::runtime::bsp::BspPrimitive;
 pub use crate::runtime::groute::GrouteOperators;
+pub use crate::runtime::gum::GumOperators;
 use std::borrow::Cow;
 
 /// An algorithm by name: the registry of every algorithm the product runs.
@@ -39,17 +43,23 @@ pub enum Algorithm {
     Pr,
     /// Residual push PageRank to a tolerance (Groute/Atos).
     PrResidual,
+    /// Community detection by label propagation, LDBC Graphalytics definition.
+    Cdlp,
+    /// Local clustering coefficient, LDBC Graphalytics definition.
+    Lcc,
 }
 
 impl Algorithm {
     /// All algorithms, in CLI order.
-    pub const ALL: [Algorithm; 6] = [
+    pub const ALL: [Algorithm; 8] = [
         Algorithm::Bfs,
         Algorithm::Dobfs,
         Algorithm::Sssp,
         Algorithm::Cc,
         Algorithm::Pr,
         Algorithm::PrResidual,
+        Algorithm::Cdlp,
+        Algorithm::Lcc,
     ];
 
     /// The algorithm with its parameters: the one table from names to modules.
@@ -69,6 +79,8 @@ impl Algorithm {
                 damping: params.damping,
                 epsilon: params.epsilon,
             }),
+            Algorithm::Cdlp => Box::new(cdlp::Cdlp { iterations: params.iterations }),
+            Algorithm::Lcc => Box::new(lcc::Lcc),
         }
     }
 
@@ -105,7 +117,7 @@ pub struct AlgorithmParams {
     pub source: u32,
     /// PageRank damping factor.
     pub damping: f64,
-    /// LDBC PageRank iterations.
+    /// Iterations of LDBC PageRank and of CDLP.
     pub iterations: u32,
     /// Residual PageRank tolerance on the raw scale (each vertex starts with `1 - d`).
     pub epsilon: f64,
@@ -153,6 +165,17 @@ pub trait GraphAlgorithm {
     fn source(&self) -> Option<u32> {
         None
     }
+    /// The graph it runs on, made from the input graph: by default the symmetrised graph
+    /// where [`Needs::undirected`] asks for it, else the input. Algorithms that need another
+    /// shape (CDLP's neighbour multiset, LCC's neighbourhoods) build it here; validation
+    /// then receives this graph.
+    fn prepare<'g>(&self, graph: &'g Csr) -> Cow<'g, Csr> {
+        if self.needs().undirected && graph.is_directed() {
+            Cow::Owned(graph.symmetrized())
+        } else {
+            Cow::Borrowed(graph)
+        }
+    }
     /// Checks its parameters against the graph before a run (the needs and the source are
     /// checked by [`check`], which calls this too).
     fn check_params(&self, _graph: &Csr) -> Result<(), GraphError> {
@@ -177,6 +200,10 @@ pub trait GraphAlgorithm {
     }
     /// Its operators for the Groute runtime, if it runs there.
     fn groute(&self) -> Option<GrouteOperators> {
+        None
+    }
+    /// Its operators for GUM, if it runs there (see `gum.rs`).
+    fn gum(&self) -> Option<GumOperators> {
         None
     }
 }
@@ -204,13 +231,9 @@ pub fn check(algorithm: &dyn GraphAlgorithm, graph: &Csr) -> Result<(), GraphErr
     algorithm.check_params(graph)
 }
 
-/// The graph `algorithm` runs on: the symmetrised graph where it needs one, else `graph`.
+/// The graph `algorithm` runs on ([`GraphAlgorithm::prepare`]).
 pub fn prepare_graph<'g>(algorithm: &dyn GraphAlgorithm, graph: &'g Csr) -> Cow<'g, Csr> {
-    if algorithm.needs().undirected && graph.is_directed() {
-        Cow::Owned(graph.symmetrized())
-    } else {
-        Cow::Borrowed(graph)
-    }
+    algorithm.prepare(graph)
 }
 
 /// Checks a PageRank damping factor.
@@ -233,4 +256,6 @@ pub fn register(registry: &mut KernelRegistry) {
     cc::register(registry);
     dobfs::register(registry);
     pagerank::register(registry);
+    cdlp::register(registry);
+    lcc::register(registry);
 }

@@ -9,14 +9,12 @@
 //! `u32` minimum (the bulk-synchronous `MinU32` combiner, Groute's OnReceive, a device's
 //! atomic min) is the float minimum without any new mechanism. [`UNREACHED`] (`u32::MAX`,
 //! a NaN pattern above every non-negative float's bits) marks an unreached vertex in both.
-//! The float kernels are simulator-only for now (no CUDA functor): the driver refuses them
-//! on `--backend cuda` before any work.
+//! Both kinds run on both backends (`sssp_advance_f32` in `kernels/algo.cu`, the
+//! `GwSsspF32` functor in `kernels/groute_worklist.cu`).
 
 use super::{BspPrimitive, GraphAlgorithm, GrouteOperators, Needs, VertexResult};
 use crate::backend::{BackendError, ElemType, HostData, KernelContext, KernelDef, KernelRegistry};
-use crate::graph::reference::{
-    self, FloatTolerance, ValidationReport, compare_exact, compare_float,
-};
+use crate::graph::reference::{self, FloatTolerance, ValidationReport, compare_exact};
 use crate::graph::{Csr, EdgeWeights, GraphError, ResultValue};
 use crate::runtime::bsp::{AdvanceArgs, Combiner};
 use crate::runtime::groute::worklist::kernels::{
@@ -121,7 +119,7 @@ impl GraphAlgorithm for Sssp {
             return Err(GraphError::WrongWeights {
                 algorithm: "sssp".into(),
                 reason: format!(
-                    "the arc from vertex {from} to vertex {} has weight {}; shortest paths need                      finite non-negative weights: fix or drop that edge in the input",
+                    "the arc from vertex {from} to vertex {} has weight {}; shortest paths need finite non-negative weights: fix or drop that edge in the input",
                     graph.targets()[arc],
                     w[arc]
                 ),
@@ -132,14 +130,16 @@ impl GraphAlgorithm for Sssp {
             return Err(GraphError::WrongWeights {
                 algorithm: "sssp".into(),
                 reason: format!(
-                    "the real weights sum to {total:e}, beyond what f32 distances hold                      (about 3.4e38); scale the weights down"
+                    "the real weights sum to {total:e}, beyond what f32 distances hold (about 3.4e38); scale the weights down"
                 ),
             });
         }
         Ok(())
     }
     /// Integer distances are compared exactly (unreached as the reference's marker); real
-    /// ones against the `f64` Dijkstra within [`float_tolerance`] (unreached: infinity).
+    /// ones exactly too, against the Dijkstra that adds in `f32` as the kernels do (unreached:
+    /// infinity). How far those are from the exact (`f64`) distances is bounded by
+    /// [`float_tolerance`], which `tests/sssp_float.rs` checks.
     fn validate(
         &self,
         graph: &Csr,
@@ -163,14 +163,15 @@ impl GraphAlgorithm for Sssp {
                 Ok(compare_exact("sssp distances", &expected, &actual))
             }
             SsspWeights::Float => {
-                let expected = reference::sssp_distances_float(graph, self.source)?;
-                let actual: Vec<f64> = result
+                // The run adds in f32 and keeps the minimum: its fixpoint is the f32
+                // Dijkstra's, exactly (see reference::sssp_distances_f32).
+                let expected = reference::sssp_distances_f32(graph, self.source)?;
+                let actual: Vec<f32> = result
                     .values
                     .iter()
-                    .map(|&d| distance(SsspWeights::Float, d).unwrap_or(f64::INFINITY))
+                    .map(|&d| if d == UNREACHED { f32::INFINITY } else { f32::from_bits(d) })
                     .collect();
-                let reached = expected.iter().filter(|d| d.is_finite()).count() as u64;
-                Ok(compare_float("sssp distances", &expected, &actual, float_tolerance(reached)))
+                Ok(compare_exact("sssp distances (f32 arithmetic)", &expected, &actual))
             }
         }
     }
@@ -178,6 +179,10 @@ impl GraphAlgorithm for Sssp {
     /// `Infinity`.
     fn result_values(&self, result: VertexResult<'_>) -> Vec<ResultValue> {
         result.values.iter().map(|&d| ResultValue::distance(distance(self.weights, d))).collect()
+    }
+    /// GUM: see `algo/gum.rs`.
+    fn gum(&self) -> Option<super::GumOperators> {
+        super::gum::sssp(self)
     }
     fn bsp(&self) -> Option<Box<dyn BspPrimitive>> {
         Some(Box::new(self.clone()))
@@ -297,7 +302,7 @@ impl WorklistOperator for SsspWorklist {
 }
 
 /// SSSP's worklist callbacks for real weights: distances and weights are `f32` bits (see
-/// the module docs); simulator-only until `kernels/groute_worklist.cu` has the functor.
+/// the module docs); `kernels/groute_worklist.cu` has the CUDA functor (`GwSsspF32`).
 pub struct SsspFloatWorklist;
 
 impl WorklistOperator for SsspFloatWorklist {
@@ -309,7 +314,6 @@ impl WorklistOperator for SsspFloatWorklist {
         fused: "groute_sssp_f32_fused",
     };
     const PREPEND_OWN: bool = true;
-    const ON_CUDA: bool = false;
     fn visit(
         visit: &Visit<'_>,
         values: &mut HostData,
@@ -371,7 +375,7 @@ pub fn register(registry: &mut KernelRegistry) {
                    preserving for non-negative floats); unreached (0xffffffff) vertices are \
                    never expanded",
         sim: advance_f32,
-        cuda_name: None,
+        cuda_name: Some("sssp_advance_f32"),
         remote_args: &[],
     });
     registry.register(KernelDef {

@@ -5,7 +5,7 @@
 //! GPU cost model turns into time, and a CUDA function in `kernels/*.cu` named by
 //! [`KernelDef::cuda_name`]. Users register their own kernels the same way.
 
-use super::{BackendError, BufferId, HostData};
+use super::{BackendError, BufferId, DeviceId, ElemType, HostData};
 use std::collections::BTreeMap;
 
 /// A scalar kernel argument.
@@ -21,39 +21,229 @@ pub enum Scalar {
     F64(f64),
 }
 
+/// A word a remote atomic operates on: the element type of the target buffer.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Word {
+    /// Unsigned 32-bit.
+    U32(u32),
+    /// Unsigned 64-bit.
+    U64(u64),
+    /// 32-bit float.
+    F32(f32),
+}
+
+impl Word {
+    /// The element type a target buffer must have.
+    pub fn elem(self) -> ElemType {
+        match self {
+            Word::U32(_) => ElemType::U32,
+            Word::U64(_) => ElemType::U64,
+            Word::F32(_) => ElemType::F32,
+        }
+    }
+
+    /// Whether this is a float (no remote float atomics over InfiniBand).
+    pub fn is_float(self) -> bool {
+        matches!(self, Word::F32(_))
+    }
+}
+
+/// What a remote atomic does to `target` with operand `value`.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum AtomicOp {
+    /// `target = target + value` (wrapping for integers).
+    Add,
+    /// `target = min(target, value)` (floats by IEEE order; NaN operands are ignored).
+    Min,
+    /// `target = max(target, value)`.
+    Max,
+    /// `target = value` if `target == expected` (compare-and-swap).
+    Cas {
+        /// The value the target must hold for the swap to happen.
+        expected: Word,
+    },
+    /// `target = value` (exchange).
+    Exch,
+}
+
+impl AtomicOp {
+    /// Whether InfiniBand's one-sided atomics (NVSHMEM over IB: integer fetch-add,
+    /// compare-and-swap, swap) can carry it for `value`: no remote min/max over IB (seed 003
+    /// sec. III-A3b) and no float atomics.
+    pub fn supported_over_network(self, value: Word) -> bool {
+        !value.is_float() && matches!(self, AtomicOp::Add | AtomicOp::Cas { .. } | AtomicOp::Exch)
+    }
+}
+
+/// What happens to the value a remote atomic found (the "old" value a GPU atomic returns).
+#[derive(Clone, Debug, PartialEq)]
+pub enum Fetch {
+    /// Not returned (a reduction: `red.*` on a GPU); no reply travels back.
+    Discard,
+    /// Written into `buffer[index]` on the issuing device when the reply arrives (a round
+    /// trip after the issue). `buffer` must hold the operand's element type.
+    Into {
+        /// A buffer of the issuing device.
+        buffer: BufferId,
+        /// Element index.
+        index: usize,
+    },
+    /// When the atomic changed the target, the issuing thread sees the old value after the
+    /// round trip and issues `then` (e.g. Atos BFS: remote atomicMin, and on improvement a
+    /// push into the owner's receive queue). Costs a reply and a second message.
+    IfChanged(Box<RemoteOp>),
+}
+
+/// A device queue as kernels and the backend see it: an item buffer (`u32` words) and its
+/// counter block (`u64`, laid out by [`super::queue`]). Pushes follow Atos's counter
+/// protocol (`end_alloc`, `end_max`, `end_count`, `end`), so items below `end` are valid
+/// while others still push.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct QueueRef {
+    /// Item storage (`u32`).
+    pub items: BufferId,
+    /// Counter block (`u64`, [`super::queue::COUNTER_WORDS`] elements).
+    pub counters: BufferId,
+}
+
+/// A counter a remote push increments by its item count once the items are visible (Atos's
+/// remote counter update after a batch; the termination protocol counts arrivals with it).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Notify {
+    /// A `u64` buffer on the target device or a mapped host buffer.
+    pub buffer: BufferId,
+    /// Element index.
+    pub index: usize,
+}
+
 /// A one-sided operation a kernel issues into another device's memory (Atos's PGAS pushes
-/// and remote atomics). The backend delivers it over its interconnect; on a real GPU it is
-/// a store or atomic through a peer pointer.
+/// and remote atomics, seed 003 sec. III-A). The simulator delivers it over its
+/// interconnect (a message per step and target, arriving after the path's latency and
+/// bytes; over InfiniBand each message also pays the link's set-up cost); on a real GPU it
+/// is a store or atomic through a peer pointer from inside the kernel.
+///
+/// Where a pair has no peer path the simulator stages the message through host memory (two
+/// legs) and the CUDA backend refuses the launch (see [`super::RemotePath`]); a remote
+/// min/max or float atomic over InfiniBand is an error on both.
 #[derive(Clone, Debug, PartialEq)]
 pub enum RemoteOp {
-    /// `buffer[index] = min(buffer[index], value)`.
-    AtomicMinU32 {
+    /// An atomic on one element of a remote buffer.
+    Atomic {
         /// Target buffer (on another device).
         buffer: BufferId,
         /// Element index.
         index: usize,
-        /// Operand.
-        value: u32,
+        /// The operation.
+        op: AtomicOp,
+        /// Operand (its type must match the buffer's).
+        value: Word,
+        /// What becomes of the old value.
+        fetch: Fetch,
     },
-    /// `buffer[index] += value`.
-    AtomicAddF32 {
-        /// Target buffer (on another device).
+    /// Appends `items` to a remote queue by the counter protocol (one reservation for the
+    /// whole batch, as a warp or CTA leader does); `notify` is incremented by the item
+    /// count once they are visible. A push that does not fit is counted in the queue's
+    /// overflow counter and its items are not written (the runtime turns that into an
+    /// error; nothing vanishes unreported).
+    Push {
+        /// The target queue.
+        queue: QueueRef,
+        /// Items (`u32` words; multi-word records are consecutive words).
+        items: Vec<u32>,
+        /// Arrival counter to bump after the items are visible.
+        notify: Option<Notify>,
+    },
+    /// A one-sided put of contiguous elements (NVSHMEM `put`, a peer store).
+    Store {
+        /// Target buffer.
         buffer: BufferId,
-        /// Element index.
-        index: usize,
-        /// Operand.
-        value: f32,
+        /// First element written.
+        offset: usize,
+        /// The data (its type must match the buffer's).
+        data: HostData,
     },
-    /// Appends `values` to the queue `queue`, reserving slots with an atomic add on
-    /// `counter[0]` (a `u64` buffer). Fails the run if the queue would overflow.
-    PushU32 {
-        /// Queue storage (on another device).
-        queue: BufferId,
-        /// One-element `u64` end counter of the queue.
-        counter: BufferId,
-        /// Items pushed.
-        values: Vec<u32>,
-    },
+}
+
+impl RemoteOp {
+    /// `buffer[index] = min(buffer[index], value)` on `u32`, old value discarded.
+    pub fn atomic_min_u32(buffer: BufferId, index: usize, value: u32) -> RemoteOp {
+        RemoteOp::Atomic {
+            buffer,
+            index,
+            op: AtomicOp::Min,
+            value: Word::U32(value),
+            fetch: Fetch::Discard,
+        }
+    }
+
+    /// `buffer[index] += value` on `f32`, old value discarded.
+    pub fn atomic_add_f32(buffer: BufferId, index: usize, value: f32) -> RemoteOp {
+        RemoteOp::Atomic {
+            buffer,
+            index,
+            op: AtomicOp::Add,
+            value: Word::F32(value),
+            fetch: Fetch::Discard,
+        }
+    }
+
+    /// A push of `items` into `queue` without an arrival counter.
+    pub fn push(queue: QueueRef, items: Vec<u32>) -> RemoteOp {
+        RemoteOp::Push { queue, items, notify: None }
+    }
+
+    /// The buffer the operation lands in (which decides its target device).
+    pub fn target(&self) -> BufferId {
+        match self {
+            RemoteOp::Atomic { buffer, .. } | RemoteOp::Store { buffer, .. } => *buffer,
+            RemoteOp::Push { queue, .. } => queue.items,
+        }
+    }
+
+    /// Payload bytes the operation puts on the wire (the simulator's charge): an atomic is
+    /// one 32-byte sector (the smallest NVLink payload, seed 003 Fig. 2); a push carries its
+    /// items plus the three counter atomics of the protocol; a store its data.
+    pub fn wire_bytes(&self) -> u64 {
+        match self {
+            RemoteOp::Atomic { .. } => ATOMIC_WIRE_BYTES,
+            RemoteOp::Push { items, notify, .. } => {
+                4 * items.len() as u64
+                    + 3 * ATOMIC_WIRE_BYTES
+                    + if notify.is_some() { ATOMIC_WIRE_BYTES } else { 0 }
+            }
+            RemoteOp::Store { data, .. } => data.size_bytes().max(ATOMIC_WIRE_BYTES),
+        }
+    }
+}
+
+/// Bytes one remote atomic costs on the wire (one 32-byte sector).
+pub const ATOMIC_WIRE_BYTES: u64 = 32;
+
+/// Bytes a kernel read from a buffer of another device while it ran (GUM's on-demand fetch
+/// of a victim's adjacency lists). The simulator moves them over the path from the owner
+/// and overlaps them with the kernel: it ends when both its compute and these reads are
+/// done. On CUDA they are plain loads through peer access.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PeerRead {
+    /// Buffer argument position (one of [`KernelDef::remote_args`]).
+    pub arg: usize,
+    /// Bytes read from it.
+    pub bytes: u64,
+}
+
+/// How a persistent kernel goes on after a step (see [`super::LaunchConfig::persistent`]).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum StepNext {
+    /// The kernel is finished (the only value an ordinary kernel may report).
+    #[default]
+    Done,
+    /// Run another step right after this one.
+    Continue,
+    /// Nothing to do now: run the next step when something may have changed on its device
+    /// (a remote operation landed in its memory, another kernel on it finished a step or a
+    /// launch, the host wrote to it or to mapped memory). A GPU's persistent worker polling
+    /// an empty queue, without spinning the simulator's clock.
+    Idle,
 }
 
 /// What a simulated kernel did besides writing its buffers: the counts the GPU cost model
@@ -74,6 +264,10 @@ pub struct KernelEffects {
     pub rounds: u64,
     /// One-sided operations into other devices' memory.
     pub remote: Vec<RemoteOp>,
+    /// Bytes read from other devices' buffers while the kernel ran.
+    pub peer_reads: Vec<PeerRead>,
+    /// What a persistent kernel does after this step ([`StepNext::Done`] ends it).
+    pub next: StepNext,
 }
 
 /// The arguments a simulated kernel sees: its buffers (in contract order, taken out of device
@@ -90,6 +284,41 @@ pub struct KernelContext<'a> {
     pub scalars: &'a [Scalar],
     /// Counts and remote operations, filled by the kernel.
     pub effects: KernelEffects,
+    /// The device the kernel runs on.
+    pub device: DeviceId,
+    /// Step of a persistent kernel (0 for the first and for ordinary kernels).
+    pub step: u64,
+    /// Threads of the launch's resident grid (blocks x threads per block, at most what the
+    /// device keeps resident on the SMs the launch may use): the width of one wave of
+    /// workers. Kernels that model intra-GPU concurrency run their workers in waves of this
+    /// many threads, each wave reading a snapshot of what the previous waves wrote.
+    pub resident_threads: u64,
+    /// A seed for this launch and step, derived from the run's seed (the simulator) so that
+    /// schedules that depend on it are reproducible; 0 where no seed exists.
+    pub seed: u64,
+}
+
+impl<'a> KernelContext<'a> {
+    /// A context for a kernel on device 0, step 0, with no seed and one wave of
+    /// `u64::MAX` threads (tests and host-side reuse of a kernel's Rust implementation).
+    pub fn new(
+        kernel: &'static str,
+        buffers: &'a mut [HostData],
+        buffer_ids: &'a [BufferId],
+        scalars: &'a [Scalar],
+    ) -> Self {
+        KernelContext {
+            kernel,
+            buffers,
+            buffer_ids,
+            scalars,
+            effects: KernelEffects::default(),
+            device: DeviceId(0),
+            step: 0,
+            resident_threads: u64::MAX,
+            seed: 0,
+        }
+    }
 }
 
 impl KernelContext<'_> {
@@ -186,7 +415,9 @@ pub struct KernelDef {
     pub sim: SimKernelFn,
     /// Name of the CUDA implementation in `kernels/*.cu`, if written.
     pub cuda_name: Option<&'static str>,
-    /// Buffer argument positions that may live on another device (peer pointers).
+    /// Buffer argument positions that may live on another device (peer pointers). The
+    /// kernel may read them while it runs (reporting the bytes as [`PeerRead`]s) and
+    /// address them in [`RemoteOp`]s; it writes them only through remote operations.
     pub remote_args: &'static [usize],
 }
 

@@ -2,32 +2,85 @@
 //! against, and that the simulator and CUDA backends implement.
 //!
 //! Architecture invariant: runtime code is backend-blind and never blocks on the OS. It
-//! *submits* work (kernel launches, copies, host reads and writes, callbacks) tagged with a
-//! [`Token`], and reacts to the [`Completion`]s the backend hands back from
+//! *submits* work (kernel launches, copies, host reads and writes, callbacks, host work)
+//! tagged with a [`Token`], and reacts to the [`Completion`]s the backend hands back from
 //! [`Backend::next_completion`]. The backend owns the event loop: the simulator pops its
 //! event queue, the CUDA backend polls its events.
 //!
-//! Capabilities the four runtimes need and where they live:
-//! - device memory with capacity: [`Backend::alloc`], [`Backend::memory_in_use_bytes`];
-//! - streams, including high-priority ones, and events: [`Backend::create_stream`],
-//!   [`Backend::record_event`], [`Backend::wait_event`];
-//! - kernel launches with a work descriptor: [`Backend::launch`] with a [`Launch`];
-//! - host<->device and peer copies (staged through the host where no peer path exists):
-//!   [`Backend::write_from_host`], [`Backend::read_to_host`], [`Backend::copy`];
-//! - host callbacks: [`Backend::host_callback`];
-//! - device-initiated one-sided operations (push into a peer's queue, remote atomic
-//!   min/add): issued by kernels through [`kernel::KernelContext`] and delivered by the
-//!   backend over its interconnect;
-//! - time: [`Backend::now_ps`] (virtual or wall);
-//! - statistics: [`Backend::stats`].
+//! # The trait covers what all four systems need
+//! Each capability is designed once, for every runtime; where a backend lacks one the trait
+//! gives a default (stated per method) instead of a runtime-side `if cuda`.
+//!
+//! - Device memory with capacity: [`Backend::alloc`], [`Backend::memory_in_use_bytes`].
+//! - Streams (high-priority ones too) and events: [`Backend::create_stream`],
+//!   [`Backend::record_event`], [`Backend::wait_event`].
+//! - Kernel launches with a work descriptor and a launch configuration:
+//!   [`Backend::launch`] / [`Backend::launch_with`] with a [`Launch`] and a
+//!   [`LaunchConfig`] (threads per block, blocks, dynamic shared memory, persistent or not,
+//!   how many SMs it may occupy).
+//! - **Concurrent kernels on one GPU** (Atos's aggregator beside its workers): a launch with
+//!   [`LaunchConfig::sm_limit`] occupies at most that many SMs, and kernels on different
+//!   streams of a GPU run at once while their SMs fit. Without a limit a kernel takes the
+//!   whole GPU and runs alone (every existing runtime). Simulator: each kernel is costed on
+//!   its SMs (and that share of the memory bandwidth); CUDA: the grid is capped at the
+//!   limit's resident blocks and the hardware co-schedules the streams.
+//! - **Persistent kernels that see work arriving while they run**
+//!   ([`LaunchConfig::persistent`]). Simulator: the kernel's Rust implementation runs in
+//!   *steps*; each step sees memory as it is at the step's start (including remote
+//!   operations that landed before it), reports its counts (costed without a launch) and a
+//!   [`kernel::StepNext`] (`Continue`, `Idle` until something changes on its device, or
+//!   `Done`); its remote operations leave at the step's end, so their arrivals are visible to
+//!   the target's *later* steps. CUDA: one launch of a resident grid sized from the
+//!   occupancy query for the configured block and shared memory, running until the kernel
+//!   returns (it polls a mapped stop flag).
+//! - **Intra-GPU concurrency where results depend on it**: a kernel learns the width of one
+//!   wave of its workers ([`KernelContext::resident_threads`]) and a per-launch, per-step
+//!   seed ([`KernelContext::seed`]); simulated kernels that speculate run their workers in
+//!   deterministic waves that read a snapshot, so extra work shows and depends on the seed.
+//! - Host<->device and peer copies (staged through the host where no peer path exists):
+//!   [`Backend::write_from_host`], [`Backend::read_to_host`], [`Backend::copy`].
+//! - **Kernels that read a peer's buffers while they run** (GUM's on-demand fetch): the
+//!   positions in [`KernelDef::remote_args`] may name other devices' buffers; the kernel
+//!   reads them and reports the bytes ([`kernel::PeerRead`]). Simulator: the bytes move over
+//!   the path from the owner, overlapped with the kernel (it ends when both are done), so
+//!   `1 / B_ij` shows in the times; CUDA: plain loads through peer access (between logical
+//!   GPUs on one physical GPU, local loads).
+//! - **Device-initiated one-sided operations** ([`RemoteOp`], issued through
+//!   [`KernelContext::effects`]): atomic add/min/max/CAS/exchange on `u32`, `u64`, `f32`
+//!   with the old value discarded, returned into a buffer, or acted on (`Fetch::IfChanged`:
+//!   e.g. push on improvement); queue pushes by Atos's counter protocol ([`queue`]); puts.
+//!   How a pair is reached is [`Backend::remote_path`]: over a peer path they are peer
+//!   stores and atomics; over InfiniBand ([`RemotePath::Network`]) each message pays the
+//!   link's set-up cost and remote min/max and float atomics are errors (NVSHMEM over IB has
+//!   none: seed 003 sec. III-A3b); with no peer path the simulator stages them through host
+//!   memory and the CUDA backend refuses the launch.
+//! - **Host-visible flags read without stream order** (termination): mapped host memory,
+//!   [`Backend::alloc_mapped`], usable as a kernel argument on every device and read or
+//!   written by the host at once with [`Backend::read_mapped`] / [`Backend::write_mapped`].
+//!   Default: unavailable.
+//! - Host callbacks: [`Backend::host_callback`].
+//! - **Host work that costs time** (GUM's stealing decision or model inference, Atos's
+//!   termination polls): [`Backend::host_work`] with the cost the runtime's deterministic
+//!   model states. Simulator: it completes that much virtual time later (no wall clock ever
+//!   enters a simulated run); CUDA: the work already took its real (measured) time on the
+//!   host, so it completes at once.
+//! - Topology introspection: [`Backend::peer_access`], [`Backend::path_bandwidth_bytes_per_s`]
+//!   (`B_ij`), [`Backend::memory_bandwidth_bytes_per_s`] (`B_ii`; simulator: the GPU model's;
+//!   CUDA: measured at open with a device-to-device copy; default 0: unknown),
+//!   [`Backend::remote_path`].
+//! - Time: [`Backend::now_ps`] (virtual or wall); statistics: [`Backend::stats`].
 
 pub mod cuda;
 pub mod kernel;
+pub mod queue;
 pub mod sim;
 
 use std::fmt;
 
-pub use kernel::{KernelContext, KernelDef, KernelEffects, KernelRegistry, RemoteOp, Scalar};
+pub use kernel::{
+    AtomicOp, Fetch, KernelContext, KernelDef, KernelEffects, KernelRegistry, Notify, PeerRead,
+    QueueRef, RemoteOp, Scalar, StepNext, Word,
+};
 
 /// A device (GPU) of a backend, numbered `0..device_count`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -211,6 +264,56 @@ pub struct Launch {
     pub work_items: u64,
 }
 
+/// How a kernel is launched: its grid and block, and how it shares the GPU. The default is
+/// an ordinary kernel: the backend sizes the grid from the work descriptor, and the kernel
+/// takes the whole GPU.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct LaunchConfig {
+    /// Threads per block; `None`: the backend's default (256 on CUDA).
+    pub block_threads: Option<u32>,
+    /// Blocks; `None`: from the work descriptor, or for a persistent kernel as many as can
+    /// be resident on its SMs (the occupancy query on CUDA).
+    pub blocks: Option<u32>,
+    /// Dynamic shared memory per block, bytes.
+    pub shared_bytes: u32,
+    /// A persistent kernel: it stays resident and sees work that arrives while it runs
+    /// (see the module docs for how each backend runs it).
+    pub persistent: bool,
+    /// Most SMs the kernel occupies; `None`: the whole GPU (it runs alone). Kernels with a
+    /// limit run beside each other while their SMs fit.
+    pub sm_limit: Option<u32>,
+}
+
+impl LaunchConfig {
+    /// A persistent kernel of `block_threads`-thread blocks on at most `sm_limit` SMs
+    /// (`None`: all), with as many blocks as can be resident.
+    pub fn persistent(block_threads: u32, sm_limit: Option<u32>) -> LaunchConfig {
+        LaunchConfig {
+            block_threads: Some(block_threads),
+            persistent: true,
+            sm_limit,
+            ..LaunchConfig::default()
+        }
+    }
+}
+
+/// How a device reaches another device's memory for one-sided operations.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum RemotePath {
+    /// The same device.
+    Local,
+    /// A peer path (NVLink, PCIe peer-to-peer, NVSwitch, or logical GPUs sharing one
+    /// physical GPU): peer loads, stores and atomics from inside kernels.
+    Peer,
+    /// A network (InfiniBand): one-sided put, get, integer add/CAS/swap; every message pays
+    /// the link's set-up cost; no remote min/max and no float atomics.
+    Network,
+    /// No peer path; the simulator stages each message through host memory.
+    Staged,
+    /// No peer path and the backend cannot stage device-initiated operations (CUDA).
+    Unreachable,
+}
+
 /// Device facts a runtime may plan with.
 #[derive(Clone, Debug, PartialEq)]
 pub struct DeviceInfo {
@@ -236,6 +339,8 @@ pub enum CompletionKind {
     HostRead(HostData),
     /// A host callback's stream point was reached.
     Callback,
+    /// Host work submitted with [`Backend::host_work`] finished.
+    HostWork,
 }
 
 /// Counts a kernel reported, as delivered with its completion.
@@ -380,6 +485,23 @@ pub trait Backend {
     /// second (the narrowest link on the route; through the host where there is no peer
     /// path). Routers use it to pair siblings and order rings; 0 when `a == b`.
     fn path_bandwidth_bytes_per_s(&self, a: DeviceId, b: DeviceId) -> u64;
+    /// The device's memory bandwidth `B_ii` in bytes per second (simulator: its GPU model;
+    /// CUDA: measured at open). Default: 0, unknown.
+    fn memory_bandwidth_bytes_per_s(&self, device: DeviceId) -> u64 {
+        let _ = device;
+        0
+    }
+    /// How `a`'s kernels reach `b`'s memory with one-sided operations. Default: from
+    /// [`Backend::peer_access`] (no networks, no staging).
+    fn remote_path(&self, a: DeviceId, b: DeviceId) -> RemotePath {
+        if a == b {
+            RemotePath::Local
+        } else if self.peer_access(a, b) {
+            RemotePath::Peer
+        } else {
+            RemotePath::Unreachable
+        }
+    }
     /// Current time in picoseconds since the run began.
     fn now_ps(&self) -> u64;
 
@@ -410,11 +532,22 @@ pub trait Backend {
     /// Makes `stream` wait until `event` is reached.
     fn wait_event(&mut self, stream: StreamId, event: EventId) -> Result<(), BackendError>;
 
-    /// Enqueues a kernel launch on `stream`.
+    /// Enqueues an ordinary kernel launch on `stream` ([`LaunchConfig::default`]).
     fn launch(
         &mut self,
         stream: StreamId,
         launch: Launch,
+        token: Option<Token>,
+    ) -> Result<(), BackendError> {
+        self.launch_with(stream, launch, LaunchConfig::default(), token)
+    }
+    /// Enqueues a kernel launch on `stream` with a launch configuration (grid, block,
+    /// shared memory, persistent, SM limit).
+    fn launch_with(
+        &mut self,
+        stream: StreamId,
+        launch: Launch,
+        config: LaunchConfig,
         token: Option<Token>,
     ) -> Result<(), BackendError>;
     /// Enqueues a copy between two buffers (same device, peer, or staged via the host when
@@ -444,6 +577,54 @@ pub trait Backend {
     ) -> Result<(), BackendError>;
     /// Enqueues a host callback: a completion with `token` when the stream reaches it.
     fn host_callback(&mut self, stream: StreamId, token: Token) -> Result<(), BackendError>;
+
+    /// Host-side work of the runtime (a stealing decision, a model's inference, a poll of
+    /// mapped flags) that costs `cost_ps` by the runtime's deterministic model: a
+    /// [`CompletionKind::HostWork`] completion with `token` once it is done. Not ordered
+    /// with any stream. Simulator: `cost_ps` of virtual time later. CUDA: at once, since the
+    /// runtime already spent the real (measured) time doing it.
+    fn host_work(&mut self, cost_ps: u64, token: Token) -> Result<(), BackendError>;
+
+    /// Allocates `len` zeroed elements of mapped host memory: usable as a kernel argument
+    /// on every device, read and written by the host at once, without stream order
+    /// ([`Backend::read_mapped`], [`Backend::write_mapped`]); not counted as device memory.
+    /// Default: unavailable.
+    fn alloc_mapped(
+        &mut self,
+        elem: ElemType,
+        len: usize,
+        label: &str,
+    ) -> Result<BufferId, BackendError> {
+        let _ = (elem, len);
+        Err(BackendError::Unavailable(format!(
+            "the {} backend has no mapped host memory (for `{label}`)",
+            self.name()
+        )))
+    }
+    /// The current contents of a mapped buffer (kernels may be writing it: each element is
+    /// read once, as a GPU's volatile load would). Default: unavailable.
+    fn read_mapped(&self, buffer: BufferId) -> Result<HostData, BackendError> {
+        Err(BackendError::Unavailable(format!(
+            "the {} backend has no mapped host memory (buffer {})",
+            self.name(),
+            buffer.0
+        )))
+    }
+    /// Writes `data` into a mapped buffer at element `offset`, visible to running kernels
+    /// (the simulator wakes idle persistent kernels). Default: unavailable.
+    fn write_mapped(
+        &mut self,
+        buffer: BufferId,
+        offset: usize,
+        data: HostData,
+    ) -> Result<(), BackendError> {
+        let _ = (offset, data);
+        Err(BackendError::Unavailable(format!(
+            "the {} backend has no mapped host memory (buffer {})",
+            self.name(),
+            buffer.0
+        )))
+    }
 
     /// The next finished operation that carried a token, in completion order; `None` when
     /// nothing is outstanding. This is the event loop: the backend advances (virtual) time.

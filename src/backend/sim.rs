@@ -16,22 +16,23 @@
 //! operations, so a stream's operations never reorder), and turns a transfer that a failed
 //! link left without a route into [`BackendError::Device`] naming the link.
 
-use super::kernel::RemoteOp;
+use super::kernel::{AtomicOp, Fetch, PeerRead, RemoteOp, StepNext, Word};
 use super::{
     Backend, BackendError, BackendStats, BufferId, BufferSlice, Completion, CompletionKind,
     DeviceId, DeviceInfo, DeviceStats, ElemType, EventId, HostData, KernelContext,
-    KernelCountsReport, KernelRegistry, Launch, LinkStats, StreamId, StreamPriority, Token,
+    KernelCountsReport, KernelRegistry, Launch, LaunchConfig, LinkStats, RemotePath, StreamId,
+    StreamPriority, Token, queue,
 };
 use rand::RngExt;
 use std::collections::{BTreeMap, VecDeque};
 use switchyard_sim::engine::Engine;
 use switchyard_sim::fabric::EndpointId;
 use switchyard_sim::fault::DeliveryDelays;
-use switchyard_sim::gpu::KernelCounts;
+use switchyard_sim::gpu::{GpuModel, KernelCounts};
 use switchyard_sim::interconnect::{
     Fidelity, Interconnect, InterconnectModel, TransferId, TransferRequest,
 };
-use switchyard_sim::topology::Topology;
+use switchyard_sim::topology::{LinkKind, Topology};
 use switchyard_sim::{SimError, TimePs};
 
 /// Settings of a simulated run.
@@ -83,7 +84,7 @@ pub struct TraceSpan {
 }
 
 enum Op {
-    Kernel(Launch, Option<Token>),
+    Kernel(Launch, LaunchConfig, Option<Token>),
     Copy { src: BufferSlice, dst: BufferSlice, token: Option<Token> },
     Write { dst: BufferId, offset: usize, data: HostData, token: Option<Token> },
     Read { src: BufferSlice, token: Token },
@@ -97,10 +98,39 @@ struct Stream {
     priority: StreamPriority,
     queue: VecDeque<Op>,
     running: bool,
+    /// The kernel at the head of the queue while it holds SMs.
+    kernel: Option<Running>,
+}
+
+/// A kernel holding SMs of its device: an ordinary kernel for its one step, a persistent
+/// kernel from its launch to its last step.
+struct Running {
+    device: u32,
+    sms: u32,
+    persistent: bool,
+    /// Threads of one wave of its workers.
+    resident_threads: u64,
+    /// The launch's number, for its seeds.
+    serial: u64,
+    start_ps: TimePs,
+    step: u64,
+    totals: KernelCountsReport,
+    /// Parts of the current step still running: its compute and its peer reads.
+    outstanding: u32,
+    next: StepNext,
+    /// Remote operations of the current step, sent when it ends.
+    remote: Vec<RemoteOp>,
+    did_work: bool,
+    /// Idle, waiting for something to change on its device.
+    parked: bool,
+    /// Something changed on its device during the current step.
+    woken: bool,
 }
 
 struct Buffer {
     device: u32,
+    /// Mapped host memory (device 0 is a placeholder): every device's kernels may use it.
+    mapped: bool,
     elem: ElemType,
     len: usize,
     /// Contents; `None` while the buffer is all zeros and nothing has touched it (a fresh
@@ -136,8 +166,9 @@ struct Device {
     endpoint: EndpointId,
     host: EndpointId,
     memory_in_use_bytes: u64,
-    compute_busy: bool,
-    /// Streams whose head kernel waits for the compute resource, by (priority, arrival).
+    /// SMs not held by a running kernel.
+    sm_free: u32,
+    /// Streams whose head kernel waits for SMs, by (priority, arrival); served in order.
     compute_waiters: BTreeMap<(u8, u64), u32>,
     stats: DeviceStats,
 }
@@ -146,8 +177,20 @@ struct Device {
 enum TransferPurpose {
     /// Completes the head op of `stream`; data lands in `dst` (if any).
     StreamOp { stream: u32, landing: Option<(BufferId, usize, HostData)>, read: Option<HostData> },
-    /// One-sided operations from a kernel, applied on arrival.
-    Remote(Vec<RemoteOp>),
+    /// One-sided operations a kernel on device `from` issued, applied on arrival.
+    Remote { from: u32, ops: Vec<RemoteOp> },
+    /// Replies of remote atomics travelling back to device `to`.
+    Reply { to: u32, actions: Vec<ReplyAction> },
+    /// Bytes a kernel (the head of `stream`) read from a peer's buffer.
+    PeerRead { stream: u32 },
+}
+
+/// What the reply of a remote atomic does on the issuing device.
+enum ReplyAction {
+    /// The old value lands in a buffer of the issuer.
+    Write { buffer: BufferId, index: usize, old: Word },
+    /// The issuing thread acts on the old value: it issues this operation.
+    Issue(RemoteOp),
 }
 
 struct InFlight {
@@ -160,14 +203,14 @@ struct InFlight {
 }
 
 enum Event {
-    /// The head operation of a stream finished after a fixed time (kernel, local copy).
-    /// `kernel`: the device and counts of a kernel; `None` for an on-device copy of `bytes`.
-    StreamOpDone {
-        stream: u32,
-        kernel: Option<(u32, KernelCountsReport)>,
-        bytes: u64,
-        start_ps: TimePs,
-    },
+    /// The head operation of a stream, an on-device copy of `bytes`, finished.
+    StreamOpDone { stream: u32, bytes: u64 },
+    /// The compute part of the current step of the kernel at the head of `stream` is done.
+    StepCompute { stream: u32 },
+    /// The persistent kernel at the head of `stream` runs its next step now.
+    NextStep { stream: u32 },
+    /// Host work finished.
+    HostWorkDone { token: Token },
     /// A transfer prepared earlier starts now (after a copy's setup time, or when the kernel
     /// that issued remote operations ends).
     StartTransfer { id: u64 },
@@ -177,6 +220,120 @@ enum Event {
 
 /// The stream (derived from the run's seed) that `delay` faults draw from.
 const FAULT_DELAY_STREAM: u64 = 0xFA_0175;
+
+/// Threads per block of a launch that does not say (the CUDA backend's default too).
+const DEFAULT_BLOCK_THREADS: u32 = 256;
+
+/// Where a kernel step stands: its number, its wave width and its seed.
+#[derive(Clone, Copy)]
+struct ExecShape {
+    step: u64,
+    resident_threads: u64,
+    seed: u64,
+}
+
+/// What one execution of a kernel's Rust implementation did.
+struct Executed {
+    report: KernelCountsReport,
+    counts: KernelCounts,
+    remote: Vec<RemoteOp>,
+    peer_reads: Vec<PeerRead>,
+    next: StepNext,
+}
+
+/// SplitMix64 of `a` and `b`: per-launch and per-step seeds from the run's seed.
+fn mix(a: u64, b: u64) -> u64 {
+    let mut z = a ^ b.wrapping_mul(0x9E37_79B9_7F4A_7C15);
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    z ^ (z >> 31)
+}
+
+/// Applies one atomic to `data[index]`; returns the old value and whether it changed.
+fn apply_atomic(
+    data: &mut HostData,
+    buffer: BufferId,
+    index: usize,
+    op: AtomicOp,
+    value: Word,
+) -> Result<(Word, bool), BackendError> {
+    fn go<T: Copy + PartialEq>(
+        slot: Option<&mut T>,
+        buffer: BufferId,
+        index: usize,
+        value: T,
+        expected: Option<T>,
+        combine: impl Fn(T, T) -> T,
+    ) -> Result<(T, bool), BackendError> {
+        let slot = slot.ok_or_else(|| out_of_range(buffer, index))?;
+        let old = *slot;
+        let new = match expected {
+            Some(e) if old == e => value,
+            Some(_) => old,
+            None => combine(old, value),
+        };
+        *slot = new;
+        Ok((old, new != old))
+    }
+    let elem = data.elem();
+    let mismatch = || BackendError::Kernel {
+        kernel: "remote atomic".into(),
+        message: format!(
+            "operand {value:?} (or the expected value of a CAS) does not match the element \
+             type of buffer {} ({elem:?})",
+            buffer.0
+        ),
+    };
+    let expected = match op {
+        AtomicOp::Cas { expected } => Some(expected),
+        _ => None,
+    };
+    match (data, value) {
+        (HostData::U32(v), Word::U32(x)) => {
+            let e = match expected {
+                Some(Word::U32(e)) => Some(e),
+                Some(_) => return Err(mismatch()),
+                None => None,
+            };
+            let f = match op {
+                AtomicOp::Add => u32::wrapping_add,
+                AtomicOp::Min => std::cmp::min,
+                AtomicOp::Max => std::cmp::max,
+                AtomicOp::Cas { .. } | AtomicOp::Exch => |_, b| b,
+            };
+            go(v.get_mut(index), buffer, index, x, e, f).map(|(o, c)| (Word::U32(o), c))
+        }
+        (HostData::U64(v), Word::U64(x)) => {
+            let e = match expected {
+                Some(Word::U64(e)) => Some(e),
+                Some(_) => return Err(mismatch()),
+                None => None,
+            };
+            let f = match op {
+                AtomicOp::Add => u64::wrapping_add,
+                AtomicOp::Min => std::cmp::min,
+                AtomicOp::Max => std::cmp::max,
+                AtomicOp::Cas { .. } | AtomicOp::Exch => |_, b| b,
+            };
+            go(v.get_mut(index), buffer, index, x, e, f).map(|(o, c)| (Word::U64(o), c))
+        }
+        (HostData::F32(v), Word::F32(x)) => {
+            let e = match expected {
+                Some(Word::F32(e)) => Some(e),
+                Some(_) => return Err(mismatch()),
+                None => None,
+            };
+            let f = match op {
+                AtomicOp::Add => |a: f32, b: f32| a + b,
+                AtomicOp::Min => f32::min,
+                AtomicOp::Max => f32::max,
+                AtomicOp::Cas { .. } | AtomicOp::Exch => |_, b| b,
+            };
+            go(v.get_mut(index), buffer, index, x, e, f).map(|(o, c)| (Word::F32(o), c))
+        }
+        _ => Err(mismatch()),
+    }
+}
 
 /// The simulator backend.
 pub struct SimBackend {
@@ -194,6 +351,7 @@ pub struct SimBackend {
     next_transfer: u64,
     arrivals: u64,
     waiter_seq: u64,
+    launches: u64,
     trace: Vec<TraceSpan>,
     delays: Option<DeliveryDelays>,
 }
@@ -230,7 +388,7 @@ impl SimBackend {
                 endpoint: g.endpoint,
                 host: topology.host_endpoint(g.home_socket).unwrap_or(g.endpoint),
                 memory_in_use_bytes: 0,
-                compute_busy: false,
+                sm_free: g.model.sm_count.max(1),
                 compute_waiters: BTreeMap::new(),
                 stats: DeviceStats::default(),
             })
@@ -251,6 +409,7 @@ impl SimBackend {
             next_transfer: 0,
             arrivals: 0,
             waiter_seq: 0,
+            launches: 0,
             trace: Vec::new(),
         })
     }
@@ -268,6 +427,32 @@ impl SimBackend {
     /// Events the engine processed plus transfers completed.
     pub fn events_processed(&self) -> u64 {
         self.engine.events_processed() + self.arrivals
+    }
+
+    /// A mapped buffer, or an error saying which functions to use instead.
+    fn mapped_buffer(&self, id: BufferId) -> Result<&Buffer, BackendError> {
+        let b = self.buffer(id)?;
+        if !b.mapped {
+            return Err(BackendError::Usage(format!(
+                "buffer `{}` is device memory of gpu{}, not mapped host memory: read and write \
+                 it with read_to_host/write_from_host",
+                b.label, b.device
+            )));
+        }
+        Ok(b)
+    }
+
+    /// A device buffer for a stream-ordered operation (mapped memory is not one).
+    fn device_buffer(&self, id: BufferId) -> Result<&Buffer, BackendError> {
+        let b = self.buffer(id)?;
+        if b.mapped {
+            return Err(BackendError::Usage(format!(
+                "buffer `{}` is mapped host memory: read and write it with read_mapped and \
+                 write_mapped, not with stream operations",
+                b.label
+            )));
+        }
+        Ok(b)
     }
 
     fn buffer(&self, id: BufferId) -> Result<&Buffer, BackendError> {
@@ -342,35 +527,296 @@ impl SimBackend {
         }
     }
 
-    /// Runs waiting kernels on `device` while its compute resource is free.
+    /// Starts waiting kernels on `device`, in (priority, arrival) order, while the first
+    /// one's SMs fit (a kernel without an SM limit needs the whole GPU).
     fn start_kernels(&mut self, device: u32) -> Result<(), BackendError> {
-        let d = &mut self.devices[device as usize];
-        if d.compute_busy {
-            return Ok(());
+        loop {
+            let d = &self.devices[device as usize];
+            let Some((&key, &stream)) = d.compute_waiters.first_key_value() else {
+                return Ok(());
+            };
+            let Some(Op::Kernel(_, config, _)) = self.streams[stream as usize].queue.front() else {
+                return Err(BackendError::Usage("kernel waiter without a kernel".into()));
+            };
+            let sms = self.sms_of(device, config);
+            if sms > d.sm_free {
+                return Ok(());
+            }
+            let d = &mut self.devices[device as usize];
+            d.compute_waiters.remove(&key);
+            d.sm_free -= sms;
+            self.begin_kernel(stream, sms)?;
         }
-        let Some((_, stream)) = d.compute_waiters.pop_first() else { return Ok(()) };
-        d.compute_busy = true;
-        let Some(Op::Kernel(launch, _)) = self.streams[stream as usize].queue.front() else {
-            return Err(BackendError::Usage("kernel waiter without a kernel".into()));
-        };
-        let launch = launch.clone();
-        let (report, counts, remote) = self.execute(device, &launch)?;
+    }
+
+    /// SMs a launch occupies on `device`.
+    fn sms_of(&self, device: u32, config: &LaunchConfig) -> u32 {
+        let all = self.devices[device as usize].info.sm_count.max(1);
+        config.sm_limit.map_or(all, |l| l.clamp(1, all))
+    }
+
+    /// Threads of one wave of a launch's workers on `sms` SMs of `device`.
+    fn resident_threads(
+        &self,
+        device: u32,
+        sms: u32,
+        launch: &Launch,
+        config: &LaunchConfig,
+    ) -> u64 {
         let model = &self.topology.gpus[device as usize].model;
-        let healthy = model.launch_overhead_ps().saturating_add(model.kernel_time_ps(&counts));
+        let block = u64::from(config.block_threads.unwrap_or(DEFAULT_BLOCK_THREADS).max(1));
+        let per_sm = u64::from(model.resident_threads_per_sm.max(1));
+        let blocks_per_sm = (per_sm / block).max(1);
+        let resident = u64::from(sms) * blocks_per_sm * block;
+        match config.blocks {
+            Some(b) => (u64::from(b) * block).min(resident),
+            None if config.persistent => resident,
+            None => launch.work_items.clamp(1, resident),
+        }
+    }
+
+    /// The kernel at the head of `stream` takes `sms` SMs and runs its first step.
+    fn begin_kernel(&mut self, stream: u32, sms: u32) -> Result<(), BackendError> {
+        let Some(Op::Kernel(launch, config, _)) = self.streams[stream as usize].queue.front()
+        else {
+            return Err(BackendError::Usage("kernel start without a kernel".into()));
+        };
+        let device = self.streams[stream as usize].device;
+        let resident_threads = self.resident_threads(device, sms, launch, config);
+        let persistent = config.persistent;
+        self.launches += 1;
+        self.streams[stream as usize].kernel = Some(Running {
+            device,
+            sms,
+            persistent,
+            resident_threads,
+            serial: self.launches,
+            start_ps: self.engine.now(),
+            step: 0,
+            totals: KernelCountsReport::default(),
+            outstanding: 0,
+            next: StepNext::Done,
+            remote: Vec::new(),
+            did_work: false,
+            parked: false,
+            woken: false,
+        });
+        self.run_step(stream)
+    }
+
+    /// Runs one step of the kernel at the head of `stream` (an ordinary kernel has one):
+    /// executes its Rust implementation on memory as it is now, and schedules the step's end
+    /// after the cost model's time on its SMs and its peer reads.
+    fn run_step(&mut self, stream: u32) -> Result<(), BackendError> {
+        let Some(Op::Kernel(launch, config, _)) = self.streams[stream as usize].queue.front()
+        else {
+            return Err(BackendError::Usage("kernel step without a kernel".into()));
+        };
+        let (launch, config) = (launch.clone(), *config);
+        let Some(r) = self.streams[stream as usize].kernel.as_mut() else {
+            return Err(BackendError::Usage("kernel step of a kernel that never started".into()));
+        };
+        r.woken = false;
+        r.parked = false;
+        let (device, sms, step) = (r.device, r.sms, r.step);
+        let seed = mix(mix(self.config.seed, r.serial), step);
+        let shape = ExecShape { step, resident_threads: r.resident_threads, seed };
+        let exec = self.execute(device, &launch, shape)?;
+        if !config.persistent && exec.next != StepNext::Done {
+            return Err(BackendError::Kernel {
+                kernel: launch.kernel.into(),
+                message: format!(
+                    "asked for another step ({:?}) but was not launched persistent; launch it \
+                     with LaunchConfig::persistent",
+                    exec.next
+                ),
+            });
+        }
+        let model = self.model_on(device, sms);
+        let healthy = if config.persistent {
+            // A step is a pass of the resident workers: no launch, at least one poll of
+            // memory; the launch and the grid's start are paid once, by the first step.
+            let counts = KernelCounts { rounds: 0, ..exec.counts };
+            let pass = (model.kernel_time_ps(&counts) - model.kernel_min_ps)
+                .max(model.dependent_access_ps);
+            let first =
+                if step == 0 { model.launch_overhead_ps() + model.kernel_min_ps } else { 0 };
+            first.saturating_add(pass)
+        } else {
+            model.launch_overhead_ps().saturating_add(model.kernel_time_ps(&exec.counts))
+        };
         let now = self.engine.now();
+        // A straggler's steps take longer from the fault's time on.
         let duration = self
             .topology
             .faults()
             .kernel_time_ps(device, now, healthy)
             .saturating_add(self.jitter());
-        if !remote.is_empty() {
-            self.submit_remote(device, remote, now.saturating_add(duration))?;
+        let reads = self.peer_read_sources(device, &launch, &exec.peer_reads)?;
+        let Some(r) = self.streams[stream as usize].kernel.as_mut() else {
+            return Err(BackendError::Usage("kernel vanished during its step".into()));
+        };
+        let report = exec.report;
+        r.did_work = report.items + report.edges + report.atomics + report.remote_ops > 0;
+        r.totals.items += report.items;
+        r.totals.edges += report.edges;
+        r.totals.atomics += report.atomics;
+        r.totals.remote_ops += report.remote_ops;
+        r.remote = exec.remote;
+        r.next = exec.next;
+        r.outstanding = 1 + reads.len() as u32;
+        self.engine.schedule_at(now.saturating_add(duration), Event::StepCompute { stream });
+        let dst = self.devices[device as usize].endpoint;
+        for (src_device, bytes) in reads {
+            let src = self.devices[src_device as usize].endpoint;
+            let track = format!("gpu{src_device}->gpu{device}");
+            self.submit_transfer(
+                now,
+                src,
+                dst,
+                bytes,
+                TransferPurpose::PeerRead { stream },
+                track,
+                "peer read",
+            )?;
         }
-        self.engine.schedule_at(
-            now.saturating_add(duration),
-            Event::StreamOpDone { stream, kernel: Some((device, report)), bytes: 0, start_ps: now },
-        );
         Ok(())
+    }
+
+    /// The GPU model of `device` restricted to `sms` of its SMs (and that share of its
+    /// memory bandwidth).
+    fn model_on(&self, device: u32, sms: u32) -> std::borrow::Cow<'_, GpuModel> {
+        let model = &self.topology.gpus[device as usize].model;
+        if sms >= model.sm_count {
+            return std::borrow::Cow::Borrowed(model);
+        }
+        let mut part = model.clone();
+        part.sm_count = sms;
+        part.memory_bandwidth_bytes_per_s = (u128::from(model.memory_bandwidth_bytes_per_s)
+            * u128::from(sms)
+            / u128::from(model.sm_count.max(1))) as u64;
+        std::borrow::Cow::Owned(part)
+    }
+
+    /// Where each peer read of a kernel on `device` comes from: (owner device, bytes); reads
+    /// of local or mapped buffers cost nothing beyond the kernel's own memory traffic.
+    fn peer_read_sources(
+        &self,
+        device: u32,
+        launch: &Launch,
+        reads: &[PeerRead],
+    ) -> Result<Vec<(u32, u64)>, BackendError> {
+        let mut out = Vec::new();
+        for read in reads {
+            let Some(&id) = launch.buffers.get(read.arg) else {
+                return Err(BackendError::Kernel {
+                    kernel: launch.kernel.into(),
+                    message: format!(
+                        "reports a peer read of argument {}, but has {} buffer arguments",
+                        read.arg,
+                        launch.buffers.len()
+                    ),
+                });
+            };
+            let b = self.buffer(id)?;
+            if !b.mapped && b.device != device && read.bytes > 0 {
+                out.push((b.device, read.bytes));
+            }
+        }
+        Ok(out)
+    }
+
+    /// A part of the current step of the kernel at the head of `stream` finished; the step
+    /// ends when the last one does.
+    fn step_part_done(&mut self, stream: u32) -> Result<(), BackendError> {
+        let Some(r) = self.streams[stream as usize].kernel.as_mut() else {
+            return Err(BackendError::Usage("step part of a kernel that is not running".into()));
+        };
+        r.outstanding = r.outstanding.saturating_sub(1);
+        if r.outstanding > 0 {
+            return Ok(());
+        }
+        self.end_step(stream)
+    }
+
+    /// The current step of the kernel at the head of `stream` ended: its remote operations
+    /// leave, kernels it may have given work wake, and it finishes, steps again or idles.
+    fn end_step(&mut self, stream: u32) -> Result<(), BackendError> {
+        let Some(r) = self.streams[stream as usize].kernel.as_mut() else {
+            return Err(BackendError::Usage("end of a step of no kernel".into()));
+        };
+        let (device, remote, did_work, next) =
+            (r.device, std::mem::take(&mut r.remote), r.did_work, r.next);
+        let now = self.engine.now();
+        if !remote.is_empty() {
+            self.submit_remote(device, remote, now)?;
+        }
+        if did_work {
+            self.wake_device(Some(device), Some(stream));
+        }
+        let Some(r) = self.streams[stream as usize].kernel.as_mut() else {
+            return Err(BackendError::Usage("kernel vanished at the end of its step".into()));
+        };
+        match next {
+            StepNext::Done => self.finish_kernel(stream),
+            StepNext::Continue => {
+                r.step += 1;
+                self.run_step(stream)
+            }
+            StepNext::Idle => {
+                r.step += 1;
+                if r.woken {
+                    self.run_step(stream)
+                } else {
+                    r.parked = true;
+                    Ok(())
+                }
+            }
+        }
+    }
+
+    /// The kernel at the head of `stream` is done: it gives its SMs back and completes.
+    fn finish_kernel(&mut self, stream: u32) -> Result<(), BackendError> {
+        let Some(r) = self.streams[stream as usize].kernel.take() else {
+            return Err(BackendError::Usage("finish of no kernel".into()));
+        };
+        let now = self.engine.now();
+        let d = &mut self.devices[r.device as usize];
+        d.sm_free += r.sms;
+        d.stats.kernels += 1;
+        d.stats.edges += r.totals.edges;
+        d.stats.kernel_busy_ps += now - r.start_ps;
+        if self.config.trace
+            && let Some(Op::Kernel(launch, _, _)) = self.streams[stream as usize].queue.front()
+        {
+            self.trace.push(TraceSpan {
+                name: launch.kernel.to_string(),
+                track: format!("gpu{}/stream{stream}", r.device),
+                start_ps: r.start_ps,
+                duration_ps: now - r.start_ps,
+                amount: r.totals.edges,
+            });
+        }
+        self.start_kernels(r.device)?;
+        self.finish_head(stream, CompletionKind::Kernel(r.totals))
+    }
+
+    /// Something changed on `device` (or on every device: mapped memory): idle persistent
+    /// kernels there run a step, busy ones step again instead of idling.
+    fn wake_device(&mut self, device: Option<u32>, except: Option<u32>) {
+        let now = self.engine.now();
+        for (i, s) in self.streams.iter_mut().enumerate() {
+            let Some(r) = s.kernel.as_mut() else { continue };
+            if !r.persistent || except == Some(i as u32) || device.is_some_and(|d| d != r.device) {
+                continue;
+            }
+            if r.parked {
+                r.parked = false;
+                self.engine.schedule_at(now, Event::NextStep { stream: i as u32 });
+            } else {
+                r.woken = true;
+            }
+        }
     }
 
     /// Executes a kernel's Rust implementation on the buffers it names.
@@ -378,7 +824,8 @@ impl SimBackend {
         &mut self,
         device: u32,
         launch: &Launch,
-    ) -> Result<(KernelCountsReport, KernelCounts, Vec<RemoteOp>), BackendError> {
+        shape: ExecShape,
+    ) -> Result<Executed, BackendError> {
         let def = self.registry.get(launch.kernel)?.clone();
         let mut taken = Vec::with_capacity(launch.buffers.len());
         for (position, &id) in launch.buffers.iter().enumerate() {
@@ -389,7 +836,7 @@ impl SimBackend {
                         def.name, id.0
                     ))
                 })?;
-            if buffer.device != device && !def.remote_args.contains(&position) {
+            if buffer.device != device && !buffer.mapped && !def.remote_args.contains(&position) {
                 return Err(BackendError::Kernel {
                     kernel: def.name.into(),
                     message: format!(
@@ -398,26 +845,20 @@ impl SimBackend {
                     ),
                 });
             }
-            let data = if buffer.device == device {
-                buffer.contents();
-                buffer.data.take().unwrap_or_else(|| HostData::zeros(buffer.elem, 0))
-            } else {
-                HostData::zeros(buffer.elem, 0)
-            };
-            taken.push(data);
+            // Local, mapped and peer buffers alike are lent to the kernel for its step (a
+            // peer buffer is for reading: writes go through remote operations).
+            buffer.contents();
+            taken.push(buffer.data.take().unwrap_or_else(|| HostData::zeros(buffer.elem, 0)));
         }
-        let mut ctx = KernelContext {
-            kernel: def.name,
-            buffers: &mut taken,
-            buffer_ids: &launch.buffers,
-            scalars: &launch.scalars,
-            effects: Default::default(),
-        };
+        let mut ctx = KernelContext::new(def.name, &mut taken, &launch.buffers, &launch.scalars);
+        ctx.device = DeviceId(device);
+        ctx.step = shape.step;
+        ctx.resident_threads = shape.resident_threads;
+        ctx.seed = shape.seed;
         let result = (def.sim)(&mut ctx);
         let effects = std::mem::take(&mut ctx.effects);
         for (&id, data) in launch.buffers.iter().zip(taken) {
             if let Some(buffer) = self.buffers[id.0 as usize].as_mut()
-                && buffer.device == device
                 && buffer.data.is_none()
             {
                 buffer.data = Some(data);
@@ -438,47 +879,90 @@ impl SimBackend {
             bytes_written: effects.bytes_written,
             rounds: effects.rounds,
         };
-        Ok((report, counts, effects.remote))
+        Ok(Executed {
+            report,
+            counts,
+            remote: effects.remote,
+            peer_reads: effects.peer_reads,
+            next: effects.next,
+        })
     }
 
+    /// The device a remote operation's buffer lives on; `None` for mapped host memory.
+    fn target_device(&self, buffer: BufferId) -> Result<Option<u32>, BackendError> {
+        let b = self.buffer(buffer)?;
+        Ok(if b.mapped { None } else { Some(b.device) })
+    }
+
+    /// Whether the route from `a` to `b` crosses InfiniBand, and the largest set-up cost of
+    /// a message on it.
+    fn network_setup_ps(&self, a: u32, b: u32) -> Option<TimePs> {
+        let fabric = self.topology.fabric();
+        let (ea, eb) = (self.devices[a as usize].endpoint, self.devices[b as usize].endpoint);
+        let route = fabric.route(ea, eb)?;
+        let mut ib = false;
+        let mut setup: TimePs = 0;
+        for &c in &route.channels {
+            let lt = &self.topology.link_types[self.topology.link_of_channel(c).link_type];
+            if lt.kind == LinkKind::Infiniband {
+                ib = true;
+                setup = setup.max((lt.setup_ns * 1000.0).round() as TimePs);
+            }
+        }
+        ib.then_some(setup)
+    }
+
+    /// Sends the remote operations a kernel on `device` issued, one message per target
+    /// device (applied at once where they target `device` itself or mapped memory). Over
+    /// InfiniBand each operation is a message that pays the link's set-up cost, and
+    /// operations IB cannot carry are an error.
     fn submit_remote(
         &mut self,
         device: u32,
         ops: Vec<RemoteOp>,
         at_ps: TimePs,
     ) -> Result<(), BackendError> {
-        let mut by_target: BTreeMap<u32, Vec<RemoteOp>> = BTreeMap::new();
+        let mut by_target: BTreeMap<Option<u32>, Vec<RemoteOp>> = BTreeMap::new();
         for op in ops {
-            let target = match &op {
-                RemoteOp::AtomicMinU32 { buffer, .. } | RemoteOp::AtomicAddF32 { buffer, .. } => {
-                    *buffer
-                }
-                RemoteOp::PushU32 { queue, .. } => *queue,
-            };
-            let target_device = self.buffer(target)?.device;
-            by_target.entry(target_device).or_default().push(op);
+            let target = self.target_device(op.target())?;
+            by_target.entry(target).or_default().push(op);
         }
         for (target, ops) in by_target {
-            let bytes: u64 = ops
-                .iter()
-                .map(|op| match op {
-                    RemoteOp::PushU32 { values, .. } => 4 * values.len() as u64 + 8,
-                    _ => 8,
-                })
-                .sum();
-            if target == device {
-                self.apply_remote(ops)?;
+            let Some(target) = target.filter(|&t| t != device) else {
+                self.apply_remote(device, target.unwrap_or(device), ops)?;
                 continue;
-            }
+            };
+            let setup = match self.network_setup_ps(device, target) {
+                Some(per_message) => {
+                    for op in &ops {
+                        if let RemoteOp::Atomic { op, value, .. } = op
+                            && !op.supported_over_network(*value)
+                        {
+                            return Err(BackendError::Kernel {
+                                kernel: "remote operation".into(),
+                                message: format!(
+                                    "a remote {op:?} on {value:?} from gpu{device} to gpu{target} \
+                                     crosses InfiniBand, which has no remote min/max or float \
+                                     atomics (seed 003 sec. III-A3b); send the update as a \
+                                     message to the owner's queue instead"
+                                ),
+                            });
+                        }
+                    }
+                    per_message * ops.len() as u64
+                }
+                None => 0,
+            };
+            let bytes: u64 = ops.iter().map(RemoteOp::wire_bytes).sum();
             let (src, dst) =
                 (self.devices[device as usize].endpoint, self.devices[target as usize].endpoint);
             let track = format!("gpu{device}->gpu{target}");
             self.submit_transfer(
-                at_ps,
+                at_ps + setup,
                 src,
                 dst,
                 bytes,
-                TransferPurpose::Remote(ops),
+                TransferPurpose::Remote { from: device, ops },
                 track,
                 "remote",
             )?;
@@ -486,41 +970,112 @@ impl SimBackend {
         Ok(())
     }
 
-    fn apply_remote(&mut self, ops: Vec<RemoteOp>) -> Result<(), BackendError> {
+    /// Applies remote operations from `from` that arrived at `target` (or at mapped
+    /// memory), then sends the replies atomics owe their issuer.
+    fn apply_remote(
+        &mut self,
+        from: u32,
+        target: u32,
+        ops: Vec<RemoteOp>,
+    ) -> Result<(), BackendError> {
+        let mut replies = Vec::new();
+        let mut wakes_all = false;
         for op in ops {
+            wakes_all |= self.buffer(op.target())?.mapped;
             match op {
-                RemoteOp::AtomicMinU32 { buffer, index, value } => {
-                    let data = self.data_mut(buffer)?.as_u32_mut()?;
-                    let slot = data.get_mut(index).ok_or_else(|| out_of_range(buffer, index))?;
-                    *slot = (*slot).min(value);
-                }
-                RemoteOp::AtomicAddF32 { buffer, index, value } => {
-                    let data = self.data_mut(buffer)?.as_f32_mut()?;
-                    *data.get_mut(index).ok_or_else(|| out_of_range(buffer, index))? += value;
-                }
-                RemoteOp::PushU32 { queue, counter, values } => {
-                    let end = self.data_mut(counter)?.as_u64_mut()?.first().copied().unwrap_or(0);
-                    let storage = self.data_mut(queue)?.as_u32_mut()?;
-                    let start = end as usize;
-                    let Some(slots) = storage.get_mut(start..start + values.len()) else {
-                        return Err(BackendError::Kernel {
-                            kernel: "remote push".into(),
-                            message: format!(
-                                "queue buffer {} overflows: {} items at {start} exceed its {} slots",
-                                queue.0,
-                                values.len(),
-                                storage.len()
-                            ),
-                        });
-                    };
-                    slots.copy_from_slice(&values);
-                    if let Some(c) = self.data_mut(counter)?.as_u64_mut()?.first_mut() {
-                        *c += values.len() as u64;
+                RemoteOp::Atomic { buffer, index, op, value, fetch } => {
+                    let (old, changed) =
+                        apply_atomic(self.data_mut(buffer)?, buffer, index, op, value)?;
+                    match fetch {
+                        Fetch::Discard => {}
+                        Fetch::Into { buffer, index } => {
+                            replies.push(ReplyAction::Write { buffer, index, old })
+                        }
+                        Fetch::IfChanged(then) if changed => {
+                            replies.push(ReplyAction::Issue(*then))
+                        }
+                        Fetch::IfChanged(_) => {}
                     }
+                }
+                RemoteOp::Push { queue: q, items, notify } => {
+                    let mut storage =
+                        std::mem::replace(self.data_mut(q.items)?, HostData::U32(Vec::new()));
+                    let outcome = {
+                        let counters = self.data_mut(q.counters)?.as_u64_mut()?;
+                        storage.as_u32_mut().map(|s| queue::push(counters, s, &items))
+                    };
+                    *self.data_mut(q.items)? = storage;
+                    let outcome = outcome?;
+                    if let (Some(n), queue::PushOutcome::Stored(_)) = (notify, outcome) {
+                        let counter = self.data_mut(n.buffer)?.as_u64_mut()?;
+                        let slot = counter
+                            .get_mut(n.index)
+                            .ok_or_else(|| out_of_range(n.buffer, n.index))?;
+                        *slot += items.len() as u64;
+                        wakes_all |= self.buffer(n.buffer)?.mapped;
+                    }
+                }
+                RemoteOp::Store { buffer, offset, data } => {
+                    self.data_mut(buffer)?.copy_range_from(offset, &data, 0, data.len())?;
                 }
             }
         }
-        Ok(())
+        self.wake_device(if wakes_all { None } else { Some(target) }, None);
+        if replies.is_empty() {
+            return Ok(());
+        }
+        if from == target {
+            return self.deliver_replies(from, replies);
+        }
+        let setup = self.network_setup_ps(target, from).unwrap_or(0);
+        let bytes = replies.len() as u64 * super::kernel::ATOMIC_WIRE_BYTES;
+        let (src, dst) =
+            (self.devices[target as usize].endpoint, self.devices[from as usize].endpoint);
+        let now = self.engine.now();
+        self.submit_transfer(
+            now + setup,
+            src,
+            dst,
+            bytes,
+            TransferPurpose::Reply { to: from, actions: replies },
+            format!("gpu{target}->gpu{from}"),
+            "reply",
+        )
+    }
+
+    /// Replies of remote atomics reached their issuer `to`.
+    fn deliver_replies(&mut self, to: u32, actions: Vec<ReplyAction>) -> Result<(), BackendError> {
+        let mut issue = Vec::new();
+        for action in actions {
+            match action {
+                ReplyAction::Write { buffer, index, old } => {
+                    let data = self.data_mut(buffer)?;
+                    let ok = match (data, old) {
+                        (HostData::U32(v), Word::U32(x)) => v.get_mut(index).map(|s| *s = x),
+                        (HostData::U64(v), Word::U64(x)) => v.get_mut(index).map(|s| *s = x),
+                        (HostData::F32(v), Word::F32(x)) => v.get_mut(index).map(|s| *s = x),
+                        _ => None,
+                    };
+                    if ok.is_none() {
+                        return Err(BackendError::Kernel {
+                            kernel: "remote atomic".into(),
+                            message: format!(
+                                "its old value {old:?} cannot land in element {index} of buffer {} \
+                                 (wrong type or out of range)",
+                                buffer.0
+                            ),
+                        });
+                    }
+                }
+                ReplyAction::Issue(op) => issue.push(op),
+            }
+        }
+        self.wake_device(Some(to), None);
+        if issue.is_empty() {
+            return Ok(());
+        }
+        let now = self.engine.now();
+        self.submit_remote(to, issue, now)
     }
 
     fn data_mut(&mut self, id: BufferId) -> Result<&mut HostData, BackendError> {
@@ -590,7 +1145,7 @@ impl SimBackend {
                     }
                     self.engine.schedule_at(
                         now.saturating_add(duration),
-                        Event::StreamOpDone { stream, kernel: None, bytes, start_ps: now },
+                        Event::StreamOpDone { stream, bytes },
                     );
                     return Ok(());
                 }
@@ -653,7 +1208,7 @@ impl SimBackend {
         let s = &mut self.streams[stream as usize];
         s.running = false;
         let token = match s.queue.pop_front() {
-            Some(Op::Kernel(_, token))
+            Some(Op::Kernel(_, _, token))
             | Some(Op::Copy { token, .. })
             | Some(Op::Write { token, .. }) => token,
             Some(Op::Read { token, .. }) => Some(token),
@@ -682,33 +1237,23 @@ impl SimBackend {
                 }
             }
             Event::Deliver { id } => self.deliver(id),
-            Event::StreamOpDone { stream, kernel, bytes, start_ps } => {
-                let now = self.engine.now();
-                let kind = match kernel {
-                    Some((device, report)) => {
-                        let d = &mut self.devices[device as usize];
-                        d.compute_busy = false;
-                        d.stats.kernels += 1;
-                        d.stats.edges += report.edges;
-                        d.stats.kernel_busy_ps += now - start_ps;
-                        if self.config.trace
-                            && let Some(Op::Kernel(launch, _)) =
-                                self.streams[stream as usize].queue.front()
-                        {
-                            self.trace.push(TraceSpan {
-                                name: launch.kernel.to_string(),
-                                track: format!("gpu{device}/stream{stream}"),
-                                start_ps,
-                                duration_ps: now - start_ps,
-                                amount: report.edges,
-                            });
-                        }
-                        self.start_kernels(device)?;
-                        CompletionKind::Kernel(report)
-                    }
-                    None => CompletionKind::Copy { bytes },
-                };
-                self.finish_head(stream, kind)
+            Event::StreamOpDone { stream, bytes } => {
+                let device = self.streams[stream as usize].device;
+                self.wake_device(Some(device), None);
+                self.finish_head(stream, CompletionKind::Copy { bytes })
+            }
+            Event::StepCompute { stream } => self.step_part_done(stream),
+            Event::NextStep { stream } => {
+                // A wake-up for a kernel that meanwhile finished or already stepped is moot.
+                match self.streams[stream as usize].kernel.as_ref() {
+                    Some(r) if !r.parked && r.outstanding == 0 => self.run_step(stream),
+                    _ => Ok(()),
+                }
+            }
+            Event::HostWorkDone { token } => {
+                let time_ps = self.engine.now();
+                self.ready.push_back(Completion { token, time_ps, kind: CompletionKind::HostWork });
+                Ok(())
             }
         }
     }
@@ -718,8 +1263,10 @@ impl SimBackend {
         if let (Some(delays), Some(flight)) = (self.delays.as_mut(), self.in_flight.get(&id)) {
             // One order key per stream, and per GPU pair for one-sided operations.
             let key = match &flight.purpose {
-                TransferPurpose::StreamOp { stream, .. } => u64::from(*stream),
-                TransferPurpose::Remote(_) => {
+                TransferPurpose::StreamOp { stream, .. } | TransferPurpose::PeerRead { stream } => {
+                    u64::from(*stream)
+                }
+                TransferPurpose::Remote { .. } | TransferPurpose::Reply { .. } => {
                     (1 << 63)
                         | (u64::from(flight.request.src.0) << 32)
                         | u64::from(flight.request.dst.0)
@@ -752,7 +1299,12 @@ impl SimBackend {
             });
         }
         match flight.purpose {
-            TransferPurpose::Remote(ops) => self.apply_remote(ops),
+            TransferPurpose::Remote { from, ops } => {
+                let target = self.target_device(ops[0].target())?.unwrap_or(from);
+                self.apply_remote(from, target, ops)
+            }
+            TransferPurpose::Reply { to, actions } => self.deliver_replies(to, actions),
+            TransferPurpose::PeerRead { stream } => self.step_part_done(stream),
             TransferPurpose::StreamOp { stream, landing, read } => {
                 if let Some((buffer, offset, data)) = landing {
                     let target = self.buffers.get_mut(buffer.0 as usize).and_then(Option::as_mut);
@@ -764,6 +1316,8 @@ impl SimBackend {
                     } else {
                         target.contents().copy_range_from(offset, &data, 0, data.len())?;
                     }
+                    let device = target.device;
+                    self.wake_device(Some(device), None);
                 }
                 let kind = match read {
                     Some(data) => CompletionKind::HostRead(data),
@@ -780,7 +1334,21 @@ impl SimBackend {
             if let Some(op) = s.queue.front() {
                 let what = match op {
                     Op::Wait(e) => format!("waits for event {} that is never recorded", e.0),
-                    Op::Kernel(l, _) => format!("kernel `{}` never started", l.kernel),
+                    Op::Kernel(l, config, _) => match &s.kernel {
+                        Some(r) if r.parked => format!(
+                            "persistent kernel `{}` is idle, waiting for work that nothing is \
+                             left to send (step {})",
+                            l.kernel, r.step
+                        ),
+                        Some(_) => format!("kernel `{}` never finished a step", l.kernel),
+                        None => format!(
+                            "kernel `{}` never started: it needs {} SMs, {} are free (kernels \
+                             beside it hold the rest)",
+                            l.kernel,
+                            self.sms_of(s.device, config),
+                            self.devices[s.device as usize].sm_free
+                        ),
+                    },
                     _ => "an operation never finished".to_string(),
                 };
                 lines.push(format!("stream {i} on gpu{}: {what}", s.device));
@@ -801,8 +1369,10 @@ impl SimBackend {
             .enumerate()
             .filter_map(|(i, s)| {
                 let what = match s.queue.front()? {
-                    Op::Kernel(l, _) if s.running => format!("kernel `{}` running", l.kernel),
-                    Op::Kernel(l, _) => format!("kernel `{}` waits for the GPU", l.kernel),
+                    Op::Kernel(l, ..) if s.kernel.is_some() => {
+                        format!("kernel `{}` running", l.kernel)
+                    }
+                    Op::Kernel(l, ..) => format!("kernel `{}` waits for the GPU", l.kernel),
                     Op::Wait(e) => format!("waits for event {}", e.0),
                     Op::Copy { .. } | Op::Write { .. } | Op::Read { .. } => {
                         "a transfer in flight".to_string()
@@ -925,6 +1495,7 @@ impl Backend for SimBackend {
         d.stats.memory_peak_bytes = d.stats.memory_peak_bytes.max(d.memory_in_use_bytes);
         self.buffers.push(Some(Buffer {
             device: device.0,
+            mapped: false,
             elem,
             len,
             data: None,
@@ -938,7 +1509,10 @@ impl Backend for SimBackend {
             self.buffers.get_mut(buffer.0 as usize).and_then(Option::take).ok_or_else(|| {
                 BackendError::Usage(format!("buffer {} freed twice or never allocated", buffer.0))
             })?;
-        self.devices[b.device as usize].memory_in_use_bytes -= b.len as u64 * b.elem.size_bytes();
+        if !b.mapped {
+            self.devices[b.device as usize].memory_in_use_bytes -=
+                b.len as u64 * b.elem.size_bytes();
+        }
         Ok(())
     }
 
@@ -964,6 +1538,7 @@ impl Backend for SimBackend {
             priority,
             queue: VecDeque::new(),
             running: false,
+            kernel: None,
         });
         Ok(StreamId(self.streams.len() as u32 - 1))
     }
@@ -982,14 +1557,82 @@ impl Backend for SimBackend {
         self.enqueue(stream, Op::Wait(event))
     }
 
-    fn launch(
+    fn launch_with(
         &mut self,
         stream: StreamId,
         launch: Launch,
+        config: LaunchConfig,
         token: Option<Token>,
     ) -> Result<(), BackendError> {
         self.registry.get(launch.kernel)?;
-        self.enqueue(stream, Op::Kernel(launch, token))
+        if config.sm_limit == Some(0) || config.block_threads == Some(0) || config.blocks == Some(0)
+        {
+            return Err(BackendError::Usage(format!(
+                "kernel `{}`: a launch of 0 SMs, 0 threads per block or 0 blocks runs nothing; \
+                 leave the field unset for the default",
+                launch.kernel
+            )));
+        }
+        self.enqueue(stream, Op::Kernel(launch, config, token))
+    }
+
+    fn host_work(&mut self, cost_ps: u64, token: Token) -> Result<(), BackendError> {
+        let at = self.engine.now().saturating_add(cost_ps);
+        self.engine.schedule_at(at, Event::HostWorkDone { token });
+        Ok(())
+    }
+
+    fn alloc_mapped(
+        &mut self,
+        elem: ElemType,
+        len: usize,
+        label: &str,
+    ) -> Result<BufferId, BackendError> {
+        self.buffers.push(Some(Buffer {
+            device: 0,
+            mapped: true,
+            elem,
+            len,
+            data: None,
+            label: label.to_string(),
+        }));
+        Ok(BufferId(self.buffers.len() as u32 - 1))
+    }
+
+    fn read_mapped(&self, buffer: BufferId) -> Result<HostData, BackendError> {
+        let b = self.mapped_buffer(buffer)?;
+        b.slice(0, b.len)
+    }
+
+    fn write_mapped(
+        &mut self,
+        buffer: BufferId,
+        offset: usize,
+        data: HostData,
+    ) -> Result<(), BackendError> {
+        self.mapped_buffer(buffer)?;
+        self.data_mut(buffer)?.copy_range_from(offset, &data, 0, data.len())?;
+        self.wake_device(None, None);
+        Ok(())
+    }
+
+    fn memory_bandwidth_bytes_per_s(&self, device: DeviceId) -> u64 {
+        self.topology
+            .gpus
+            .get(device.0 as usize)
+            .map_or(0, |g| g.model.memory_bandwidth_bytes_per_s)
+    }
+
+    fn remote_path(&self, a: DeviceId, b: DeviceId) -> RemotePath {
+        if a == b {
+            RemotePath::Local
+        } else if !self.peer_access(a, b) {
+            RemotePath::Staged
+        } else if self.network_setup_ps(a.0, b.0).is_some() {
+            RemotePath::Network
+        } else {
+            RemotePath::Peer
+        }
     }
 
     fn copy(
@@ -999,6 +1642,8 @@ impl Backend for SimBackend {
         dst: BufferSlice,
         token: Option<Token>,
     ) -> Result<(), BackendError> {
+        self.device_buffer(src.buffer)?;
+        self.device_buffer(dst.buffer)?;
         let (se, sl) = self.buffer_shape(src.buffer)?;
         let (de, dl) = self.buffer_shape(dst.buffer)?;
         if se != de || src.len != dst.len || src.offset + src.len > sl || dst.offset + dst.len > dl
@@ -1020,6 +1665,7 @@ impl Backend for SimBackend {
         data: HostData,
         token: Option<Token>,
     ) -> Result<(), BackendError> {
+        self.device_buffer(dst)?;
         let (elem, len) = self.buffer_shape(dst)?;
         if elem != data.elem() || offset + data.len() > len {
             return Err(BackendError::Usage(format!(
@@ -1038,6 +1684,7 @@ impl Backend for SimBackend {
         src: BufferSlice,
         token: Token,
     ) -> Result<(), BackendError> {
+        self.device_buffer(src.buffer)?;
         let (_, len) = self.buffer_shape(src.buffer)?;
         if src.offset + src.len > len {
             return Err(BackendError::Usage(format!(

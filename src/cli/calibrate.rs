@@ -24,6 +24,9 @@ pub enum CalibrateCommand {
     /// Run algorithms over GPU counts on one graph (loaded once) and write one JSON row per
     /// run: time, GTEPS, bytes per link, bandwidth floor.
     Runs(Box<RunsArgs>),
+    /// BFS by Graph500's kernel 2 rules: 64 random search keys of non-zero degree, each
+    /// search validated, harmonic mean TEPS over the input edges of the reached component.
+    Graph500(Box<super::graph500::Graph500Args>),
 }
 
 /// Arguments of `calibrate machine`.
@@ -116,6 +119,7 @@ pub fn run(command: CalibrateCommand) -> anyhow::Result<()> {
     match command {
         CalibrateCommand::Machine(args) => machine(args),
         CalibrateCommand::Runs(args) => runs(*args),
+        CalibrateCommand::Graph500(args) => super::graph500::graph500(*args),
     }
 }
 
@@ -175,6 +179,14 @@ fn floor_bytes(
             let per = 8.0 * n + 4.0 * m + 8.0 * n + gathers(m) + 24.0 * n;
             per * f64::from(iterations.max(1))
         }
+        // Per iteration: the arcs and their labels, each arc's table slot written (key and
+        // count) and both of its slots read back.
+        Algorithm::Cdlp => {
+            let per = 8.0 * n + 4.0 * m + gathers(m) + 8.0 * m + 16.0 * m;
+            per * f64::from(iterations.max(1))
+        }
+        // Every arc walked in the intersections: its target and flag.
+        Algorithm::Lcc => 8.0 * n + 8.0 * e + 8.0 * n,
     };
     (
         bytes,
@@ -536,6 +548,7 @@ mod measure {
                 seed: 1,
                 bsp: BspOptions::default(),
                 groute: WorklistOptions::default(),
+                gum: Default::default(),
                 validate: false,
                 command_line: Vec::new(),
             };

@@ -3,9 +3,12 @@
 
 mod calibrate;
 mod graph;
+mod graph500;
 mod graph_analysis;
 mod graph_io;
 mod graph_source;
+mod graphalytics;
+mod gum;
 mod output;
 mod plot;
 mod run;
@@ -40,6 +43,11 @@ enum Command {
     Sweep(sweep::SweepArgs),
     /// Swarm testing: per seed, draw a whole configuration, run it and validate it.
     Swarm(swarm::SwarmArgs),
+    /// GUM's cost model: regenerate the logs and refit g(W) (`switchyard gum fit`).
+    Gum(gum::GumArgs),
+    /// An LDBC Graphalytics benchmark run: BFS, PR, WCC, CDLP, LCC and SSSP on one graph
+    /// with its .properties' parameters, validated, with output files and EVPS.
+    Graphalytics(graphalytics::GraphalyticsArgs),
     /// Inspect, generate, convert and partition graphs.
     #[command(subcommand)]
     Graph(graph::GraphCommand),
@@ -60,6 +68,8 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
         Some(Command::Run(args)) => run::run_command(args),
         Some(Command::Sweep(args)) => sweep::sweep_command(args),
         Some(Command::Swarm(args)) => swarm::swarm_command(args),
+        Some(Command::Gum(args)) => gum::gum_command(args),
+        Some(Command::Graphalytics(args)) => graphalytics::graphalytics_command(args),
         Some(Command::Graph(command)) => graph::run(command),
         Some(Command::Topo(command)) => topo::run(command),
         Some(Command::Plot(args)) => plot::plot_command(args),

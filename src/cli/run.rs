@@ -9,6 +9,8 @@ use switchyard::driver::{
 };
 use switchyard::runtime::bsp::{BspOptions, Communication, Duplication};
 use switchyard::runtime::groute::worklist::{RingOrder, WorklistOptions};
+use switchyard::runtime::gum::GumOptions;
+use switchyard::runtime::gum::planner::{SolverLimits, Triggers};
 use switchyard_sim::fault::FaultSpec;
 use switchyard_sim::interconnect::Fidelity;
 use switchyard_sim::topology::Topology;
@@ -42,7 +44,8 @@ pub struct RunOptions {
     /// PageRank damping factor (default: the LDBC `.properties` value, else 0.85).
     #[arg(long)]
     pub damping: Option<f64>,
-    /// LDBC PageRank iterations (default: the LDBC `.properties` value, else 20).
+    /// Iterations of LDBC PageRank and CDLP (default: the LDBC `.properties` value,
+    /// `pr.num-iterations` or `cdlp.max-iterations`, else 20).
     #[arg(long)]
     pub iterations: Option<u32>,
     /// Residual PageRank tolerance (raw scale: each vertex starts with 1 - damping).
@@ -84,6 +87,29 @@ pub struct RunOptions {
     /// Groute: initial worklist capacity per GPU in items (it grows on demand).
     #[arg(long, default_value_t = WorklistOptions::default().initial_worklist_items)]
     pub worklist_items: usize,
+    /// GUM: frontier stealing (FSteal) on or off.
+    #[arg(long, value_enum, default_value = "on")]
+    pub gum_fsteal: OnOff,
+    /// GUM t1: FSteal only when the busiest GPU has at least this many active edges.
+    #[arg(long, default_value_t = Triggers::default().t1_min_max_edges)]
+    pub gum_t1: u64,
+    /// GUM t2: FSteal only when the busiest and idlest GPUs differ by at least this many
+    /// edges.
+    #[arg(long, default_value_t = Triggers::default().t2_min_imbalance_edges)]
+    pub gum_t2: u64,
+    /// GUM t3: OSteal only after a superstep shorter than this, in microseconds.
+    #[arg(long, default_value_t = Triggers::default().t3_max_iteration_ps / 1_000_000)]
+    pub gum_t3_us: u64,
+    /// GUM t4: hub vertices have an in-degree above this.
+    #[arg(long, default_value_t = Triggers::default().t4_hub_in_degree)]
+    pub gum_t4: u32,
+    /// GUM: largest stealing problem (GPUs) the LP solver is asked about.
+    #[arg(long, default_value_t = SolverLimits::default().max_workers)]
+    pub gum_solver_max_workers: usize,
+    /// GUM: the LP solver's wall-clock guard in milliseconds (no stealing that superstep
+    /// when it runs out, recorded in the report).
+    #[arg(long, default_value_t = SolverLimits::default().time_limit_ms)]
+    pub gum_solver_time_limit_ms: u64,
     /// Inject a fault into the simulated machine (repeatable):
     /// `link-degrade:link=A-B[,bandwidth=F][,latency_ns=N][,at_us=T]`,
     /// `link-fail:link=A-B[,at_us=T]`, `straggler:gpu=I,slowdown=X[,at_us=T]`,
@@ -91,6 +117,35 @@ pub struct RunOptions {
     /// nanoseconds). See README, "Faults".
     #[arg(long = "fault", value_name = "SPEC")]
     pub faults: Vec<FaultSpec>,
+}
+
+/// A switch as the CLI spells it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum OnOff {
+    /// Enabled.
+    On,
+    /// Disabled.
+    Off,
+}
+
+impl RunOptions {
+    /// GUM's options from the command line (checked when the run starts).
+    pub fn gum(&self) -> GumOptions {
+        GumOptions {
+            fsteal: self.gum_fsteal == OnOff::On,
+            triggers: Triggers {
+                t1_min_max_edges: self.gum_t1,
+                t2_min_imbalance_edges: self.gum_t2,
+                t3_max_iteration_ps: self.gum_t3_us.saturating_mul(1_000_000),
+                t4_hub_in_degree: self.gum_t4,
+            },
+            solver: SolverLimits {
+                max_workers: self.gum_solver_max_workers,
+                time_limit_ms: self.gum_solver_time_limit_ms,
+            },
+            ..GumOptions::default()
+        }
+    }
 }
 
 /// Duplication strategy as the CLI spells it.
@@ -202,10 +257,26 @@ impl RunOptions {
         algorithm: Algorithm,
         graph: &ResolvedGraph,
     ) -> anyhow::Result<(AlgorithmParams, Option<String>)> {
+        let (params, own) = self.params_from_file(algorithm, graph)?;
+        let used: Vec<String> = graph.used.iter().cloned().chain(own).collect();
+        let file = graph.properties.as_ref().map(|(f, _)| f.display().to_string());
+        let line = (!used.is_empty())
+            .then(|| format!("parameters from {}: {}", file.unwrap_or_default(), used.join(", ")));
+        Ok((params, line))
+    }
+
+    /// [`RunOptions::params`] without the line: the parameters and the algorithm's own
+    /// settings taken from the `.properties` (as `what value (key)`; the graph's own, such
+    /// as its directedness, are in `graph.used`).
+    pub fn params_from_file(
+        &self,
+        algorithm: Algorithm,
+        graph: &ResolvedGraph,
+    ) -> anyhow::Result<(AlgorithmParams, Vec<String>)> {
         let defaults = AlgorithmParams::default();
         let props = graph.properties.as_ref();
         let file = props.map(|(f, _)| f.display().to_string()).unwrap_or_default();
-        let mut used = graph.used.clone();
+        let mut used = Vec::new();
         // One parameter: the option, else the file's value (recorded), else the default.
         fn pick<T: PartialEq + std::fmt::Display + Copy>(
             option: Option<T>,
@@ -276,19 +347,26 @@ impl RunOptions {
         } else {
             self.damping
         };
-        let iterations = if algorithm == Algorithm::Pr {
-            let from_file = props.and_then(|(_, p)| p.pr_num_iterations);
-            pick(
+        let iterations = match algorithm {
+            Algorithm::Pr => pick(
                 self.iterations,
                 "--iterations",
-                from_file,
+                props.and_then(|(_, p)| p.pr_num_iterations),
                 graph.key("pr.num-iterations"),
                 &file,
                 &mut used,
                 "iterations",
-            )?
-        } else {
-            self.iterations
+            )?,
+            Algorithm::Cdlp => pick(
+                self.iterations,
+                "--iterations",
+                props.and_then(|(_, p)| p.cdlp_max_iterations),
+                graph.key("cdlp.max-iterations"),
+                &file,
+                &mut used,
+                "iterations",
+            )?,
+            _ => self.iterations,
         };
         let params = AlgorithmParams {
             source,
@@ -296,9 +374,7 @@ impl RunOptions {
             iterations: iterations.unwrap_or(defaults.iterations),
             epsilon: self.epsilon,
         };
-        let line =
-            (!used.is_empty()).then(|| format!("parameters from {file}: {}", used.join(", ")));
-        Ok((params, line))
+        Ok((params, used))
     }
 
     /// What the run is: `algorithm` with `params` on `runtime` over `gpus` GPUs.
@@ -343,6 +419,7 @@ impl RunOptions {
                 fused_max_rounds: self.fused_max_rounds,
                 initial_worklist_items: self.worklist_items,
             },
+            gum: self.gum(),
             validate: !self.no_validate,
             command_line,
         })

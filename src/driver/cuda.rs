@@ -153,6 +153,7 @@ mod tests {
             seed: 1,
             bsp: Default::default(),
             groute: Default::default(),
+            gum: Default::default(),
             validate: true,
             command_line: Vec::new(),
         };

@@ -3,6 +3,7 @@
 //! go through [`run`].
 
 pub mod cuda;
+pub mod gum_fit;
 pub mod harness;
 pub mod report;
 pub mod swarm;
@@ -18,6 +19,7 @@ use crate::graph::{Csr, GraphError};
 use crate::runtime::bsp::{self, BspOptions, BspPrimitive};
 use crate::runtime::groute::GrouteOperators;
 use crate::runtime::groute::worklist::{self, WorklistOptions};
+use crate::runtime::gum::{self, GumOptions};
 use crate::runtime::{Outcome, RuntimeError};
 use report::{
     AlgorithmInfo, BackendInfo, GraphInfo, PartitionInfo, RunReport, RuntimeInfo, TopologyInfo,
@@ -50,17 +52,20 @@ pub enum RuntimeKind {
     Bsp,
     /// Groute's asynchronous distributed worklist (seed 000).
     Groute,
+    /// GUM: bulk-synchronous with frontier stealing (seed 001).
+    Gum,
 }
 
 impl RuntimeKind {
     /// All runtimes, in CLI order.
-    pub const ALL: [RuntimeKind; 2] = [RuntimeKind::Bsp, RuntimeKind::Groute];
+    pub const ALL: [RuntimeKind; 3] = [RuntimeKind::Bsp, RuntimeKind::Groute, RuntimeKind::Gum];
 
     /// Name as the CLI spells it.
     pub fn name(self) -> &'static str {
         match self {
             RuntimeKind::Bsp => "bsp",
             RuntimeKind::Groute => "groute",
+            RuntimeKind::Gum => "gum",
         }
     }
 
@@ -70,6 +75,7 @@ impl RuntimeKind {
         match self {
             RuntimeKind::Bsp => instance.bsp().is_some(),
             RuntimeKind::Groute => instance.groute().is_some(),
+            RuntimeKind::Gum => instance.gum().is_some(),
         }
     }
 }
@@ -94,6 +100,8 @@ pub struct RunSpec {
     pub bsp: BspOptions,
     /// Groute distributed-worklist options.
     pub groute: WorklistOptions,
+    /// GUM options.
+    pub gum: GumOptions,
     /// Validate against the references.
     pub validate: bool,
     /// The command line, for the report.
@@ -176,6 +184,7 @@ impl RunOutput {
 pub fn builtin_kernels() -> KernelRegistry {
     let mut registry = KernelRegistry::new();
     bsp::kernels::register(&mut registry);
+    gum::kernels::register(&mut registry);
     crate::runtime::groute::register(&mut registry);
     algo::register(&mut registry);
     registry
@@ -314,6 +323,17 @@ pub fn check_on_cuda(graph: &Csr, spec: &RunSpec) -> Result<(), RunError> {
             }
             _ => Vec::new(),
         },
+        RuntimeKind::Gum => algorithm
+            .gum()
+            .map(|o| {
+                let p = &o.primitive;
+                [Some(p.advance_kernel()), p.apply_kernel()]
+                    .into_iter()
+                    .flatten()
+                    .chain(["gum_frontier_stats", "gum_cut", "gum_steal_min", "gum_merge_return"])
+                    .collect()
+            })
+            .unwrap_or_default(),
     };
     let registry = builtin_kernels();
     let missing =
@@ -363,6 +383,12 @@ pub fn execute<B: Backend>(
                 program.run(backend, graph, owner, spec.gpus, &spec.groute)?
             }
         },
+        RuntimeKind::Gum => {
+            let operators = prepared.algorithm.gum().ok_or_else(refused)?;
+            let model = crate::runtime::gum::cost_model::CostModel::embedded()
+                .map_err(|e| RunError::Options(e.to_string()))?;
+            gum::run(backend, graph, owner, spec.gpus, &operators, &spec.gum, &model)?.into()
+        }
     })
 }
 
@@ -388,7 +414,7 @@ pub(crate) fn finish(
     machine: Machine,
 ) -> Result<RunOutput, RunError> {
     let graph = prepared.graph.as_ref();
-    let Outcome { values, aux, compute_time_ps: time_ps, work, supersteps, groute } = outcome;
+    let Outcome { values, aux, compute_time_ps: time_ps, work, supersteps, groute, gum } = outcome;
     let validation = if spec.validate {
         let result = VertexResult { values: &values, aux: aux.as_deref() };
         Some(prepared.algorithm.validate(graph, result)?)
@@ -400,9 +426,13 @@ pub(crate) fn finish(
             name: String::new(),
             bsp: prepared.algorithm.bsp().map(|p| bsp_options(p.as_ref(), spec.bsp)),
             groute: None,
+            gum: None,
         },
         RuntimeKind::Groute => {
-            RuntimeInfo { name: String::new(), bsp: None, groute: Some(spec.groute) }
+            RuntimeInfo { name: String::new(), bsp: None, groute: Some(spec.groute), gum: None }
+        }
+        RuntimeKind::Gum => {
+            RuntimeInfo { name: String::new(), bsp: None, groute: None, gum: Some(spec.gum) }
         }
     };
     let seconds = time_ps as f64 / 1e12;
@@ -432,20 +462,24 @@ pub(crate) fn finish(
         time_ps,
         validation,
         groute,
+        gum,
     };
     Ok(RunOutput { report, trace: None, values, aux })
 }
 
-/// The bulk-synchronous options a run of `primitive` uses: a primitive that pulls
-/// (direction-optimizing BFS) must broadcast and keep a copy of every vertex (seed 002
-/// section VI-A), whatever was asked.
+/// The bulk-synchronous options a run of `primitive` uses, whatever was asked: a primitive
+/// that pulls (direction-optimizing BFS) or whose owners hand new values to every copy
+/// (the assignment combiner: CDLP) must broadcast and keep a copy of every vertex (seed
+/// 002 section VI-A); one that reads two hops (LCC) keeps a copy of every vertex and arc.
 pub fn bsp_options(primitive: &dyn BspPrimitive, asked: BspOptions) -> BspOptions {
-    if primitive.needs_reverse() {
+    if primitive.needs_reverse() || primitive.combiner() == bsp::Combiner::Assign {
         BspOptions {
             duplication: bsp::Duplication::All,
             communication: bsp::Communication::Broadcast,
             ..asked
         }
+    } else if primitive.needs_all_arcs() {
+        BspOptions { duplication: bsp::Duplication::All, ..asked }
     } else {
         asked
     }

@@ -59,6 +59,9 @@ pub struct RunReport {
     /// What the Groute runtime did (only for `groute` runs).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub groute: Option<GrouteReport>,
+    /// What GUM did (only for `gum` runs): per-superstep records, stealing, decisions.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub gum: Option<crate::runtime::gum::GumReport>,
 }
 
 /// Backend facts.
@@ -119,6 +122,9 @@ pub struct RuntimeInfo {
     /// Distributed-worklist options (groute runs).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub groute: Option<WorklistOptions>,
+    /// GUM options (gum runs).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub gum: Option<crate::runtime::gum::GumOptions>,
 }
 
 /// Algorithm facts.

@@ -21,6 +21,8 @@ use crate::graph::generate::{GeneratorSpec, generate, with_uniform_weights};
 use crate::graph::{Csr, GraphError, LoadOptions, load_graph_from_bytes};
 use crate::runtime::bsp::{BspOptions, Communication, Duplication};
 use crate::runtime::groute::worklist::{RingOrder, WorklistOptions};
+use crate::runtime::gum::GumOptions;
+use crate::runtime::gum::planner::Triggers;
 use crossbeam_channel::{RecvTimeoutError, unbounded};
 use rand::{RngExt, SeedableRng};
 use rand_chacha::ChaCha8Rng;
@@ -186,6 +188,8 @@ pub struct SwarmCase {
     pub bsp: BspOptions,
     /// Groute options (used when the runtime is `groute`).
     pub groute: WorklistOptions,
+    /// GUM options (used when the runtime is `gum`).
+    pub gum: GumOptions,
     /// Faults injected into the machine (`--fault`), as canonical specs; drawn for about a
     /// quarter of the seeds (see [`draw_faults`]).
     pub faults: Vec<String>,
@@ -344,6 +348,22 @@ fn derive_machine(
     Ok((topology, derivation))
 }
 
+/// The stream (derived from the seed) that draws whether a seed runs a runtime that joined
+/// the swarm after its first regression seeds were recorded.
+const LATER_RUNTIME_STREAM: u64 = 0x5_7A7E;
+
+/// A runtime that joined the swarm later, for a share of the seeds (one part in `2 + n` for
+/// each of the `n` later runtimes), or `None` (the seed runs the runtime of the main
+/// stream). Drawn from a stream of its own, so a seed that runs BSP or Groute draws exactly
+/// the configuration it drew before.
+fn later_runtime(seed: u64) -> Option<RuntimeKind> {
+    const LATER: [RuntimeKind; 1] = [RuntimeKind::Gum];
+    let mut rng = ChaCha8Rng::seed_from_u64(seed);
+    rng.set_stream(LATER_RUNTIME_STREAM);
+    let share = LATER.len() as f64 / (LATER.len() + 2) as f64;
+    rng.random_bool(share).then(|| *pick(&mut rng, &LATER))
+}
+
 /// The random stream (of a seed's ChaCha8 generator) that faults are drawn from: apart from
 /// the configuration's main stream, so that drawing faults changed no seed's configuration.
 const FAULT_STREAM: u64 = 0xFA_0175;
@@ -429,8 +449,11 @@ pub fn draw(seed: u64, options: &SwarmOptions) -> Result<(SwarmCase, Topology, C
     };
     let gpus = rng.random_range(1..=topology.gpus.len() as u32);
     // Runtime (drawn even when filtered, so the rest of the stream starts at the same place).
-    let drawn = *pick(&mut rng, &RuntimeKind::ALL);
-    let runtime = options.runtime.unwrap_or(drawn);
+    // The draw is over the runtimes the swarm had when its regression seeds were recorded,
+    // so every recorded seed still draws the same configuration; GUM runs under
+    // `--runtime gum`.
+    let drawn = *pick(&mut rng, &[RuntimeKind::Bsp, RuntimeKind::Groute]);
+    let runtime = options.runtime.unwrap_or_else(|| later_runtime(seed).unwrap_or(drawn));
     let algorithms: Vec<Algorithm> =
         Algorithm::ALL.into_iter().filter(|&a| runtime.runs(a)).collect();
     let algorithm = *pick(&mut rng, &algorithms);
@@ -461,10 +484,11 @@ pub fn draw(seed: u64, options: &SwarmOptions) -> Result<(SwarmCase, Topology, C
         Algorithm::Bfs | Algorithm::Dobfs | Algorithm::Sssp => {
             AlgorithmParams { source: params.source, ..d }
         }
-        Algorithm::Cc => d,
+        Algorithm::Cc | Algorithm::Lcc => d,
         Algorithm::Pr => {
             AlgorithmParams { damping: params.damping, iterations: params.iterations, ..d }
         }
+        Algorithm::Cdlp => AlgorithmParams { iterations: params.iterations, ..d },
         Algorithm::PrResidual => {
             AlgorithmParams { damping: params.damping, epsilon: params.epsilon, ..d }
         }
@@ -482,9 +506,10 @@ pub fn draw(seed: u64, options: &SwarmOptions) -> Result<(SwarmCase, Topology, C
     let broadcast_drawn = duplication == Duplication::All && rng.random_bool(0.5);
     // The runtime refuses broadcast for additive updates without an apply step (residual
     // PageRank): such a draw runs selective (the draw is kept, so other seeds are unchanged).
-    let additive = algorithm.instance(&params).bsp().is_some_and(|p| {
-        p.combiner() == crate::runtime::bsp::Combiner::AddF32 && p.apply_kernel().is_none()
-    });
+    let additive = algorithm
+        .instance(&params)
+        .bsp()
+        .is_some_and(|p| p.combiner().is_additive() && p.apply_kernel().is_none());
     let communication = if broadcast_drawn && !additive {
         Communication::Broadcast
     } else {
@@ -533,6 +558,19 @@ pub fn draw(seed: u64, options: &SwarmOptions) -> Result<(SwarmCase, Topology, C
             rng.random_range(1..=1024)
         },
     };
+    // GUM options, drawn last and only for GUM cases (the other draws stay as they were):
+    // low thresholds so that small graphs steal.
+    let gum = if runtime == RuntimeKind::Gum {
+        let t1 = *pick(&mut rng, &[1u64, 64, 16_384]);
+        let triggers = Triggers {
+            t1_min_max_edges: t1,
+            t2_min_imbalance_edges: *pick(&mut rng, &[1u64, 32, t1]),
+            ..Triggers::default()
+        };
+        GumOptions { fsteal: rng.random_bool(0.8), triggers, ..GumOptions::default() }
+    } else {
+        GumOptions::default()
+    };
     let faults = draw_faults(seed, &topology, gpus);
     let topology = topology.with_faults(&faults).map_err(|e| SwarmError::Topology {
         seed,
@@ -556,6 +594,7 @@ pub fn draw(seed: u64, options: &SwarmOptions) -> Result<(SwarmCase, Topology, C
         jitter_ns,
         bsp,
         groute,
+        gum,
         faults: faults.iter().map(ToString::to_string).collect(),
     };
     Ok((case, topology, csr))
@@ -608,7 +647,8 @@ impl SwarmCase {
                 let one_based = matches!(self.graph, GraphDraw::File(_));
                 push("--source", (u64::from(p.source) + u64::from(one_based)).to_string())
             }
-            Algorithm::Cc => {}
+            Algorithm::Cc | Algorithm::Lcc => {}
+            Algorithm::Cdlp => push("--iterations", p.iterations.to_string()),
             Algorithm::Pr => {
                 push("--damping", p.damping.to_string());
                 push("--iterations", p.iterations.to_string());
@@ -651,6 +691,12 @@ impl SwarmCase {
                 push("--fused-max-rounds", g.fused_max_rounds.to_string());
                 push("--worklist-items", g.initial_worklist_items.to_string());
             }
+            RuntimeKind::Gum => {
+                let g = &self.gum;
+                push("--gum-fsteal", if g.fsteal { "on" } else { "off" }.into());
+                push("--gum-t1", g.triggers.t1_min_max_edges.to_string());
+                push("--gum-t2", g.triggers.t2_min_imbalance_edges.to_string());
+            }
         }
         for fault in &self.faults {
             push("--fault", fault.clone());
@@ -676,6 +722,7 @@ impl SwarmCase {
             seed: self.seed,
             bsp: self.bsp,
             groute: self.groute,
+            gum: self.gum,
             validate: true,
             command_line,
         }
@@ -1132,6 +1179,11 @@ impl SwarmSummary {
                         }
                         if c.bsp.communication == Communication::Broadcast {
                             on.push("bsp:broadcast");
+                        }
+                    }
+                    RuntimeKind::Gum => {
+                        if c.gum.fsteal {
+                            on.push("gum:fsteal");
                         }
                     }
                     RuntimeKind::Groute => {

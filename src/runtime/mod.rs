@@ -3,6 +3,7 @@
 
 pub mod bsp;
 pub mod groute;
+pub mod gum;
 mod outcome;
 
 pub use outcome::{GrouteReport, Outcome, WorkReport};

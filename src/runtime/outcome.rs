@@ -21,6 +21,8 @@ pub struct Outcome {
     pub supersteps: u32,
     /// Groute's own account (Groute runs only).
     pub groute: Option<GrouteReport>,
+    /// GUM's own account (GUM runs only).
+    pub gum: Option<super::gum::GumReport>,
 }
 
 /// Work done.

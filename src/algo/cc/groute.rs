@@ -617,6 +617,7 @@ impl From<CcOutcome> for crate::runtime::Outcome {
             })
             .collect();
         crate::runtime::Outcome {
+            gum: None,
             compute_time_ps: outcome.compute_time_ps,
             work: crate::runtime::WorkReport {
                 edges_visited: edges,
@@ -668,13 +669,7 @@ mod tests {
         scalars: &[Scalar],
     ) -> KernelEffects {
         let ids: Vec<BufferId> = (0..buffers.len() as u32).map(BufferId).collect();
-        let mut ctx = KernelContext {
-            kernel: "test",
-            buffers,
-            buffer_ids: &ids,
-            scalars,
-            effects: KernelEffects::default(),
-        };
+        let mut ctx = KernelContext::new("test", buffers, &ids, scalars);
         f(&mut ctx).expect("kernel");
         std::mem::take(&mut ctx.effects)
     }
@@ -715,13 +710,7 @@ mod tests {
         let mut buffers = vec![HostData::zeros(ElemType::U32, 3), HostData::U32(vec![0, 9])];
         let ids = [BufferId(0), BufferId(1)];
         let scalars = [Scalar::U64(2)];
-        let mut ctx = KernelContext {
-            kernel: HOOK_KERNEL,
-            buffers: &mut buffers,
-            buffer_ids: &ids,
-            scalars: &scalars,
-            effects: KernelEffects::default(),
-        };
+        let mut ctx = KernelContext::new(HOOK_KERNEL, &mut buffers, &ids, &scalars);
         let err = hook_kernel(&mut ctx).expect_err("vertex 9 of 3").to_string();
         assert!(err.contains("edge (0, 9) is outside 3 vertices"), "{err}");
         let scalars = [Scalar::U64(1)];

@@ -33,6 +33,10 @@ impl GraphAlgorithm for ConnectedComponents {
     fn result_values(&self, result: VertexResult<'_>) -> Vec<crate::graph::ResultValue> {
         result.values.iter().map(|&l| crate::graph::ResultValue::Vertex(l)).collect()
     }
+    /// GUM: see `algo/gum.rs`.
+    fn gum(&self) -> Option<crate::algo::GumOperators> {
+        crate::algo::gum::cc(self)
+    }
     fn bsp(&self) -> Option<Box<dyn BspPrimitive>> {
         Some(Box::new(self.clone()))
     }

@@ -40,7 +40,7 @@ const HUGE_BYTES: usize = (1 + 3 * HUGE_CAP) * 8;
 use crate::backend::{
     Backend, BackendError, BackendStats, BufferId, BufferSlice, Completion, CompletionKind,
     DeviceId, DeviceInfo, DeviceStats, ElemType, EventId, HostData, KernelCountsReport,
-    KernelRegistry, Launch, LinkStats, StreamId, StreamPriority, Token,
+    KernelRegistry, Launch, LaunchConfig, LinkStats, StreamId, StreamPriority, Token,
 };
 use cudarc::driver::sys;
 use cudarc::nvrtc::sys as nvrtc;
@@ -159,6 +159,9 @@ struct Buf {
     ptr: u64,
     elem: ElemType,
     len: usize,
+    /// The host address of mapped host memory (`ptr` is then its device address, valid in
+    /// every context); `None` for device memory.
+    mapped: Option<*mut u8>,
 }
 
 struct Strm {
@@ -329,6 +332,10 @@ pub struct CudaBackend {
     links: BTreeMap<(u32, u32), u64>,
     peer: Vec<Vec<bool>>,
     path_bw: Vec<Vec<u64>>,
+    /// Device-to-device copy bandwidth of each GPU (read + write bytes per second).
+    local_bw: Vec<u64>,
+    /// Completions that need no GPU event (host work).
+    ready: VecDeque<Completion>,
     seq: u64,
     polls: u64,
     /// The physical GPU whose context is current on this thread.
@@ -434,6 +441,8 @@ impl CudaBackend {
             links: BTreeMap::new(),
             peer: Vec::new(),
             path_bw: Vec::new(),
+            local_bw: Vec::new(),
+            ready: VecDeque::new(),
             seq: 0,
             polls: 0,
             current: Cell::new(None),
@@ -488,6 +497,7 @@ impl CudaBackend {
         }
         backend.enable_peers()?;
         backend.path_bw = backend.measure_paths()?;
+        backend.local_bw = backend.measure_local_bandwidth()?;
         // The probes are not the run's traffic or memory.
         backend.links.clear();
         for d in &mut backend.devices {
@@ -841,6 +851,20 @@ impl CudaBackend {
         })
     }
 
+    /// A device buffer for a stream-ordered operation (mapped memory is read and written
+    /// with `read_mapped`/`write_mapped`, as on the simulator).
+    fn stream_buffer(&self, id: BufferId) -> Result<&Buf, BackendError> {
+        let b = self.buffer(id)?;
+        if b.mapped.is_some() {
+            return Err(BackendError::Usage(format!(
+                "buffer {} is mapped host memory: read and write it with read_mapped and \
+                 write_mapped, not with stream operations",
+                id.0
+            )));
+        }
+        Ok(b)
+    }
+
     fn take_pinned(&mut self, bytes: usize) -> Result<Pinned, BackendError> {
         let bytes = bytes.max(64);
         if let Some(i) =
@@ -1170,6 +1194,14 @@ impl CudaBackend {
     }
 }
 
+/// The error for a stream or mapped operation on the wrong kind of buffer.
+fn not_mapped(buffer: BufferId) -> BackendError {
+    BackendError::Usage(format!(
+        "buffer {} is device memory, not mapped host memory: use read_to_host/write_from_host",
+        buffer.0
+    ))
+}
+
 fn host_ptr(data: &HostData) -> *const u8 {
     match data {
         HostData::U32(v) => v.as_ptr().cast(),
@@ -1210,6 +1242,95 @@ impl Backend for CudaBackend {
             return 0;
         }
         self.path_bw.get(a.0 as usize).and_then(|r| r.get(b.0 as usize)).copied().unwrap_or(0)
+    }
+
+    fn memory_bandwidth_bytes_per_s(&self, device: DeviceId) -> u64 {
+        self.local_bw.get(device.0 as usize).copied().unwrap_or(0)
+    }
+
+    fn host_work(&mut self, cost_ps: u64, token: Token) -> Result<(), BackendError> {
+        // The runtime did the work on this thread already: its real time has passed.
+        let _ = cost_ps;
+        let time_ps = self.now_ps();
+        self.ready.push_back(Completion { token, time_ps, kind: CompletionKind::HostWork });
+        Ok(())
+    }
+
+    fn alloc_mapped(
+        &mut self,
+        elem: ElemType,
+        len: usize,
+        label: &str,
+    ) -> Result<BufferId, BackendError> {
+        let bytes = (len as u64 * elem.size_bytes()).max(8) as usize;
+        self.make_current(0)?;
+        let mut p: *mut c_void = std::ptr::null_mut();
+        let mut d: sys::CUdeviceptr = 0;
+        // SAFETY: valid out pointers; a portable, device-mapped block of `bytes`, zeroed
+        // before any kernel can see it.
+        unsafe {
+            ck(
+                sys::cuMemHostAlloc(
+                    &mut p,
+                    bytes,
+                    sys::CU_MEMHOSTALLOC_PORTABLE | sys::CU_MEMHOSTALLOC_DEVICEMAP,
+                ),
+                || format!("allocating {bytes} bytes of mapped host memory for `{label}`"),
+            )?;
+            std::ptr::write_bytes(p.cast::<u8>(), 0, bytes);
+            ck(sys::cuMemHostGetDevicePointer_v2(&mut d, p, 0), || {
+                format!("mapping `{label}` into the GPUs")
+            })?;
+        }
+        self.buffers.push(Some(Buf { device: 0, ptr: d, elem, len, mapped: Some(p.cast()) }));
+        Ok(BufferId(self.buffers.len() as u32 - 1))
+    }
+
+    fn read_mapped(&self, buffer: BufferId) -> Result<HostData, BackendError> {
+        let b = self.buffer(buffer)?;
+        let host = b.mapped.ok_or_else(|| not_mapped(buffer))?;
+        let mut out = HostData::zeros(b.elem, b.len);
+        let bytes = b.len * b.elem.size_bytes() as usize;
+        let dst = host_ptr_mut(&mut out);
+        // SAFETY: `host` is a live mapped block of at least `bytes` bytes; each byte is read
+        // once with a volatile load (kernels may be writing it).
+        unsafe {
+            for i in 0..bytes {
+                *dst.add(i) = std::ptr::read_volatile(host.add(i));
+            }
+        }
+        Ok(out)
+    }
+
+    fn write_mapped(
+        &mut self,
+        buffer: BufferId,
+        offset: usize,
+        data: HostData,
+    ) -> Result<(), BackendError> {
+        let b = self.buffer(buffer)?;
+        let host = b.mapped.ok_or_else(|| not_mapped(buffer))?;
+        if data.elem() != b.elem || offset + data.len() > b.len {
+            return Err(BackendError::Usage(format!(
+                "mapped write of {} {:?} elements at {offset} into buffer {} ({:?}, {})",
+                data.len(),
+                data.elem(),
+                buffer.0,
+                b.elem,
+                b.len
+            )));
+        }
+        let size = b.elem.size_bytes() as usize;
+        let src = host_ptr(&data);
+        // SAFETY: the range was checked against the block; volatile stores, then a fence so
+        // the GPUs see them in order.
+        unsafe {
+            for i in 0..data.len() * size {
+                std::ptr::write_volatile(host.add(offset * size + i), *src.add(i));
+            }
+        }
+        std::sync::atomic::fence(std::sync::atomic::Ordering::SeqCst);
+        Ok(())
     }
 
     fn now_ps(&self) -> u64 {
@@ -1288,7 +1409,7 @@ impl Backend for CudaBackend {
         let d = &mut self.devices[device.0 as usize];
         d.in_use += bytes;
         d.peak = d.peak.max(d.in_use);
-        self.buffers.push(Some(Buf { device: device.0, ptr, elem, len }));
+        self.buffers.push(Some(Buf { device: device.0, ptr, elem, len, mapped: None }));
         Ok(BufferId(self.buffers.len() as u32 - 1))
     }
 
@@ -1297,6 +1418,19 @@ impl Backend for CudaBackend {
             self.buffers.get_mut(buffer.0 as usize).and_then(Option::take).ok_or_else(|| {
                 BackendError::Usage(format!("buffer {} freed twice or never allocated", buffer.0))
             })?;
+        if let Some(host) = b.mapped {
+            // SAFETY: every GPU is drained first, so no kernel uses the block.
+            unsafe {
+                for d in 0..self.devices.len() as u32 {
+                    self.make_current(d)?;
+                    ck(sys::cuCtxSynchronize(), || format!("finishing gpu{d} work"))?;
+                }
+                ck(sys::cuMemFreeHost(host.cast()), || {
+                    format!("freeing mapped buffer {}", buffer.0)
+                })?;
+            }
+            return Ok(());
+        }
         self.make_current(b.device)?;
         if b.ptr != 0 {
             // SAFETY: every stream of the device is drained first, so nothing uses it.
@@ -1392,13 +1526,22 @@ impl Backend for CudaBackend {
         ck(unsafe { sys::cuStreamWaitEvent(raw, e, 0) }, || "waiting for an event".into())
     }
 
-    fn launch(
+    fn launch_with(
         &mut self,
         stream: StreamId,
         launch: Launch,
+        config: LaunchConfig,
         token: Option<Token>,
     ) -> Result<(), BackendError> {
         let def = self.registry.get(launch.kernel)?.clone();
+        if config.sm_limit == Some(0) || config.block_threads == Some(0) || config.blocks == Some(0)
+        {
+            return Err(BackendError::Usage(format!(
+                "kernel `{}`: a launch of 0 SMs, 0 threads per block or 0 blocks runs nothing; \
+                 leave the field unset for the default",
+                launch.kernel
+            )));
+        }
         let cuda_name = def.cuda_name.ok_or_else(|| BackendError::Kernel {
             kernel: launch.kernel.to_string(),
             message: "has no CUDA implementation (cuda_name is None); run it on --backend sim"
@@ -1411,14 +1554,27 @@ impl Backend for CudaBackend {
         let mut buffers = Vec::with_capacity(launch.buffers.len());
         for (i, &id) in launch.buffers.iter().enumerate() {
             let b = self.buffer(id)?;
-            if b.device != device && !def.remote_args.contains(&i) {
-                return Err(BackendError::Kernel {
-                    kernel: launch.kernel.to_string(),
-                    message: format!(
-                        "buffer argument {i} lives on gpu{}, the kernel runs on gpu{device}",
-                        b.device
-                    ),
-                });
+            if b.mapped.is_none() && b.device != device {
+                if !def.remote_args.contains(&i) {
+                    return Err(BackendError::Kernel {
+                        kernel: launch.kernel.to_string(),
+                        message: format!(
+                            "buffer argument {i} lives on gpu{}, the kernel runs on gpu{device}",
+                            b.device
+                        ),
+                    });
+                }
+                if !self.peer_access(DeviceId(device), DeviceId(b.device)) {
+                    return Err(BackendError::Kernel {
+                        kernel: launch.kernel.to_string(),
+                        message: format!(
+                            "buffer argument {i} lives on gpu{}, which gpu{device} has no peer \
+                             path to: device-initiated operations need one on CUDA (the \
+                             simulator stages them through the host); use GPUs with peer access",
+                            b.device
+                        ),
+                    });
+                }
             }
             buffers.push((b.ptr, b.len as u64));
         }
@@ -1444,8 +1600,12 @@ impl Backend for CudaBackend {
         if kernels::full_grid(cuda_name) {
             items = u64::MAX;
         }
+        // The groute fused worker (cooperative, by name) or a launch configured persistent.
         let persistent = kernels::is_persistent(cuda_name);
-        let blocks = if persistent {
+        let block = config.block_threads.unwrap_or(kernels::BLOCK);
+        let shared = config.shared_bytes;
+        let sms = config.sm_limit.map_or(sm_count, |l| l.min(sm_count));
+        let occupancy = |main| -> Result<u32, BackendError> {
             let mut per_sm: std::ffi::c_int = 0;
             // SAFETY: a function of this device's module, a valid out pointer.
             ck(
@@ -1453,19 +1613,40 @@ impl Backend for CudaBackend {
                     sys::cuOccupancyMaxActiveBlocksPerMultiprocessor(
                         &mut per_sm,
                         main,
-                        kernels::BLOCK as std::ffi::c_int,
-                        0,
+                        block as std::ffi::c_int,
+                        shared as usize,
                     )
                 },
-                || format!("occupancy of `{cuda_name}` on gpu{device}"),
+                || format!("occupancy of `{cuda_name}` ({block} threads) on gpu{device}"),
             )?;
+            Ok(per_sm.max(0) as u32)
+        };
+        let blocks = if persistent {
             let cap = std::env::var("SWITCHYARD_FUSED_BLOCKS_PER_SM")
                 .ok()
                 .and_then(|v| v.parse::<u32>().ok())
                 .unwrap_or(kernels::FUSED_BLOCKS_PER_SM);
-            kernels::fused_blocks(per_sm.max(0) as u32, cap, sm_count)
+            kernels::fused_blocks(occupancy(main)?, cap, sm_count)
+        } else if config.persistent {
+            // Resident on its SMs: what the occupancy query allows for this block and
+            // shared memory, or fewer if the launch asks.
+            let per_sm = occupancy(main)?;
+            if per_sm == 0 {
+                return Err(BackendError::Kernel {
+                    kernel: launch.kernel.to_string(),
+                    message: format!(
+                        "no block of {block} threads and {shared} bytes of shared memory fits \
+                         on an SM of gpu{device}; use smaller blocks or less shared memory"
+                    ),
+                });
+            }
+            let resident = kernels::fused_blocks(per_sm, per_sm, sms);
+            config.blocks.map_or(resident, |b| b.min(resident))
+        } else if let Some(b) = config.blocks {
+            b
         } else {
-            kernels::grid_blocks(items, sm_count)
+            let grid = kernels::grid_blocks(items, sm_count);
+            grid.min(sms * kernels::BLOCKS_PER_SM)
         };
         let snapshots =
             if token.is_some() { Some(self.take_pinned(2 * COUNTERS * 8)?) } else { None };
@@ -1539,10 +1720,10 @@ impl Backend for CudaBackend {
                     blocks,
                     1,
                     1,
-                    kernels::BLOCK,
+                    block,
                     1,
                     1,
-                    0,
+                    shared,
                     raw,
                     params.as_mut_ptr(),
                 )
@@ -1552,10 +1733,10 @@ impl Backend for CudaBackend {
                     blocks,
                     1,
                     1,
-                    kernels::BLOCK,
+                    block,
                     1,
                     1,
-                    0,
+                    shared,
                     raw,
                     params.as_mut_ptr(),
                     std::ptr::null_mut(),
@@ -1627,7 +1808,7 @@ impl Backend for CudaBackend {
         dst: BufferSlice,
         token: Option<Token>,
     ) -> Result<(), BackendError> {
-        let (sb, db) = (self.buffer(src.buffer)?, self.buffer(dst.buffer)?);
+        let (sb, db) = (self.stream_buffer(src.buffer)?, self.stream_buffer(dst.buffer)?);
         if sb.elem != db.elem
             || src.len != dst.len
             || src.offset + src.len > sb.len
@@ -1691,7 +1872,7 @@ impl Backend for CudaBackend {
         data: HostData,
         token: Option<Token>,
     ) -> Result<(), BackendError> {
-        let b = self.buffer(dst)?;
+        let b = self.stream_buffer(dst)?;
         if b.elem != data.elem() || offset + data.len() > b.len {
             return Err(BackendError::Usage(format!(
                 "host write of {} {:?} elements at {offset} into buffer {} ({:?}, {})",
@@ -1729,7 +1910,7 @@ impl Backend for CudaBackend {
         src: BufferSlice,
         token: Token,
     ) -> Result<(), BackendError> {
-        let b = self.buffer(src.buffer)?;
+        let b = self.stream_buffer(src.buffer)?;
         if src.offset + src.len > b.len {
             return Err(BackendError::Usage(format!(
                 "host read of elements {}..{} from buffer {} of {}",
@@ -1765,6 +1946,9 @@ impl Backend for CudaBackend {
         let mut last_progress = Instant::now();
         let mut spins = 0u32;
         loop {
+            if let Some(c) = self.ready.pop_front() {
+                return Ok(Some(c));
+            }
             self.check_kernel_error()?;
             self.poll_kernel_timings()?;
             // The earliest-submitted finished head among the streams.
@@ -1869,7 +2053,9 @@ impl Drop for CudaBackend {
                 sys::cuEventDestroy_v2(e);
             }
             for b in self.buffers.iter().flatten() {
-                if b.ptr != 0 {
+                if let Some(host) = b.mapped {
+                    sys::cuMemFreeHost(host.cast());
+                } else if b.ptr != 0 {
                     sys::cuCtxSetCurrent(self.devices[b.device as usize].ctx);
                     sys::cuMemFree_v2(b.ptr);
                 }

@@ -208,8 +208,8 @@ mod stub {
     use super::{CudaOptions, KernelSpan, UNAVAILABLE};
     use crate::backend::{
         Backend, BackendError, BackendStats, BufferId, BufferSlice, Completion, DeviceId,
-        DeviceInfo, ElemType, EventId, HostData, KernelRegistry, Launch, StreamId, StreamPriority,
-        Token,
+        DeviceInfo, ElemType, EventId, HostData, KernelRegistry, Launch, LaunchConfig, StreamId,
+        StreamPriority, Token,
     };
 
     fn unavailable<T>() -> Result<T, BackendError> {
@@ -363,13 +363,19 @@ mod stub {
             unavailable()
         }
 
-        fn launch(
+        fn launch_with(
             &mut self,
             stream: StreamId,
             launch: Launch,
+            config: LaunchConfig,
             token: Option<Token>,
         ) -> Result<(), BackendError> {
-            let _ = (stream, launch, token);
+            let _ = (stream, launch, config, token);
+            unavailable()
+        }
+
+        fn host_work(&mut self, cost_ps: u64, token: Token) -> Result<(), BackendError> {
+            let _ = (cost_ps, token);
             unavailable()
         }
 

@@ -61,6 +61,38 @@ pub fn sssp_distances_float(csr: &Csr, source: VertexId) -> Result<Vec<f64>, Gra
     Ok(dist)
 }
 
+/// Shortest-path distances summed in `f32` arithmetic, as a GPU adds them: the minimum over
+/// paths of the left-to-right `f32` sum of their weights (`f32::INFINITY` when unreached).
+/// Round-to-nearest addition of a non-negative weight is monotone and never decreases a
+/// sum, so Dijkstra's order is still right and any label-correcting run that relaxes every
+/// arc until nothing improves (bulk-synchronous or asynchronous, in any order) reaches
+/// exactly these values: runs on real weights are compared with it bit for bit.
+pub fn sssp_distances_f32(csr: &Csr, source: VertexId) -> Result<Vec<f32>, GraphError> {
+    check_source(csr, source, "SSSP")?;
+    let Some(EdgeWeights::Float(w)) = csr.weights() else {
+        return Err(missing("f32 SSSP reference (real weights)"));
+    };
+    if let Some(arc) = w.iter().position(|x| !x.is_finite() || *x < 0.0) {
+        return Err(GraphError::WrongWeights {
+            algorithm: "f32 SSSP reference".into(),
+            reason: format!(
+                "arc {arc} has weight {}; Dijkstra needs finite non-negative numbers: fix or \
+                 drop that edge in the input",
+                w[arc]
+            ),
+        });
+    }
+    let graph = to_petgraph(csr);
+    let found = petgraph::algo::dijkstra(&graph, NodeIndex::new(source as usize), None, |e| {
+        w[*e.weight() as usize]
+    });
+    let mut dist = vec![f32::INFINITY; csr.num_vertices() as usize];
+    for (v, d) in found {
+        dist[v.index()] = d;
+    }
+    Ok(dist)
+}
+
 fn missing(algorithm: &str) -> GraphError {
     GraphError::WrongWeights {
         algorithm: algorithm.into(),

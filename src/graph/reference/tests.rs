@@ -210,3 +210,32 @@ fn bad_inputs_are_errors() {
     let err = sssp_distances_float(&float, 0).unwrap_err().to_string();
     assert!(err.contains("non-negative"), "{err}");
 }
+
+/// The `recip` graph of `tests/data/ldbc` in dense ids (10, 20, 30, 40, 50 -> 0..5).
+fn recip() -> Csr {
+    let arcs = [(0, 1), (0, 2), (1, 2), (2, 0), (2, 3), (3, 0), (4, 3)];
+    Csr::from_edges(5, &arcs, None, true, BuildOptions::default()).expect("recip")
+}
+
+#[test]
+fn cdlp_counts_a_reciprocal_neighbour_twice_and_breaks_ties_by_the_smallest_label() {
+    // Worked by hand in tests/ldbc_files.rs: one iteration gives 10->30, 20->10, 30->10,
+    // 40->10, 50->40; the second makes every vertex 10, which is then a fixed point.
+    assert_eq!(cdlp_labels(&recip(), 1), vec![2, 0, 0, 0, 3]);
+    assert_eq!(cdlp_labels(&recip(), 2), vec![0; 5]);
+    assert_eq!(cdlp_labels(&recip(), 9), vec![0; 5]);
+    // No neighbours: the label stays.
+    let lone = Csr::from_edges(3, &[(0, 1)], None, true, BuildOptions::default()).unwrap();
+    assert_eq!(cdlp_labels(&lone, 1), vec![1, 0, 2]);
+}
+
+#[test]
+fn lcc_counts_arcs_among_in_and_out_neighbours() {
+    let third = 1.0 / 3.0;
+    assert_eq!(local_clustering_coefficients(&recip()), vec![third, 1.0, third, third, 0.0]);
+    // Undirected triangle with a pendant: each edge is two arcs.
+    let g =
+        Csr::from_edges(4, &[(0, 1), (1, 2), (0, 2), (2, 3)], None, false, BuildOptions::default())
+            .unwrap();
+    assert_eq!(local_clustering_coefficients(&g), vec![1.0, 1.0, third, 0.0]);
+}

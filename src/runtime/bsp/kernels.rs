@@ -31,9 +31,34 @@ pub enum Combiner {
     /// `u32` minimum (BFS levels, SSSP distances, CC labels); a vertex whose value drops
     /// joins the next frontier.
     MinU32,
-    /// `f32` sum (PageRank residuals and partial sums); a vertex whose value passes the
-    /// threshold joins the next frontier; proxies are zeroed once sent.
+    /// `f32` sum (PageRank residuals); a vertex whose value passes the threshold joins the
+    /// next frontier; proxies are zeroed once sent.
     AddF32,
+    /// `f64` sum (LDBC PageRank's partial sums): values are `f64`; a package carries each
+    /// proxy's partial sum rounded once to `f32` (a relative error of at most 2^-24 on a
+    /// positive partial, added in `f64` by the receiver); otherwise as [`Combiner::AddF32`].
+    AddF64,
+    /// Assignment: a received value replaces the local one and activates nothing. For
+    /// owners that broadcast their vertices' new values to every copy (duplicate-all and
+    /// broadcast only: with selective communication proxies would overwrite owners).
+    Assign,
+}
+
+impl Combiner {
+    /// The combiner's code in the `bsp_split` and `bsp_merge` scalars.
+    pub fn code(self) -> u32 {
+        match self {
+            Combiner::MinU32 => 0,
+            Combiner::AddF32 => 1,
+            Combiner::AddF64 => 2,
+            Combiner::Assign => 3,
+        }
+    }
+
+    /// Whether received values are added (each update must then reach one owner once).
+    pub fn is_additive(self) -> bool {
+        matches!(self, Combiner::AddF32 | Combiner::AddF64)
+    }
 }
 
 /// Registers the framework kernels.
@@ -42,7 +67,8 @@ pub fn register(registry: &mut KernelRegistry) {
         name: "bsp_split",
         contract: "split frontier_out into the next local frontier (owned vertices) and one \
                    package per peer (proxies, or every vertex when broadcasting); scalars: \
-                   gpu u32, peers u32, stamp u32, broadcast u32, combiner u32 (0 min, 1 add)",
+                   gpu u32, peers u32, stamp u32, broadcast u32, combiner u32 (Combiner::code: 0 min, \
+                   1 add f32, 2 add f64 with f32 packages, 3 assign)",
         sim: split,
         cuda_name: Some("bsp_split"),
         remote_args: &[],
@@ -50,8 +76,9 @@ pub fn register(registry: &mut KernelRegistry) {
     registry.register(KernelDef {
         name: "bsp_merge",
         contract: "combine every received package into values; owned vertices that improve \
-                   (min) or pass the threshold (add) join the next frontier; scalars: gpu u32, \
-                   peers u32, stamp u32, combiner u32, threshold f64, then one u64 length per peer",
+                   (min) or pass the threshold (add) join the next frontier (assign: none); scalars: \
+                   gpu u32, peers u32, stamp u32, combiner u32 (as bsp_split), threshold f64, \
+                   then one u64 length per peer",
         sim: merge,
         cuda_name: Some("bsp_merge"),
         remote_args: &[],
@@ -123,10 +150,13 @@ fn split(ctx: &mut KernelContext<'_>) -> Result<(), BackendError> {
     let gpu = ctx.scalar_u32(0)?;
     let stamp = ctx.scalar_u32(2)?;
     let broadcast = ctx.scalar_u32(3)? != 0;
-    let add = ctx.scalar_u32(4)? == 1;
+    let peers = ctx.scalar_u32(1)? as usize;
+    let combiner = ctx.scalar_u32(4)?;
+    let add = combiner == Combiner::AddF32.code() || combiner == Combiner::AddF64.code();
     let (fixed, packages) = ctx.buffers.split_at_mut(FIXED_SLOTS);
+    // The packages, one per peer (an algorithm's scratch buffers may follow them).
     let packages: Vec<&mut Vec<u32>> =
-        packages.iter_mut().map(HostData::as_u32_mut).collect::<Result<_, _>>()?;
+        packages.iter_mut().take(peers).map(HostData::as_u32_mut).collect::<Result<_, _>>()?;
     let [_, _, _, values, _, _, marker, next, frontier_out, counters, owner, owner_id, _, _] =
         fixed
     else {
@@ -153,9 +183,13 @@ fn split(ctx: &mut KernelContext<'_>) -> Result<(), BackendError> {
     let (next_len, sent) = match values {
         HostData::U32(x) => split_values(&mut arrays, x, |v| v, None)?,
         HostData::F32(x) => split_values(&mut arrays, x, f32::to_bits, add.then_some(0.0))?,
+        // f64 partial sums travel rounded to f32 (see Combiner::AddF64).
+        HostData::F64(x) => {
+            split_values(&mut arrays, x, |v| (v as f32).to_bits(), add.then_some(0.0))?
+        }
         other => {
             return Err(BackendError::Usage(format!(
-                "bsp_split: values must be u32 or f32, found {:?}",
+                "bsp_split: values must be u32, f32 or f64, found {:?}",
                 other.elem()
             )));
         }
@@ -176,7 +210,7 @@ fn merge(ctx: &mut KernelContext<'_>) -> Result<(), BackendError> {
     let gpu = ctx.scalar_u32(0)?;
     let peers = ctx.scalar_u32(1)? as usize;
     let stamp = ctx.scalar_u32(2)?;
-    let add = ctx.scalar_u32(3)? == 1;
+    let combiner = ctx.scalar_u32(3)?;
     let threshold = ctx.scalar_f64(4)?;
     let lengths: Vec<usize> =
         (0..peers).map(|p| ctx.scalar_u64(5 + p).map(|l| l as usize)).collect::<Result<_, _>>()?;
@@ -190,7 +224,7 @@ fn merge(ctx: &mut KernelContext<'_>) -> Result<(), BackendError> {
     let owner = owner.as_u32()?;
     let mut next_len = counters[1] as usize;
     let mut items = 0u64;
-    for (p, package) in packages.iter().enumerate() {
+    for (p, package) in packages.iter().enumerate().take(peers) {
         let package = package.as_u32()?;
         let len = lengths[p];
         if 2 * len > package.len() {
@@ -205,8 +239,8 @@ fn merge(ctx: &mut KernelContext<'_>) -> Result<(), BackendError> {
         for pair in package[..2 * len].chunks_exact(2) {
             items += 1;
             let (v, bits) = (pair[0] as usize, pair[1]);
-            let activates = match values {
-                HostData::U32(x) if !add => {
+            let activates = match (&mut *values, combiner) {
+                (HostData::U32(x), 0) => {
                     if bits < x[v] {
                         x[v] = bits;
                         true
@@ -214,9 +248,17 @@ fn merge(ctx: &mut KernelContext<'_>) -> Result<(), BackendError> {
                         false
                     }
                 }
-                HostData::F32(x) if add => {
+                (HostData::F32(x), 1) => {
                     x[v] += f32::from_bits(bits);
                     f64::from(x[v]) > threshold
+                }
+                (HostData::F64(x), 2) => {
+                    x[v] += f64::from(f32::from_bits(bits));
+                    x[v] > threshold
+                }
+                (HostData::U32(x), 3) => {
+                    x[v] = bits;
+                    false
                 }
                 _ => {
                     return Err(BackendError::Usage(

@@ -15,7 +15,7 @@ mod subgraph;
 
 pub use kernels::{Combiner, reduce_counter};
 pub use primitive::BspPrimitive;
-pub use subgraph::{Duplication, Subgraph, build_subgraphs};
+pub use subgraph::{Duplication, Subgraph, build_subgraphs, build_subgraphs_with_all_arcs};
 
 use crate::backend::{
     Backend, BackendError, BufferId, BufferSlice, CompletionKind, DeviceId, ElemType, HostData,
@@ -81,6 +81,7 @@ pub struct BspOutcome {
 impl From<BspOutcome> for crate::runtime::Outcome {
     fn from(outcome: BspOutcome) -> Self {
         crate::runtime::Outcome {
+            gum: None,
             compute_time_ps: outcome.compute_time_ps,
             work: crate::runtime::WorkReport {
                 edges_visited: outcome.edges_visited,
@@ -249,6 +250,8 @@ struct GpuSlots {
     send: Vec<BufferId>,
     /// Receive package per peer.
     recv: Vec<BufferId>,
+    /// The primitive's scratch buffers (the last buffers of its advance and apply).
+    scratch: Vec<BufferId>,
     frontier_len: u64,
 }
 
@@ -285,7 +288,11 @@ pub fn run<B: Backend + ?Sized>(
 ) -> Result<BspOutcome, RuntimeError> {
     validate(backend, graph, owner, parts, primitive, options)?;
     let n = graph.num_vertices();
-    let mut subgraphs = build_subgraphs(graph, owner, parts, options.duplication);
+    let mut subgraphs = if primitive.needs_all_arcs() {
+        build_subgraphs_with_all_arcs(graph, owner, parts)
+    } else {
+        build_subgraphs(graph, owner, parts, options.duplication)
+    };
     let transpose = primitive.needs_reverse().then(|| graph.transpose());
     let broadcast = options.communication == Communication::Broadcast;
     let peers = parts as usize;
@@ -338,7 +345,7 @@ pub fn run<B: Backend + ?Sized>(
     let mut reduction =
         primitive.initial_reduction(&(0..n).map(|v| graph.degree(v) as u32).collect::<Vec<_>>(), n);
     let max_supersteps = primitive.max_supersteps().unwrap_or(u32::MAX).min(options.max_supersteps);
-    let add = primitive.combiner() == Combiner::AddF32;
+    let combiner = primitive.combiner().code();
     let mut superstep = 0u32;
     while superstep < max_supersteps {
         let total: u64 = gpus.iter().map(|g| g.frontier_len).sum();
@@ -353,11 +360,12 @@ pub fn run<B: Backend + ?Sized>(
             let g32 = g as u32;
             let stamp = 2 * superstep + 1;
             let buffers: Vec<BufferId> = slots.fixed.iter().chain(&slots.send).copied().collect();
+            let with_scratch = buffers.iter().chain(&slots.scratch).copied().collect();
             backend.launch(
                 slots.compute,
                 Launch {
                     kernel: primitive.advance_kernel(),
-                    buffers: buffers.clone(),
+                    buffers: with_scratch,
                     scalars: vec![
                         Scalar::U64(slots.frontier_len),
                         Scalar::U32(stamp),
@@ -380,7 +388,7 @@ pub fn run<B: Backend + ?Sized>(
                         Scalar::U32(parts),
                         Scalar::U32(stamp + 1),
                         Scalar::U32(u32::from(broadcast)),
-                        Scalar::U32(u32::from(add)),
+                        Scalar::U32(combiner),
                     ],
                     work_items: slots.frontier_len,
                 },
@@ -431,7 +439,7 @@ pub fn run<B: Backend + ?Sized>(
                 Scalar::U32(g32),
                 Scalar::U32(parts),
                 Scalar::U32(stamp),
-                Scalar::U32(u32::from(add)),
+                Scalar::U32(combiner),
                 Scalar::F64(primitive.param()),
             ];
             scalars.extend((0..peers).map(|p| Scalar::U64(if p == g { 0 } else { sent[p][g] })));
@@ -454,7 +462,7 @@ pub fn run<B: Backend + ?Sized>(
                     slots.compute,
                     Launch {
                         kernel: apply,
-                        buffers: slots.fixed.clone(),
+                        buffers: slots.fixed.iter().chain(&slots.scratch).copied().collect(),
                         scalars,
                         work_items: u64::from(subgraphs[g].local),
                     },
@@ -537,6 +545,13 @@ fn validate<B: Backend + ?Sized>(
             primitive.name()
         ));
     }
+    if primitive.needs_all_arcs() && options.duplication != Duplication::All {
+        return fail(format!(
+            "{} reads the arcs of its vertices' neighbours (two hops) and keeps the whole \
+             graph on every GPU: use --duplication all",
+            primitive.name()
+        ));
+    }
     if options.communication == Communication::Broadcast && options.duplication != Duplication::All
     {
         return fail(
@@ -545,12 +560,22 @@ fn validate<B: Backend + ?Sized>(
                 .into(),
         );
     }
+    // Assignment hands owners' values to their copies: it needs every copy (duplicate-all)
+    // and the owner's broadcast; selective packages would carry proxies to owners.
+    if primitive.combiner() == Combiner::Assign && options.communication != Communication::Broadcast
+    {
+        return fail(format!(
+            "{} sends each owner's new values to every copy of the vertex: use --duplication \
+             all --communication broadcast",
+            primitive.name()
+        ));
+    }
     // An additive combiner counts every update once per receiver: broadcast hands each
     // delta to every GPU, which adds it and forwards it again (found by the swarm: residual
     // pushes grew without bound). Only a primitive whose apply step rebuilds its values
     // from the sums each superstep may broadcast additive updates.
     if options.communication == Communication::Broadcast
-        && primitive.combiner() == Combiner::AddF32
+        && primitive.combiner().is_additive()
         && primitive.apply_kernel().is_none()
     {
         return fail(format!(
@@ -592,7 +617,7 @@ fn upload<B: Backend + ?Sized>(
     let globals = &sub.global_of_local;
     // Proxies start at the combiner's identity for sums: an owner's initial value must be
     // counted once, not once per copy.
-    let add = primitive.combiner() == Combiner::AddF32;
+    let add = primitive.combiner().is_additive();
     let values: Vec<u32> = globals
         .iter()
         .zip(&sub.owner_of_local)
@@ -604,6 +629,10 @@ fn upload<B: Backend + ?Sized>(
         .collect();
     let values = match primitive.value_elem() {
         ElemType::F32 => HostData::F32(values.iter().map(|&b| f32::from_bits(b)).collect()),
+        // f64 values start from the f32 the primitive gives, widened exactly.
+        ElemType::F64 => {
+            HostData::F64(values.iter().map(|&b| f64::from(f32::from_bits(b))).collect())
+        }
         _ => HostData::U32(values),
     };
     let aux: Option<Vec<f32>> =
@@ -656,7 +685,11 @@ fn upload<B: Backend + ?Sized>(
         send.push(backend.alloc(device, ElemType::U32, 2 * out_pairs, "send package")?);
         recv.push(backend.alloc(device, ElemType::U32, 2 * in_pairs, "receive package")?);
     }
-    Ok(GpuSlots { compute, comm, fixed, send, recv, frontier_len })
+    let mut scratch = Vec::new();
+    for (elem, len, label) in primitive.scratch(sub.local, arcs) {
+        scratch.push(backend.alloc(device, elem, len, label)?);
+    }
+    Ok(GpuSlots { compute, comm, fixed, send, recv, scratch, frontier_len })
 }
 
 fn gather<B: Backend + ?Sized>(
@@ -697,6 +730,7 @@ fn gather<B: Backend + ?Sized>(
             match (&data, is_aux, aux.as_mut()) {
                 (HostData::F32(x), true, Some(aux)) => aux[global] = x[v],
                 (HostData::F32(x), false, _) => values[global] = x[v].to_bits(),
+                (HostData::F64(x), false, _) => values[global] = (x[v] as f32).to_bits(),
                 (HostData::U32(x), false, _) => values[global] = x[v],
                 _ => return Err(BackendError::Usage("gather: unexpected data type".into()).into()),
             }

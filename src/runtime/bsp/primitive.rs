@@ -12,7 +12,8 @@ pub trait BspPrimitive {
     /// Registered name of its advance kernel (contract: the bsp slot layout, scalars
     /// `frontier_len u64, stamp u32, superstep u32, param f64, gpu u32`).
     fn advance_kernel(&self) -> &'static str;
-    /// Value element type (`U32` with [`Combiner::MinU32`], `F32` with [`Combiner::AddF32`]).
+    /// Value element type: `U32` with [`Combiner::MinU32`] and [`Combiner::Assign`], `F32`
+    /// with [`Combiner::AddF32`], `F64` with [`Combiner::AddF64`].
     fn value_elem(&self) -> ElemType;
     /// How received values are combined.
     fn combiner(&self) -> Combiner;
@@ -25,7 +26,8 @@ pub trait BspPrimitive {
     fn needs_undirected(&self) -> bool {
         false
     }
-    /// Initial value bits of global vertex `v` (u32, or f32 bits).
+    /// Initial value bits of global vertex `v` (u32, or f32 bits; `f64` values start from
+    /// these f32 bits widened).
     fn initial_value(&self, v: u32, num_vertices: u32) -> u32;
     /// Initial aux value of global vertex `v` (f32), if the algorithm uses aux.
     fn initial_aux(&self, _v: u32, _num_vertices: u32) -> Option<f32> {
@@ -61,6 +63,23 @@ pub trait BspPrimitive {
     /// Initial value of the all-reduced quantity given to the apply kernel.
     fn initial_reduction(&self, _degrees: &[u32], _num_vertices: u32) -> f64 {
         0.0
+    }
+    /// Whether its kernels read the arcs of its vertices' neighbours (two hops: local
+    /// clustering coefficients): every GPU then holds the whole graph (duplicate-all of the
+    /// arcs as well as the vertices; see `build_subgraphs_with_all_arcs`).
+    fn needs_all_arcs(&self) -> bool {
+        false
+    }
+    /// Scratch buffers its kernels need on each GPU, as `(element type, length, label)`,
+    /// given the GPU's local vertices and local arcs: allocated zero-filled once, and passed
+    /// as the last buffers of every advance and apply launch (after the packages for the
+    /// advance, after the fixed slots for the apply), in this order.
+    fn scratch(
+        &self,
+        _local_vertices: u32,
+        _local_arcs: usize,
+    ) -> Vec<(ElemType, usize, &'static str)> {
+        Vec::new()
     }
     /// Stop after this many supersteps even if the frontier is not empty.
     fn max_supersteps(&self) -> Option<u32> {

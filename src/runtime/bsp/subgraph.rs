@@ -107,6 +107,28 @@ pub fn build_subgraphs(
         .collect()
 }
 
+/// Splits `graph` for a primitive that reads two hops (its vertices' neighbours' arcs, as
+/// triangle counting does): duplicate-all, and every GPU holds the arcs of every vertex
+/// (the whole graph), while each still owns only its part of the vertices. Costs the whole
+/// CSR per GPU; nothing needs to travel between GPUs to reach remote adjacency.
+pub fn build_subgraphs_with_all_arcs(graph: &Csr, owner: &[u32], parts: u32) -> Vec<Subgraph> {
+    let words = graph.weights().map(EdgeWeights::words);
+    let n = graph.num_vertices();
+    (0..parts)
+        .map(|gpu| Subgraph {
+            owned: owner.iter().filter(|&&o| o == gpu).count() as u32,
+            local: n,
+            offsets: graph.offsets().to_vec(),
+            targets: graph.targets().to_vec(),
+            weights: words.as_deref().map(<[u32]>::to_vec),
+            global_of_local: (0..n).collect(),
+            owner_of_local: owner.to_vec(),
+            owner_local_id: (0..n).collect(),
+            global_degree: (0..n).map(|v| graph.degree(v) as u32).collect(),
+        })
+        .collect()
+}
+
 fn one_hop(
     graph: &Csr,
     owner: &[u32],

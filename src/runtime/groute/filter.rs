@@ -519,13 +519,7 @@ mod tests {
         let [kind, a, b] = p.scalars();
         let scalars = [Scalar::U64(len as u64), Scalar::U32(kind), Scalar::U32(a), Scalar::U32(b)];
         let ids = [BufferId(0), BufferId(1), BufferId(2)];
-        let mut ctx = KernelContext {
-            kernel: FILTER_KERNEL,
-            buffers: &mut buffers,
-            buffer_ids: &ids,
-            scalars: &scalars,
-            effects: KernelEffects::default(),
-        };
+        let mut ctx = KernelContext::new(FILTER_KERNEL, &mut buffers, &ids, &scalars);
         filter_kernel(&mut ctx).expect("kernel");
         let effects = std::mem::take(&mut ctx.effects);
         let count = buffers[2].as_u32().expect("u32")[0];

@@ -33,6 +33,29 @@ impl CudaBackend {
         Ok(table)
     }
 
+    /// Measures each GPU's memory bandwidth `B_ii` with a device-to-device copy of 64 MiB
+    /// (best of three after a warm-up; a copy reads and writes every byte, so twice the bytes
+    /// per second), once per physical GPU and reused for its logical GPUs.
+    pub(super) fn measure_local_bandwidth(&mut self) -> Result<Vec<u64>, BackendError> {
+        let mut measured: HashMap<i32, u64> = HashMap::new();
+        let mut out = Vec::with_capacity(self.devices.len());
+        for d in 0..self.devices.len() as u32 {
+            let ordinal = self.devices[d as usize].ordinal;
+            let bw = match measured.get(&ordinal) {
+                Some(&bw) => bw,
+                None => {
+                    let bytes = 64usize << 20;
+                    let s = self.measure_copy_seconds(d, d, bytes, 3)?;
+                    let bw = (2.0 * bytes as f64 / s) as u64;
+                    measured.insert(ordinal, bw);
+                    bw
+                }
+            };
+            out.push(bw);
+        }
+        Ok(out)
+    }
+
     /// Best time in seconds of `reps` copies of `bytes` from GPU `a` to GPU `b` (the same
     /// GPU: a device-to-device copy), timed with CUDA events on a stream of `a`.
     pub fn measure_copy_seconds(

@@ -188,6 +188,7 @@ pub struct WorklistOutcome {
 impl From<WorklistOutcome> for crate::runtime::Outcome {
     fn from(outcome: WorklistOutcome) -> Self {
         crate::runtime::Outcome {
+            gum: None,
             compute_time_ps: outcome.compute_time_ps,
             work: crate::runtime::WorkReport {
                 edges_visited: outcome.edges,
@@ -222,7 +223,16 @@ enum Op {
     Receiver { gpu: usize, received: Received, pass: BufferId, reserve: u64 },
     Promote { gpu: usize },
     Grow { gpu: usize, old: Vec<BufferId>, growths: Vec<Growth> },
-    Final { gpu: usize, what: u8 },
+    Final { gpu: usize, what: FinalRead },
+}
+
+/// What a read after termination fetches.
+#[derive(Clone, Copy)]
+enum FinalRead {
+    Values,
+    Ranks,
+    /// The control block: its worklist and deferred bag must be empty.
+    Control,
 }
 
 struct Device {
@@ -373,7 +383,7 @@ pub fn run<B: Backend + ?Sized>(
                         whole(ctx.backend, d.slots[Slot::Values as usize])?,
                         t,
                     )?;
-                    state.ops.insert(t, Op::Final { gpu: g, what: 0 });
+                    state.ops.insert(t, Op::Final { gpu: g, what: FinalRead::Values });
                     if has_ranks {
                         let t = ctx.token();
                         ctx.backend.read_to_host(
@@ -381,8 +391,15 @@ pub fn run<B: Backend + ?Sized>(
                             whole(ctx.backend, d.slots[Slot::Rank as usize])?,
                             t,
                         )?;
-                        state.ops.insert(t, Op::Final { gpu: g, what: 1 });
+                        state.ops.insert(t, Op::Final { gpu: g, what: FinalRead::Ranks });
                     }
+                    let t = ctx.token();
+                    ctx.backend.read_to_host(
+                        d.worker,
+                        BufferSlice::new(d.slots[Slot::Ctl as usize], 0, ctl::LEN),
+                        t,
+                    )?;
+                    state.ops.insert(t, Op::Final { gpu: g, what: FinalRead::Control });
                 }
             }
         }
@@ -417,12 +434,15 @@ pub fn run<B: Backend + ?Sized>(
                 match (op, c.kind) {
                     (Op::Final { gpu, what }, CompletionKind::HostRead(data)) => match (what, data)
                     {
-                        (0, HostData::U32(v)) => finals[gpu].0 = v,
-                        (0, HostData::F64(v)) => {
+                        (FinalRead::Values, HostData::U32(v)) => finals[gpu].0 = v,
+                        (FinalRead::Values, HostData::F64(v)) => {
                             finals[gpu].0 = v.iter().map(|&x| (x as f32).to_bits()).collect()
                         }
-                        (_, HostData::F64(v)) => {
+                        (FinalRead::Ranks, HostData::F64(v)) => {
                             finals[gpu].1 = v.iter().map(|&x| x as f32).collect()
+                        }
+                        (FinalRead::Control, HostData::U64(block)) => {
+                            check_drained(gpu, &block)?;
                         }
                         _ => {
                             return Err(
@@ -476,6 +496,24 @@ pub fn run<B: Backend + ?Sized>(
     state.outcome.values = values;
     state.outcome.ranks = has_ranks.then_some(ranks);
     Ok(state.outcome)
+}
+
+/// After termination a device's worklist and deferred bag must be empty: the host's count
+/// reached zero, so anything left there is work the count lost (a runtime bug), which
+/// would otherwise show only as a wrong result.
+fn check_drained(gpu: usize, block: &[u64]) -> Result<(), RuntimeError> {
+    let (start, end) = (block[ctl::START], block[ctl::END]);
+    let (alloc, deferred) = (block[ctl::END_ALLOC], block[ctl::DEFERRED]);
+    if end != start || alloc != end || deferred != 0 {
+        return Err(BackendError::Usage(format!(
+            "runtime bug: termination was detected with work left on gpu{gpu} ({} worklist \
+             items, {} reserved and unpublished, {deferred} deferred): the work count lost them",
+            end.wrapping_sub(start),
+            alloc.wrapping_sub(end)
+        ))
+        .into());
+    }
+    Ok(())
 }
 
 fn whole<B: Backend + ?Sized>(backend: &B, buffer: BufferId) -> Result<BufferSlice, BackendError> {

@@ -1,0 +1,365 @@
+//! GUM's framework kernels (Rust for the simulator; CUDA in `kernels/gum.cu`):
+//!
+//! - `gum_frontier_stats`: degree statistics of a frontier (Table I's inputs, see
+//!   [`super::cost_model::FrontierStats`]) and the inclusive prefix sums of its out-degrees
+//!   (Alg. 1 line 12).
+//! - `gum_cut`: Alg. 1's sorted search: for each cut point (cumulative edges of the
+//!   workers before it), the first frontier position at or beyond it, and the edges before
+//!   that position.
+//! - `gum_steal_min`: a thief processes a consecutive range of a victim's frontier,
+//!   reading the victim's adjacency lists, weights, values and frontier through peer access
+//!   while it runs (§III: fetch on demand), and writes `(victim-local id, value)` pairs
+//!   that improve on the victim's values as it read them (min-combined algorithms).
+//! - `gum_merge_return`: the victim combines returned pairs into its values (min) and
+//!   appends improved vertices, once, to its output frontier before the split.
+
+use super::compat::peer_read;
+use super::cost_model::{FrontierStats, HISTOGRAM_BUCKETS};
+use crate::backend::{BackendError, KernelContext, KernelDef, KernelRegistry};
+
+/// Words of the stats buffer: 8 scalars, the histogram, then room for the cuts.
+pub const STATS_WORDS: usize = 8 + 2 * HISTOGRAM_BUCKETS;
+/// Most workers a cut handles (the stats buffer's tail holds two words per cut).
+pub const MAX_CUTS: usize = 64;
+
+/// How a stolen edge turns its source's value into a candidate for its target (a
+/// min-combined relaxation; the algorithm chooses, the runtime never names one).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum StealRule {
+    /// `value + 1` (levels).
+    MinPlusOne,
+    /// `value + weight` (integer distances, saturating).
+    MinPlusWeight,
+    /// `value` (labels).
+    MinCopy,
+}
+
+impl StealRule {
+    /// Its code in the kernels' scalar.
+    pub fn code(self) -> u32 {
+        match self {
+            StealRule::MinPlusOne => 0,
+            StealRule::MinPlusWeight => 1,
+            StealRule::MinCopy => 2,
+        }
+    }
+}
+
+/// Registers GUM's framework kernels.
+pub fn register(registry: &mut KernelRegistry) {
+    registry.register(KernelDef {
+        name: "gum_frontier_stats",
+        contract: "buffers degree u32, in_degree u32, frontier u32, counters u64 (bsp layout: \
+                   [1] the frontier length), stats u64, prefix u64: stats of the frontier's \
+                   degrees (stats[0] its length) and the inclusive prefix sums of its out-degrees",
+        sim: frontier_stats,
+        cuda_name: None,
+        remote_args: &[],
+    });
+    registry.register(KernelDef {
+        name: "gum_cut",
+        contract: "buffers prefix u64, stats u64; scalars frontier_len u64, cuts u32, then one \
+                   u64 cut per worker boundary: stats[STATS_WORDS + c] = first position whose \
+                   first edge is at or beyond cut c, stats[STATS_WORDS + MAX_CUTS + c] = the \
+                   edges before it",
+        sim: cut,
+        cuda_name: None,
+        remote_args: &[],
+    });
+    registry.register(KernelDef {
+        name: "gum_steal_min",
+        contract: "buffers offsets u64, targets u32, weights u32, values u32, frontier u32 (all \
+                   the victim's, read through peer access), out u32 pairs, out_len u64; \
+                   scalars start u64, end u64, rule u32, remote_mask u32: for the victim's \
+                   frontier positions start..end, every edge whose candidate improves the \
+                   target's value as read appends (target, candidate)",
+        sim: steal_min,
+        cuda_name: None,
+        remote_args: &[0, 1, 2, 3, 4],
+    });
+    registry.register(KernelDef {
+        name: "gum_merge_return",
+        contract: "buffers values u32, marker u32, frontier_out u32, counters u64, then one \
+                   returned package of u32 pairs per thief; scalars stamp u32, then one u64 \
+                   pair count per package: min-combine, and append improved vertices once to \
+                   frontier_out (counters[0] is its length)",
+        sim: merge_return,
+        cuda_name: None,
+        remote_args: &[],
+    });
+}
+
+fn kernel_error(kernel: &str, message: String) -> BackendError {
+    BackendError::Kernel { kernel: kernel.into(), message }
+}
+
+fn frontier_stats(ctx: &mut KernelContext<'_>) -> Result<(), BackendError> {
+    let [degree, in_degree, frontier, counters, stats, prefix] = ctx.buffers::<6>()?;
+    let len = counters.as_u64()?.get(1).copied().unwrap_or(0) as usize;
+    let (degree, in_degree, frontier) = (degree.as_u32()?, in_degree.as_u32()?, frontier.as_u32()?);
+    let (stats, prefix) = (stats.as_u64_mut()?, prefix.as_u64_mut()?);
+    if len > frontier.len() || len > prefix.len() || stats.len() < STATS_WORDS {
+        return Err(kernel_error("gum_frontier_stats", format!("frontier of {len} does not fit")));
+    }
+    let mut total = 0u64;
+    let s = FrontierStats::from_degrees(frontier[..len].iter().enumerate().map(|(k, &v)| {
+        let out = u64::from(degree[v as usize]);
+        total += out;
+        prefix[k] = total;
+        (out, u64::from(in_degree[v as usize]))
+    }));
+    write_stats(&s, stats);
+    ctx.effects.items = len as u64;
+    ctx.effects.bytes_read = len as u64 * 12;
+    ctx.effects.bytes_written = len as u64 * 8;
+    ctx.effects.atomics = len as u64 / 32;
+    Ok(())
+}
+
+/// Lays `s` out in the stats buffer.
+pub fn write_stats(s: &FrontierStats, stats: &mut [u64]) {
+    stats[..8].copy_from_slice(&[
+        s.vertices,
+        s.out_edges,
+        s.in_edges,
+        s.out_min,
+        s.out_max,
+        s.in_min,
+        s.in_max,
+        s.out_d_ln_d.to_bits(),
+    ]);
+    stats[8..8 + HISTOGRAM_BUCKETS].copy_from_slice(&s.bucket_vertices);
+    stats[8 + HISTOGRAM_BUCKETS..STATS_WORDS].copy_from_slice(&s.bucket_edges);
+}
+
+/// Reads the stats buffer back.
+pub fn read_stats(stats: &[u64]) -> FrontierStats {
+    FrontierStats {
+        vertices: stats[0],
+        out_edges: stats[1],
+        in_edges: stats[2],
+        out_min: stats[3],
+        out_max: stats[4],
+        in_min: stats[5],
+        in_max: stats[6],
+        out_d_ln_d: f64::from_bits(stats[7]),
+        bucket_vertices: stats[8..8 + HISTOGRAM_BUCKETS].to_vec(),
+        bucket_edges: stats[8 + HISTOGRAM_BUCKETS..STATS_WORDS].to_vec(),
+    }
+}
+
+fn cut(ctx: &mut KernelContext<'_>) -> Result<(), BackendError> {
+    let len = ctx.scalar_u64(0)? as usize;
+    let cuts = ctx.scalar_u32(1)? as usize;
+    let points: Vec<u64> = (0..cuts).map(|c| ctx.scalar_u64(2 + c)).collect::<Result<_, _>>()?;
+    let [prefix, stats] = ctx.buffers::<2>()?;
+    let (prefix, stats) = (prefix.as_u64()?, stats.as_u64_mut()?);
+    if cuts > MAX_CUTS || len > prefix.len() || stats.len() < STATS_WORDS + 2 * MAX_CUTS {
+        return Err(kernel_error("gum_cut", format!("{cuts} cuts over {len} positions")));
+    }
+    let prefix = &prefix[..len];
+    for (c, &point) in points.iter().enumerate() {
+        let b = super::planner::ranges::boundary(prefix, point);
+        stats[STATS_WORDS + c] = b as u64;
+        stats[STATS_WORDS + MAX_CUTS + c] = super::planner::ranges::exclusive_start(prefix, b);
+    }
+    ctx.effects.items = cuts as u64;
+    ctx.effects.bytes_read = cuts as u64 * 8 * (64 - (len as u64).leading_zeros() as u64 + 1);
+    Ok(())
+}
+
+fn steal_min(ctx: &mut KernelContext<'_>) -> Result<(), BackendError> {
+    let start = ctx.scalar_u64(0)? as usize;
+    let end = ctx.scalar_u64(1)? as usize;
+    let rule = ctx.scalar_u32(2)?;
+    let remote = ctx.scalar_u32(3)?;
+    let KernelContext { buffers, effects, .. } = ctx;
+    let Some([offsets, targets, weights, values, frontier, out, out_len]) = buffers.get_mut(..7)
+    else {
+        return Err(kernel_error("gum_steal_min", "expects 7 buffers".into()));
+    };
+    let (offsets, targets, weights) = (offsets.as_u64()?, targets.as_u32()?, weights.as_u32()?);
+    let (values, frontier) = (values.as_u32()?, frontier.as_u32()?);
+    let (out, out_len) = (out.as_u32_mut()?, out_len.as_u64_mut()?);
+    let range = frontier.get(start..end).ok_or_else(|| {
+        kernel_error(
+            "gum_steal_min",
+            format!(
+                "range {start}..{end} outside the victim's frontier of {} (its buffers must be \
+                 readable through peer access)",
+                frontier.len()
+            ),
+        )
+    })?;
+    let mut pushed = 0usize;
+    let mut edges = 0u64;
+    for &v in range {
+        let (a, b) = (offsets[v as usize] as usize, offsets[v as usize + 1] as usize);
+        let value = values[v as usize];
+        for e in a..b {
+            let t = targets[e] as usize;
+            let candidate = match rule {
+                0 => value.saturating_add(1),
+                1 => value.saturating_add(weights[e]),
+                _ => value,
+            };
+            if candidate < values[t] {
+                let slot = out.get_mut(2 * pushed..2 * pushed + 2).ok_or_else(|| {
+                    kernel_error("gum_steal_min", format!("output of {} pairs overflows", pushed))
+                })?;
+                slot.copy_from_slice(&[t as u32, candidate]);
+                pushed += 1;
+            }
+        }
+        edges += (b - a) as u64;
+    }
+    out_len[0] = pushed as u64;
+    let vertices = range.len() as u64;
+    let weighted = u64::from(rule == 1);
+    // Bytes per argument: offsets 16 per vertex, targets 4 and weights 4 per edge, values 4
+    // per vertex and per edge, frontier ids 4 per vertex.
+    let bytes =
+        [vertices * 16, edges * 4, edges * 4 * weighted, (vertices + edges) * 4, vertices * 4];
+    for (arg, &b) in bytes.iter().enumerate() {
+        if remote & (1 << arg) != 0 {
+            peer_read(effects, arg, b);
+        } else {
+            effects.bytes_read += b;
+        }
+    }
+    effects.items = vertices;
+    effects.edges = edges;
+    effects.bytes_written = pushed as u64 * 8;
+    effects.atomics = pushed as u64;
+    Ok(())
+}
+
+fn merge_return(ctx: &mut KernelContext<'_>) -> Result<(), BackendError> {
+    let stamp = ctx.scalar_u32(0)?;
+    let packages = ctx.buffers.len().saturating_sub(4);
+    let lengths: Vec<usize> = (0..packages)
+        .map(|p| ctx.scalar_u64(1 + p).map(|l| l as usize))
+        .collect::<Result<_, _>>()?;
+    let (fixed, returned) = ctx.buffers.split_at_mut(4);
+    let [values, marker, frontier_out, counters] = fixed else {
+        return Err(kernel_error("gum_merge_return", "expects at least 4 buffers".into()));
+    };
+    let (values, marker) = (values.as_u32_mut()?, marker.as_u32_mut()?);
+    let (frontier_out, counters) = (frontier_out.as_u32_mut()?, counters.as_u64_mut()?);
+    let mut len = counters[0] as usize;
+    let mut items = 0u64;
+    for (package, &pairs) in returned.iter().zip(&lengths) {
+        let package = package.as_u32()?;
+        let Some(package) = package.get(..2 * pairs) else {
+            return Err(kernel_error(
+                "gum_merge_return",
+                format!("{pairs} pairs announced, room for {}", package.len() / 2),
+            ));
+        };
+        for pair in package.chunks_exact(2) {
+            items += 1;
+            let (v, value) = (pair[0] as usize, pair[1]);
+            if value < values[v] {
+                values[v] = value;
+                if marker[v] != stamp {
+                    marker[v] = stamp;
+                    frontier_out[len] = v as u32;
+                    len += 1;
+                }
+            }
+        }
+    }
+    counters[0] = len as u64;
+    ctx.effects.items = items;
+    ctx.effects.atomics = items;
+    ctx.effects.bytes_read = items * 8;
+    ctx.effects.bytes_written = items * 4;
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::backend::{BufferId, HostData, Scalar};
+
+    fn run(
+        name: &'static str,
+        f: fn(&mut KernelContext<'_>) -> Result<(), BackendError>,
+        buffers: &mut [HostData],
+        scalars: &[Scalar],
+    ) -> crate::backend::KernelEffects {
+        let ids: Vec<BufferId> = (0..buffers.len() as u32).map(BufferId).collect();
+        let mut ctx = KernelContext::new(name, buffers, &ids, scalars);
+        f(&mut ctx).unwrap();
+        ctx.effects
+    }
+
+    #[test]
+    fn steal_and_merge_relax_like_a_sequential_pass() {
+        // Victim: 0 -> 1 (w 5), 0 -> 2 (w 1), 2 -> 1 (w 1); frontier [0, 2]; values 0, 9, 1.
+        let offsets = HostData::U64(vec![0, 2, 2, 3]);
+        let targets = HostData::U32(vec![1, 2, 1]);
+        let weights = HostData::U32(vec![5, 1, 1]);
+        let values = HostData::U32(vec![0, 9, 1]);
+        let frontier = HostData::U32(vec![0, 2]);
+        let mut bufs = vec![
+            offsets,
+            targets,
+            weights,
+            values.clone(),
+            frontier,
+            HostData::U32(vec![0; 6]),
+            HostData::U64(vec![0]),
+        ];
+        let effects = run(
+            "gum_steal_min",
+            steal_min,
+            &mut bufs,
+            &[Scalar::U64(0), Scalar::U64(2), Scalar::U32(1), Scalar::U32(0b11111)],
+        );
+        assert_eq!(bufs[6].as_u64().unwrap()[0], 2);
+        assert_eq!(&bufs[5].as_u32().unwrap()[..4], &[1, 5, 1, 2]);
+        assert_eq!(effects.edges, 3);
+        // The victim merges them: 1 drops to 2 and joins frontier_out once.
+        let package = bufs[5].clone();
+        let mut m = vec![
+            values,
+            HostData::U32(vec![0; 3]),
+            HostData::U32(vec![0; 3]),
+            HostData::U64(vec![0; 4]),
+            package,
+        ];
+        run("gum_merge_return", merge_return, &mut m, &[Scalar::U32(7), Scalar::U64(2)]);
+        assert_eq!(m[0].as_u32().unwrap(), &[0, 2, 1]);
+        assert_eq!(m[3].as_u64().unwrap()[0], 1);
+        assert_eq!(m[2].as_u32().unwrap()[0], 1);
+    }
+
+    #[test]
+    fn stats_and_cuts_follow_alg_1() {
+        let degree = HostData::U32(vec![3, 2, 3, 0]);
+        let in_degree = HostData::U32(vec![1, 1, 1, 5]);
+        let frontier = HostData::U32(vec![0, 1, 2, 3]);
+        let counters = HostData::U64(vec![0, 4, 0]);
+        let mut bufs = vec![
+            degree,
+            in_degree,
+            frontier,
+            counters,
+            HostData::U64(vec![0; STATS_WORDS + 2 * MAX_CUTS]),
+            HostData::U64(vec![0; 4]),
+        ];
+        run("gum_frontier_stats", frontier_stats, &mut bufs, &[]);
+        let bufs =
+            [bufs[0].clone(), bufs[1].clone(), bufs[2].clone(), bufs[4].clone(), bufs[5].clone()];
+        assert_eq!(bufs[4].as_u64().unwrap(), &[3, 5, 8, 8]);
+        let s = read_stats(bufs[3].as_u64().unwrap());
+        assert_eq!((s.vertices, s.out_edges, s.in_edges, s.out_max, s.in_max), (4, 8, 8, 3, 5));
+        let mut c = vec![bufs[4].clone(), bufs[3].clone()];
+        run("gum_cut", cut, &mut c, &[Scalar::U64(4), Scalar::U32(1), Scalar::U64(5)]);
+        let stats = c[1].as_u64().unwrap();
+        assert_eq!(stats[STATS_WORDS], 2);
+        assert_eq!(stats[STATS_WORDS + MAX_CUTS], 5);
+    }
+}

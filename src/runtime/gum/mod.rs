@@ -1,0 +1,1116 @@
+//! GUM (seed 001): bulk-synchronous multi-GPU graph processing with frontier stealing
+//! (FSteal, §III); the planner also holds ownership stealing (OSteal, §IV).
+//!
+//! A fragment per GPU with its inner vertices and outer copies of the remote vertices its
+//! edges reach (the bulk-synchronous runtime's one-hop subgraphs): updates to an outer
+//! copy are combined on the device and only the changed copies are sent, once per
+//! superstep (early message aggregation, §V-A). Each superstep, the coordinator (the host,
+//! for GPU 0) follows §V-A:
+//!
+//! 1. every GPU's frontier statistics are already on the host (the stats kernel ran at the
+//!    end of the last superstep): the loads `l_i` and the Table I features;
+//! 2. FSteal, when t1 and t2 fire: the cost matrix `c_ij = bytes/B_ij + g(W_i)` from the
+//!    backend's bandwidths and the cost model, the min-max plan (Eq. 1), its decision cost
+//!    charged as host work by [`DecisionCost`]; a solver failure means no stealing that
+//!    superstep, recorded;
+//! 3. Alg. 1 on the victims' devices: the prefix sums and the sorted search give each
+//!    worker a consecutive range of the victim's frontier (the victim's own range first);
+//! 4. each GPU runs the algorithm's advance on its own range, and a separate kernel per
+//!    stolen range that reads the victim's adjacency lists and values through peer access
+//!    while it runs; stolen results return to the victim and are merged before the split;
+//! 5. split, exchange, merge (and the algorithm's apply), then the next statistics.
+//!
+//! Every superstep leaves an [`IterationRecord`] (per-GPU busy and starved time, loads,
+//! stolen edges, the plan, the decision and its cost) in the run's [`GumReport`].
+
+pub mod compat;
+pub mod cost_model;
+pub mod kernels;
+pub mod planner;
+
+use crate::backend::{
+    Backend, BackendError, BufferId, BufferSlice, CompletionKind, DeviceId, ElemType, HostData,
+    Launch, Scalar, StreamId, StreamPriority, Token,
+};
+use crate::graph::Csr;
+use crate::runtime::bsp::kernels::FIXED_SLOTS;
+use crate::runtime::bsp::{BspPrimitive, Combiner, Duplication, Subgraph, build_subgraphs};
+use crate::runtime::{RuntimeError, wait_all};
+use cost_model::{CostModel, Features, FrontierStats};
+use kernels::{MAX_CUTS, STATS_WORDS, StealRule, read_stats};
+use planner::{ReductionTree, SolverLimits, Triggers, VertexRange};
+use serde::Serialize;
+
+/// What an algorithm gives GUM: its bulk-synchronous operators and, for min-combined
+/// algorithms, how a stolen edge relaxes (no rule: FSteal never runs for it).
+pub struct GumOperators {
+    /// Advance, combiner, apply: the bulk-synchronous primitive.
+    pub primitive: Box<dyn BspPrimitive>,
+    /// The relaxation of stolen edges.
+    pub steal: Option<StealRule>,
+}
+
+/// The host-side cost of a stealing decision, a deterministic model (the simulator charges
+/// it as host work; never wall clock). Constants are estimates for a Xeon of the DGX-1's
+/// generation: feature assembly and inference of the 210-term polynomial per fragment, and
+/// a dense simplex whose work grows with variables x constraints.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+pub struct DecisionCost {
+    /// Fixed cost of a decision (gathering counts, broadcasting the policy), in ps.
+    pub base_ps: u64,
+    /// Per fragment: features and `g(W)`, in ps.
+    pub per_fragment_ps: u64,
+    /// Per LP solve, fixed, in ps.
+    pub per_solve_ps: u64,
+    /// Per LP solve, per variable x constraint, in ps.
+    pub per_cell_ps: u64,
+}
+
+impl Default for DecisionCost {
+    fn default() -> Self {
+        DecisionCost {
+            base_ps: 5_000_000,
+            per_fragment_ps: 1_000_000,
+            per_solve_ps: 10_000_000,
+            per_cell_ps: 20_000,
+        }
+    }
+}
+
+impl DecisionCost {
+    /// Cost of one FSteal decision over `n` fragments.
+    pub fn fsteal_ps(&self, n: usize) -> u64 {
+        let cells = ((n * n + 1) * 2 * n) as u64;
+        self.base_ps
+            + self.per_fragment_ps * n as u64
+            + self.per_solve_ps
+            + self.per_cell_ps * cells
+    }
+}
+
+/// Options of a GUM run.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+pub struct GumOptions {
+    /// Frontier stealing on (when the algorithm has a steal rule and t1, t2 fire).
+    pub fsteal: bool,
+    /// The thresholds t1..t4.
+    pub triggers: Triggers,
+    /// The solver's guards.
+    pub solver: SolverLimits,
+    /// The decision's cost model.
+    pub decision: DecisionCost,
+    /// Local memory bandwidth used for `B_ii` when the backend does not know it, bytes/s.
+    pub memory_bandwidth_fallback_bytes_per_s: u64,
+    /// Stop after this many supersteps.
+    pub max_supersteps: u32,
+}
+
+impl Default for GumOptions {
+    fn default() -> Self {
+        GumOptions {
+            fsteal: true,
+            triggers: Triggers::default(),
+            solver: SolverLimits::default(),
+            decision: DecisionCost::default(),
+            memory_bandwidth_fallback_bytes_per_s: 900_000_000_000,
+            max_supersteps: 1_000_000,
+        }
+    }
+}
+
+/// What FSteal did in one superstep.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum FstealDecision {
+    /// Off, one GPU, or the algorithm has no steal rule.
+    Off,
+    /// t1 or t2 did not fire.
+    NotTriggered,
+    /// A plan was solved and executed.
+    Planned,
+    /// The solver failed: no stealing this superstep (the documented fallback).
+    Fallback(String),
+}
+
+/// One superstep.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct IterationRecord {
+    /// Superstep number.
+    pub iteration: u32,
+    /// Frontier vertices per GPU.
+    pub frontier: Vec<u64>,
+    /// Active edges `l_i` per GPU.
+    pub active_edges: Vec<u64>,
+    /// Table I features of each GPU's frontier.
+    pub features: Vec<Features>,
+    /// Kernel-busy time per GPU in the compute phase (advance and stolen ranges), ps.
+    pub busy_ps: Vec<u64>,
+    /// Compute phase length minus busy time, per GPU, ps.
+    pub starved_ps: Vec<u64>,
+    /// Edges each GPU processed (own and stolen).
+    pub processed_edges: Vec<u64>,
+    /// Edges processed by a GPU other than their fragment's.
+    pub stolen_edges: u64,
+    /// The plan (`edges[i][j]`), when one ran.
+    pub plan: Option<Vec<Vec<u64>>>,
+    /// The ranges each victim handed out.
+    pub ranges: Vec<(u32, VertexRange)>,
+    /// What FSteal did.
+    pub fsteal: FstealDecision,
+    /// Modelled host time of the decision, ps (charged as host work where the backend can).
+    pub decision_ps: u64,
+    /// GPUs with work in the compute phase.
+    pub active_gpus: u32,
+    /// Compute phase length (slowest GPU), ps.
+    pub compute_ps: u64,
+    /// The whole superstep, ps.
+    pub time_ps: u64,
+}
+
+/// GUM's own account of a run.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct GumReport {
+    /// Options.
+    pub options: GumOptions,
+    /// The steal rule the algorithm gave, if any.
+    pub steal_rule: Option<StealRule>,
+    /// `B_ij` as used, bytes per second (the diagonal: `B_ii`).
+    pub bandwidth_bytes_per_s: Vec<Vec<u64>>,
+    /// The reduction tree's eviction order (OSteal; for the record).
+    pub eviction_order: Vec<u32>,
+    /// Every superstep.
+    pub iterations: Vec<IterationRecord>,
+    /// Sum of stolen edges.
+    pub stolen_edges: u64,
+    /// Supersteps with a plan.
+    pub planned: u32,
+    /// Supersteps that fell back to no stealing.
+    pub fallbacks: u32,
+    /// Sum of decision costs, ps.
+    pub decision_ps: u64,
+}
+
+/// What a GUM run produced.
+#[derive(Clone, Debug, PartialEq)]
+pub struct GumOutcome {
+    /// Final value of every vertex, by global id.
+    pub values: Vec<u32>,
+    /// Final aux value of every vertex, if any.
+    pub aux: Option<Vec<f32>>,
+    /// Supersteps.
+    pub supersteps: u32,
+    /// Edges visited by kernels.
+    pub edges_visited: u64,
+    /// Vertex updates sent between GPUs (packages and stolen returns).
+    pub messages: u64,
+    /// Bytes sent between GPUs.
+    pub bytes_sent: u64,
+    /// Total frontier per superstep.
+    pub frontier_sizes: Vec<u64>,
+    /// Time after upload, ps.
+    pub compute_time_ps: u64,
+    /// GUM's account.
+    pub report: GumReport,
+}
+
+impl From<GumOutcome> for crate::runtime::Outcome {
+    fn from(o: GumOutcome) -> Self {
+        crate::runtime::Outcome {
+            values: o.values,
+            aux: o.aux,
+            compute_time_ps: o.compute_time_ps,
+            work: crate::runtime::WorkReport {
+                edges_visited: o.edges_visited,
+                work_items: o.frontier_sizes.iter().sum(),
+                messages: o.messages,
+                bytes_sent: o.bytes_sent,
+                frontier_sizes: o.frontier_sizes,
+            },
+            supersteps: o.supersteps,
+            groute: None,
+            gum: Some(o.report),
+        }
+    }
+}
+
+/// Bytes a processed edge reads (target id and, for weighted rules, its weight).
+fn bytes_per_edge(rule: Option<StealRule>) -> f64 {
+    if rule == Some(StealRule::MinPlusWeight) { 8.0 } else { 4.0 }
+}
+
+/// A growable device buffer of `u32` pairs with its length counter.
+struct PairBuffer {
+    pairs: BufferId,
+    len: BufferId,
+    capacity: usize,
+}
+
+struct Gpu {
+    device: u32,
+    compute: StreamId,
+    comm: StreamId,
+    fixed: Vec<BufferId>,
+    send: Vec<BufferId>,
+    recv: Vec<BufferId>,
+    in_degree: BufferId,
+    stats: BufferId,
+    prefix: BufferId,
+    empty: BufferId,
+    /// Stolen output per victim (on this thief).
+    steal_out: Vec<Option<PairBuffer>>,
+    /// Returned pairs per thief (on this victim).
+    returned: Vec<Option<(BufferId, usize)>>,
+    frontier_len: u64,
+    stats_now: FrontierStats,
+}
+
+fn token(phase: u8, step: u32, gpu: u32, peer: u32) -> Token {
+    Token(
+        (u64::from(phase) << 56)
+            | (u64::from(step & 0xff_ffff) << 32)
+            | (u64::from(gpu & 0xffff) << 16)
+            | u64::from(peer & 0xffff),
+    )
+}
+
+fn gpu_of(t: Token) -> usize {
+    ((t.0 >> 16) & 0xffff) as usize
+}
+
+fn peer_of(t: Token) -> usize {
+    (t.0 & 0xffff) as usize
+}
+
+const UPLOAD: u8 = 1;
+const STATS: u8 = 2;
+const DECIDE: u8 = 3;
+const CUT: u8 = 4;
+const STOLEN: u8 = 5;
+const RETURN: u8 = 6;
+const COUNTS: u8 = 7;
+const COPY: u8 = 8;
+const NEXT: u8 = 9;
+const GATHER: u8 = 10;
+
+fn host_u64(kind: CompletionKind) -> Result<Vec<u64>, RuntimeError> {
+    match kind {
+        CompletionKind::HostRead(HostData::U64(v)) => Ok(v),
+        _ => Err(BackendError::Usage("a counter read returned no u64 data".into()).into()),
+    }
+}
+
+/// Runs `operators` on `graph` partitioned by `owner` over the first `parts` devices.
+pub fn run<B: Backend + ?Sized>(
+    backend: &mut B,
+    graph: &Csr,
+    owner: &[u32],
+    parts: u32,
+    operators: &GumOperators,
+    options: &GumOptions,
+    model: &CostModel,
+) -> Result<GumOutcome, RuntimeError> {
+    let primitive = operators.primitive.as_ref();
+    validate(backend, graph, owner, parts, operators, options)?;
+    let n = graph.num_vertices();
+    let peers = parts as usize;
+    let bandwidth = bandwidth_matrix(backend, peers, options);
+    let tree = ReductionTree::build(
+        (0..peers)
+            .map(|a| (0..peers).map(|b| if a == b { 1 } else { bandwidth[a][b] }).collect())
+            .collect(),
+    )
+    .map_err(|e| RuntimeError::Options(e.to_string()))?;
+    let mut subgraphs = build_subgraphs(graph, owner, parts, Duplication::OneHop);
+    let in_degree_global = in_degrees(graph);
+    let pairs: Vec<Vec<usize>> = subgraphs
+        .iter()
+        .enumerate()
+        .map(|(g, sub)| (0..parts).map(|p| sub.proxies_owned_by(g as u32, p)).collect())
+        .collect();
+    let mut gpus = Vec::with_capacity(peers);
+    let mut tokens = Vec::new();
+    for (g, sub) in subgraphs.iter_mut().enumerate() {
+        let incoming: Vec<usize> = pairs.iter().map(|row| row[g]).collect();
+        let gpu = upload(
+            backend,
+            g as u32,
+            sub,
+            (&pairs[g], &incoming),
+            primitive,
+            n,
+            &in_degree_global,
+            &mut tokens,
+        )?;
+        gpus.push(gpu);
+    }
+    wait_all(backend, &tokens)?;
+    let start_ps = backend.now_ps();
+    let rule = operators.steal.filter(|_| options.fsteal && peers > 1);
+    let mut report = GumReport {
+        options: *options,
+        steal_rule: operators.steal,
+        bandwidth_bytes_per_s: bandwidth.clone(),
+        eviction_order: tree.eviction.clone(),
+        iterations: Vec::new(),
+        stolen_edges: 0,
+        planned: 0,
+        fallbacks: 0,
+        decision_ps: 0,
+    };
+    let mut outcome = GumOutcome {
+        values: Vec::new(),
+        aux: None,
+        supersteps: 0,
+        edges_visited: 0,
+        messages: 0,
+        bytes_sent: 0,
+        frontier_sizes: Vec::new(),
+        compute_time_ps: 0,
+        report: report.clone(),
+    };
+    collect_stats(backend, &mut gpus, 0)?;
+    let mut reduction =
+        primitive.initial_reduction(&(0..n).map(|v| graph.degree(v) as u32).collect::<Vec<_>>(), n);
+    let max_supersteps = primitive.max_supersteps().unwrap_or(u32::MAX).min(options.max_supersteps);
+    let add = primitive.combiner().code();
+    let mut step = 0u32;
+    while step < max_supersteps {
+        let total: u64 = gpus.iter().map(|g| g.frontier_len).sum();
+        if total == 0 {
+            break;
+        }
+        let iteration_start = backend.now_ps();
+        outcome.frontier_sizes.push(total);
+        let frontier_now: Vec<u64> = gpus.iter().map(|g| g.frontier_len).collect();
+        let loads: Vec<u64> = gpus.iter().map(|g| g.stats_now.out_edges).collect();
+        let features: Vec<Features> = gpus.iter().map(|g| g.stats_now.features()).collect();
+        // 2. FSteal.
+        let (decision, plan, decision_ps) = match rule {
+            None => (FstealDecision::Off, None, 0),
+            Some(_) if !options.triggers.fsteal_fires(&loads) => {
+                (FstealDecision::NotTriggered, None, 0)
+            }
+            Some(r) => {
+                let cost = cost_matrix(&bandwidth, &features, model, bytes_per_edge(Some(r)));
+                let ps = options.decision.fsteal_ps(peers);
+                match planner::solve_min_max(&cost, &loads, &options.solver) {
+                    Ok(plan) => (FstealDecision::Planned, Some(plan.edges), ps),
+                    Err(e) => (FstealDecision::Fallback(e.to_string()), None, ps),
+                }
+            }
+        };
+        if decision_ps > 0 {
+            let t = token(DECIDE, step, 0, 0);
+            if compat::host_work(backend, decision_ps, t)? {
+                wait_all(backend, &[t])?;
+            }
+        }
+        let plan = plan.filter(|p| (0..peers).any(|i| (0..peers).any(|j| i != j && p[i][j] > 0)));
+        // 3. Alg. 1 on every victim: own range first, then the thieves in id order.
+        let ranges = match &plan {
+            Some(p) => cut_ranges(backend, &gpus, p, step)?,
+            None => Vec::new(),
+        };
+        // 4. Compute phase.
+        let busy_before: Vec<u64> =
+            backend.stats().devices.iter().take(peers).map(|d| d.kernel_busy_ps).collect();
+        let phase_start = backend.now_ps();
+        let own_len: Vec<u64> = (0..peers)
+            .map(|g| {
+                if plan.is_none() {
+                    return gpus[g].frontier_len;
+                }
+                ranges
+                    .iter()
+                    .find(|(v, r)| *v as usize == g && r.worker as usize == g)
+                    .map_or(0, |(_, r)| r.end as u64)
+            })
+            .collect();
+        let stamp = 2 * step + 1;
+        let param = primitive.advance_param(&outcome.frontier_sizes, n);
+        let mut processed = vec![0u64; peers];
+        for (g, gpu) in gpus.iter().enumerate() {
+            let buffers: Vec<BufferId> = gpu.fixed.iter().chain(&gpu.send).copied().collect();
+            backend.launch(
+                gpu.compute,
+                Launch {
+                    kernel: primitive.advance_kernel(),
+                    buffers,
+                    scalars: vec![
+                        Scalar::U64(own_len[g]),
+                        Scalar::U32(stamp),
+                        Scalar::U32(step),
+                        Scalar::F64(param),
+                        Scalar::U32(g as u32),
+                        Scalar::F64(primitive.extra()),
+                    ],
+                    work_items: own_len[g],
+                },
+                None,
+            )?;
+            processed[g] += ranges
+                .iter()
+                .filter(|(v, r)| *v as usize == g && r.worker as usize == g)
+                .map(|(_, r)| r.edges)
+                .sum::<u64>();
+            if plan.is_none() {
+                processed[g] = gpu.stats_now.out_edges;
+            }
+        }
+        let mut reads = Vec::new();
+        let mut stolen = 0u64;
+        for &(victim, r) in ranges.iter().filter(|(v, r)| *v != r.worker) {
+            let (v, t) = (victim as usize, r.worker as usize);
+            ensure_steal_out(backend, &mut gpus[t], v, r.edges as usize)?;
+            let out = gpus[t].steal_out[v].as_ref().map(|b| (b.pairs, b.len));
+            let Some((pairs_buf, len_buf)) = out else { continue };
+            let vf = &gpus[v].fixed;
+            backend.launch(
+                gpus[t].compute,
+                Launch {
+                    kernel: "gum_steal_min",
+                    buffers: vec![vf[0], vf[1], vf[2], vf[3], vf[7], pairs_buf, len_buf],
+                    scalars: vec![
+                        Scalar::U64(r.start as u64),
+                        Scalar::U64(r.end as u64),
+                        Scalar::U32(rule.map_or(0, StealRule::code)),
+                        Scalar::U32(0b11111),
+                    ],
+                    work_items: (r.end - r.start) as u64,
+                },
+                None,
+            )?;
+            let tk = token(STOLEN, step, t as u32, v as u32);
+            backend.read_to_host(gpus[t].compute, BufferSlice::new(len_buf, 0, 1), tk)?;
+            reads.push(tk);
+            processed[t] += r.edges;
+            stolen += r.edges;
+        }
+        // Every GPU's compute stream drains before the phase ends (the barrier).
+        for (g, gpu) in gpus.iter().enumerate() {
+            let tk = token(STOLEN, step, g as u32, 0xffff);
+            backend.host_callback(gpu.compute, tk)?;
+            reads.push(tk);
+        }
+        let mut returned: Vec<(usize, usize, u64)> = Vec::new();
+        let mut phase_end = phase_start;
+        for c in wait_all(backend, &reads)? {
+            phase_end = phase_end.max(c.time_ps);
+            if peer_of(c.token) == 0xffff {
+                continue;
+            }
+            let len = host_u64(c.kind)?[0];
+            if len > 0 {
+                returned.push((peer_of(c.token), gpu_of(c.token), len));
+            }
+        }
+        returned.sort_unstable();
+        let busy_after: Vec<u64> =
+            backend.stats().devices.iter().take(peers).map(|d| d.kernel_busy_ps).collect();
+        let compute_ps = phase_end - phase_start;
+        let busy: Vec<u64> = (0..peers).map(|g| busy_after[g] - busy_before[g]).collect();
+        // Stolen results go back to their victims and are merged before the split.
+        let mut copies = Vec::new();
+        for &(v, t, len) in &returned {
+            let dst = ensure_returned(backend, &mut gpus[v], t, len as usize)?;
+            let Some(src) = gpus[t].steal_out[v].as_ref().map(|b| b.pairs) else { continue };
+            let tk = token(RETURN, step, t as u32, v as u32);
+            backend.copy(
+                gpus[t].comm,
+                BufferSlice::new(src, 0, 2 * len as usize),
+                BufferSlice::new(dst, 0, 2 * len as usize),
+                Some(tk),
+            )?;
+            copies.push(tk);
+            outcome.messages += len;
+            outcome.bytes_sent += 8 * len;
+        }
+        wait_all(backend, &copies)?;
+        for (v, gpu) in gpus.iter().enumerate() {
+            let mine: Vec<&(usize, usize, u64)> = returned.iter().filter(|r| r.0 == v).collect();
+            if mine.is_empty() {
+                continue;
+            }
+            let f = &gpu.fixed;
+            let mut buffers = vec![f[3], f[6], f[8], f[9]];
+            let mut scalars = vec![Scalar::U32(stamp)];
+            for &&(_, t, len) in &mine {
+                buffers.push(gpu.returned[t].map_or(gpu.empty, |r| r.0));
+                scalars.push(Scalar::U64(len));
+            }
+            let items = mine.iter().map(|r| r.2).sum();
+            backend.launch(
+                gpu.compute,
+                Launch { kernel: "gum_merge_return", buffers, scalars, work_items: items },
+                None,
+            )?;
+        }
+        // 5. Split, exchange, merge, apply, statistics.
+        let mut reads = Vec::with_capacity(peers);
+        for (g, gpu) in gpus.iter().enumerate() {
+            let buffers: Vec<BufferId> = gpu.fixed.iter().chain(&gpu.send).copied().collect();
+            backend.launch(
+                gpu.compute,
+                Launch {
+                    kernel: "bsp_split",
+                    buffers,
+                    scalars: vec![
+                        Scalar::U32(g as u32),
+                        Scalar::U32(parts),
+                        Scalar::U32(stamp + 1),
+                        Scalar::U32(0),
+                        Scalar::U32(add),
+                    ],
+                    work_items: gpu.frontier_len,
+                },
+                None,
+            )?;
+            let tk = token(COUNTS, step, g as u32, 0);
+            backend.read_to_host(gpu.compute, BufferSlice::new(gpu.fixed[9], 0, peers + 3), tk)?;
+            reads.push(tk);
+        }
+        let mut sent = vec![vec![0u64; peers]; peers];
+        for c in wait_all(backend, &reads)? {
+            let g = gpu_of(c.token);
+            sent[g].copy_from_slice(&host_u64(c.kind)?[2..2 + peers]);
+        }
+        let mut copies = Vec::new();
+        for (g, gpu) in gpus.iter().enumerate() {
+            for (p, &len) in sent[g].iter().enumerate() {
+                if p == g || len == 0 {
+                    continue;
+                }
+                let tk = token(COPY, step, g as u32, p as u32);
+                backend.copy(
+                    gpu.comm,
+                    BufferSlice::new(gpu.send[p], 0, 2 * len as usize),
+                    BufferSlice::new(gpus[p].recv[g], 0, 2 * len as usize),
+                    Some(tk),
+                )?;
+                copies.push(tk);
+                outcome.messages += len;
+                outcome.bytes_sent += 8 * len;
+            }
+        }
+        wait_all(backend, &copies)?;
+        let mut reads = Vec::with_capacity(peers);
+        for (g, gpu) in gpus.iter().enumerate() {
+            let mut scalars = vec![
+                Scalar::U32(g as u32),
+                Scalar::U32(parts),
+                Scalar::U32(stamp + 1),
+                Scalar::U32(add),
+                Scalar::F64(primitive.param()),
+            ];
+            scalars.extend((0..peers).map(|p| Scalar::U64(if p == g { 0 } else { sent[p][g] })));
+            let incoming: u64 = (0..peers).filter(|&p| p != g).map(|p| sent[p][g]).sum();
+            backend.launch(
+                gpu.compute,
+                Launch {
+                    kernel: "bsp_merge",
+                    buffers: gpu.fixed.iter().chain(&gpu.recv).copied().collect(),
+                    scalars,
+                    work_items: incoming,
+                },
+                None,
+            )?;
+            if let Some(apply) = primitive.apply_kernel() {
+                let mut scalars = vec![Scalar::F64(reduction), Scalar::U32(n)];
+                scalars.extend(primitive.apply_scalars());
+                scalars.push(Scalar::U32(g as u32));
+                backend.launch(
+                    gpu.compute,
+                    Launch {
+                        kernel: apply,
+                        buffers: gpu.fixed.clone(),
+                        scalars,
+                        work_items: u64::from(subgraphs[g].local),
+                    },
+                    None,
+                )?;
+            }
+            let tk = token(NEXT, step, g as u32, 0);
+            backend.read_to_host(gpu.compute, BufferSlice::new(gpu.fixed[9], 0, peers + 3), tk)?;
+            reads.push(tk);
+        }
+        let mut next_reduction = 0.0;
+        for c in wait_all(backend, &reads)? {
+            let counters = host_u64(c.kind)?;
+            next_reduction += f64::from_bits(counters[crate::runtime::bsp::reduce_counter(peers)]);
+        }
+        reduction = next_reduction;
+        collect_stats(backend, &mut gpus, step + 1)?;
+        let record = IterationRecord {
+            iteration: step,
+            frontier: frontier_now,
+            active_edges: loads.clone(),
+            features,
+            starved_ps: busy.iter().map(|&b| compute_ps.saturating_sub(b)).collect(),
+            busy_ps: busy,
+            active_gpus: processed.iter().filter(|&&e| e > 0).count() as u32,
+            processed_edges: processed,
+            stolen_edges: stolen,
+            plan: plan.clone(),
+            ranges,
+            fsteal: decision,
+            decision_ps,
+            compute_ps,
+            time_ps: backend.now_ps() - iteration_start,
+        };
+        report.stolen_edges += stolen;
+        report.planned += u32::from(record.fsteal == FstealDecision::Planned);
+        report.fallbacks += u32::from(matches!(record.fsteal, FstealDecision::Fallback(_)));
+        report.decision_ps += decision_ps;
+        report.iterations.push(record);
+        step += 1;
+    }
+    outcome.supersteps = step;
+    outcome.compute_time_ps = backend.now_ps() - start_ps;
+    let (values, aux) = gather(backend, &gpus, &subgraphs, primitive, n)?;
+    outcome.values = values;
+    outcome.aux = aux;
+    outcome.edges_visited = backend.stats().devices.iter().map(|d| d.edges).sum();
+    outcome.report = report;
+    Ok(outcome)
+}
+
+/// `B_ij` between the first `peers` devices (the diagonal: the device's memory bandwidth).
+fn bandwidth_matrix<B: Backend + ?Sized>(
+    backend: &B,
+    peers: usize,
+    options: &GumOptions,
+) -> Vec<Vec<u64>> {
+    (0..peers)
+        .map(|a| {
+            (0..peers)
+                .map(|b| {
+                    let (da, db) = (DeviceId(a as u32), DeviceId(b as u32));
+                    if a == b {
+                        compat::memory_bandwidth(
+                            backend,
+                            da,
+                            options.memory_bandwidth_fallback_bytes_per_s,
+                        )
+                    } else {
+                        backend.path_bandwidth_bytes_per_s(db, da)
+                    }
+                })
+                .collect()
+        })
+        .collect()
+}
+
+/// `c_ij = bytes / B_ij + g(W_i)` in picoseconds per edge (§III-B).
+pub fn cost_matrix(
+    bandwidth: &[Vec<u64>],
+    features: &[Features],
+    model: &CostModel,
+    bytes_per_edge: f64,
+) -> Vec<Vec<f64>> {
+    let n = bandwidth.len();
+    (0..n)
+        .map(|i| {
+            let g = model.predict_ps(&features[i]);
+            (0..n)
+                .map(|j| {
+                    let b = bandwidth[i][j] as f64;
+                    if b > 0.0 { bytes_per_edge * 1e12 / b + g } else { f64::INFINITY }
+                })
+                .collect()
+        })
+        .collect()
+}
+
+/// In-degree of every vertex.
+fn in_degrees(graph: &Csr) -> Vec<u32> {
+    let mut d = vec![0u32; graph.num_vertices() as usize];
+    for v in 0..graph.num_vertices() {
+        for &t in graph.neighbors(v) {
+            d[t as usize] = d[t as usize].saturating_add(1);
+        }
+    }
+    d
+}
+
+/// Runs the stats kernel on every GPU and reads the frontier lengths and statistics.
+fn collect_stats<B: Backend + ?Sized>(
+    backend: &mut B,
+    gpus: &mut [Gpu],
+    step: u32,
+) -> Result<(), RuntimeError> {
+    let mut reads = Vec::with_capacity(gpus.len());
+    for (g, gpu) in gpus.iter().enumerate() {
+        backend.launch(
+            gpu.compute,
+            Launch {
+                kernel: "gum_frontier_stats",
+                buffers: vec![
+                    gpu.fixed[5],
+                    gpu.in_degree,
+                    gpu.fixed[7],
+                    gpu.fixed[9],
+                    gpu.stats,
+                    gpu.prefix,
+                ],
+                scalars: vec![],
+                work_items: gpu.frontier_len,
+            },
+            None,
+        )?;
+        let tk = token(STATS, step, g as u32, 0);
+        backend.read_to_host(gpu.compute, BufferSlice::new(gpu.stats, 0, STATS_WORDS), tk)?;
+        reads.push(tk);
+    }
+    for c in wait_all(backend, &reads)? {
+        let g = gpu_of(c.token);
+        let stats = read_stats(&host_u64(c.kind)?);
+        gpus[g].frontier_len = stats.vertices;
+        gpus[g].stats_now = stats;
+    }
+    Ok(())
+}
+
+/// Alg. 1 on the victims' devices: the cut kernel finds each worker's range of the victim's
+/// frontier; returns `(victim, range)` for every non-empty range.
+fn cut_ranges<B: Backend + ?Sized>(
+    backend: &mut B,
+    gpus: &[Gpu],
+    plan: &[Vec<u64>],
+    step: u32,
+) -> Result<Vec<(u32, VertexRange)>, RuntimeError> {
+    let n = plan.len();
+    let mut takers_of = Vec::with_capacity(n);
+    let mut reads = Vec::new();
+    for (v, row) in plan.iter().enumerate() {
+        let order: Vec<usize> =
+            std::iter::once(v).chain((0..n).filter(|&j| j != v)).filter(|&j| row[j] > 0).collect();
+        if order.len() > MAX_CUTS + 1 {
+            return Err(RuntimeError::Options(format!(
+                "{} workers exceed {MAX_CUTS}",
+                order.len()
+            )));
+        }
+        if order.len() > 1 {
+            let mut cut = 0u64;
+            let mut scalars =
+                vec![Scalar::U64(gpus[v].frontier_len), Scalar::U32(order.len() as u32 - 1)];
+            for &j in &order[..order.len() - 1] {
+                cut += row[j];
+                scalars.push(Scalar::U64(cut));
+            }
+            backend.launch(
+                gpus[v].compute,
+                Launch {
+                    kernel: "gum_cut",
+                    buffers: vec![gpus[v].prefix, gpus[v].stats],
+                    scalars,
+                    work_items: order.len() as u64,
+                },
+                None,
+            )?;
+            let tk = token(CUT, step, v as u32, 0);
+            backend.read_to_host(
+                gpus[v].compute,
+                BufferSlice::new(gpus[v].stats, 0, STATS_WORDS + 2 * MAX_CUTS),
+                tk,
+            )?;
+            reads.push(tk);
+        }
+        takers_of.push(order);
+    }
+    let mut tails = vec![Vec::new(); n];
+    for c in wait_all(backend, &reads)? {
+        tails[gpu_of(c.token)] = host_u64(c.kind)?;
+    }
+    let mut ranges = Vec::new();
+    for (v, order) in takers_of.iter().enumerate() {
+        let len = gpus[v].frontier_len as usize;
+        let total = gpus[v].stats_now.out_edges;
+        if order.len() <= 1 {
+            let worker = order.first().copied().unwrap_or(v) as u32;
+            if len > 0 {
+                ranges.push((v as u32, VertexRange { worker, start: 0, end: len, edges: total }));
+            }
+            continue;
+        }
+        let tail = &tails[v];
+        let (mut start, mut start_edges) = (0usize, 0u64);
+        for (k, &j) in order.iter().enumerate() {
+            let (end, end_edges) = if k + 1 == order.len() {
+                (len, total)
+            } else {
+                (
+                    (tail[STATS_WORDS + k] as usize).max(start),
+                    tail[STATS_WORDS + MAX_CUTS + k].max(start_edges),
+                )
+            };
+            if end > start {
+                let r =
+                    VertexRange { worker: j as u32, start, end, edges: end_edges - start_edges };
+                ranges.push((v as u32, r));
+            }
+            (start, start_edges) = (end, end_edges);
+        }
+    }
+    Ok(ranges)
+}
+
+fn ensure_steal_out<B: Backend + ?Sized>(
+    backend: &mut B,
+    gpu: &mut Gpu,
+    victim: usize,
+    edges: usize,
+) -> Result<(), RuntimeError> {
+    let need = edges.max(1);
+    if gpu.steal_out[victim].as_ref().is_some_and(|b| b.capacity >= need) {
+        return Ok(());
+    }
+    let device = DeviceId(gpu.device);
+    if let Some(old) = gpu.steal_out[victim].take() {
+        backend.free(old.pairs)?;
+        backend.free(old.len)?;
+    }
+    let capacity = need.next_power_of_two();
+    let pairs = backend.alloc(device, ElemType::U32, 2 * capacity, "stolen output")?;
+    let len = backend.alloc(device, ElemType::U64, 1, "stolen output length")?;
+    gpu.steal_out[victim] = Some(PairBuffer { pairs, len, capacity });
+    Ok(())
+}
+
+fn ensure_returned<B: Backend + ?Sized>(
+    backend: &mut B,
+    gpu: &mut Gpu,
+    thief: usize,
+    pairs: usize,
+) -> Result<BufferId, RuntimeError> {
+    if let Some((b, cap)) = gpu.returned[thief]
+        && cap >= pairs
+    {
+        return Ok(b);
+    }
+    if let Some((old, _)) = gpu.returned[thief].take() {
+        backend.free(old)?;
+    }
+    let cap = pairs.next_power_of_two();
+    let b = backend.alloc(DeviceId(gpu.device), ElemType::U32, 2 * cap, "returned pairs")?;
+    gpu.returned[thief] = Some((b, cap));
+    Ok(b)
+}
+
+fn validate<B: Backend + ?Sized>(
+    backend: &B,
+    graph: &Csr,
+    owner: &[u32],
+    parts: u32,
+    operators: &GumOperators,
+    options: &GumOptions,
+) -> Result<(), RuntimeError> {
+    let fail = |m: String| Err(RuntimeError::Options(m));
+    let primitive = operators.primitive.as_ref();
+    if parts == 0 || parts > backend.device_count() {
+        return fail(format!(
+            "{parts} GPUs asked for, the {} backend has {}; choose 1..={}",
+            backend.name(),
+            backend.device_count(),
+            backend.device_count()
+        ));
+    }
+    if graph.num_vertices() == 0 {
+        return fail("the graph has no vertices; give a graph with at least one vertex".into());
+    }
+    if owner.len() != graph.num_vertices() as usize || owner.iter().any(|&p| p >= parts) {
+        return fail(format!("the partition does not map the graph's vertices to 0..{parts}"));
+    }
+    if primitive.needs_weights() && graph.weights().is_none() {
+        return fail(format!("{} needs edge weights; add --weights", primitive.name()));
+    }
+    if primitive.needs_undirected() && graph.is_directed() {
+        return fail(format!("{} needs the symmetrised graph", primitive.name()));
+    }
+    if primitive.needs_reverse()
+        || primitive.needs_all_arcs()
+        || primitive.combiner() == Combiner::Assign
+    {
+        return fail(format!(
+            "{} needs broadcast or every vertex on every GPU; GUM's fragments keep one-hop \
+             outer copies: use --runtime bsp",
+            primitive.name()
+        ));
+    }
+    if operators.steal.is_some() && primitive.combiner() != Combiner::MinU32 {
+        return fail(format!("{}: a steal rule needs the min combiner", primitive.name()));
+    }
+    options.triggers.check().map_err(RuntimeError::Options)?;
+    if options.solver.max_workers == 0 || options.solver.time_limit_ms == 0 {
+        return fail(
+            "--gum-solver-max-workers and --gum-solver-time-limit-ms must be at least 1".into(),
+        );
+    }
+    Ok(())
+}
+
+#[allow(clippy::too_many_arguments)]
+fn upload<B: Backend + ?Sized>(
+    backend: &mut B,
+    gpu: u32,
+    sub: &mut Subgraph,
+    (send_pairs, recv_pairs): (&[usize], &[usize]),
+    primitive: &dyn BspPrimitive,
+    n: u32,
+    in_degree_global: &[u32],
+    tokens: &mut Vec<Token>,
+) -> Result<Gpu, RuntimeError> {
+    let device = DeviceId(gpu);
+    let peers = send_pairs.len();
+    let local = sub.local as usize;
+    let arcs = sub.targets.len();
+    let compute = backend.create_stream(device, StreamPriority::Normal)?;
+    let comm = backend.create_stream(device, StreamPriority::Normal)?;
+    let mut write =
+        |backend: &mut B, buffer: BufferId, data: HostData| -> Result<(), RuntimeError> {
+            if data.is_empty() {
+                return Ok(());
+            }
+            let t = Token((u64::from(UPLOAD) << 56) | tokens.len() as u64);
+            backend.write_from_host(compute, buffer, 0, data, Some(t))?;
+            tokens.push(t);
+            Ok(())
+        };
+    let globals = &sub.global_of_local;
+    // Outer copies of additive values start at the identity: an owner's value counts once.
+    let add = primitive.combiner().is_additive();
+    let values: Vec<u32> = globals
+        .iter()
+        .zip(&sub.owner_of_local)
+        .map(
+            |(&v, &home)| {
+                if add && home != gpu { 0f32.to_bits() } else { primitive.initial_value(v, n) }
+            },
+        )
+        .collect();
+    let values = match primitive.value_elem() {
+        ElemType::F32 => HostData::F32(values.iter().map(|&b| f32::from_bits(b)).collect()),
+        ElemType::F64 => {
+            HostData::F64(values.iter().map(|&b| f64::from(f32::from_bits(b))).collect())
+        }
+        _ => HostData::U32(values),
+    };
+    let aux: Option<Vec<f32>> =
+        globals.iter().map(|&v| primitive.initial_aux(v, n)).collect::<Option<Vec<f32>>>();
+    let frontier: Vec<u32> = (0..sub.local)
+        .filter(|&v| sub.owner_of_local[v as usize] == gpu)
+        .filter(|&v| primitive.initially_active(globals[v as usize]))
+        .collect();
+    let frontier_len = frontier.len() as u64;
+    let mut counters = vec![0u64; peers + 3];
+    counters[1] = frontier_len;
+    let in_degree: Vec<u32> = globals.iter().map(|&v| in_degree_global[v as usize]).collect();
+    let contents: Vec<(ElemType, usize, &str, HostData)> = vec![
+        (ElemType::U64, local + 1, "offsets", HostData::U64(std::mem::take(&mut sub.offsets))),
+        (ElemType::U32, arcs, "targets", HostData::U32(std::mem::take(&mut sub.targets))),
+        (
+            ElemType::U32,
+            sub.weights.as_ref().map_or(0, Vec::len),
+            "weights",
+            HostData::U32(sub.weights.take().unwrap_or_default()),
+        ),
+        (primitive.value_elem(), local, "values", values),
+        (
+            ElemType::F32,
+            aux.as_ref().map_or(0, Vec::len),
+            "aux",
+            HostData::F32(aux.unwrap_or_default()),
+        ),
+        (ElemType::U32, local, "degree", HostData::U32(std::mem::take(&mut sub.global_degree))),
+        (ElemType::U32, local, "marker", HostData::U32(Vec::new())),
+        (ElemType::U32, local, "frontier_in", HostData::U32(frontier)),
+        (ElemType::U32, local, "frontier_out", HostData::U32(Vec::new())),
+        (ElemType::U64, peers + 3, "counters", HostData::U64(counters)),
+        (ElemType::U32, local, "owner", HostData::U32(sub.owner_of_local.clone())),
+        (ElemType::U32, local, "owner_local_id", HostData::U32(sub.owner_local_id.clone())),
+        (ElemType::U64, 0, "reverse offsets", HostData::U64(Vec::new())),
+        (ElemType::U32, 0, "reverse targets", HostData::U32(Vec::new())),
+    ];
+    let mut fixed = Vec::with_capacity(FIXED_SLOTS);
+    for (elem, len, label, data) in contents {
+        let buffer = backend.alloc(device, elem, len, label)?;
+        write(backend, buffer, data)?;
+        fixed.push(buffer);
+    }
+    let mut send = Vec::with_capacity(peers);
+    let mut recv = Vec::with_capacity(peers);
+    for (&out_pairs, &in_pairs) in send_pairs.iter().zip(recv_pairs) {
+        send.push(backend.alloc(device, ElemType::U32, 2 * out_pairs, "send package")?);
+        recv.push(backend.alloc(device, ElemType::U32, 2 * in_pairs, "receive package")?);
+    }
+    let in_degree_buf = backend.alloc(device, ElemType::U32, local, "in-degree")?;
+    write(backend, in_degree_buf, HostData::U32(in_degree))?;
+    let stats =
+        backend.alloc(device, ElemType::U64, STATS_WORDS + 2 * MAX_CUTS, "frontier stats")?;
+    let prefix = backend.alloc(device, ElemType::U64, local.max(1), "degree prefix sums")?;
+    let empty = backend.alloc(device, ElemType::U32, 0, "empty")?;
+    Ok(Gpu {
+        device: gpu,
+        compute,
+        comm,
+        fixed,
+        send,
+        recv,
+        in_degree: in_degree_buf,
+        stats,
+        prefix,
+        empty,
+        steal_out: (0..peers).map(|_| None).collect(),
+        returned: vec![None; peers],
+        frontier_len,
+        stats_now: FrontierStats::default(),
+    })
+}
+
+type Gathered = (Vec<u32>, Option<Vec<f32>>);
+
+fn gather<B: Backend + ?Sized>(
+    backend: &mut B,
+    gpus: &[Gpu],
+    subgraphs: &[Subgraph],
+    primitive: &dyn BspPrimitive,
+    n: u32,
+) -> Result<Gathered, RuntimeError> {
+    let has_aux = primitive.initial_aux(0, n).is_some();
+    let mut tokens = Vec::new();
+    for (g, gpu) in gpus.iter().enumerate() {
+        let local = subgraphs[g].local as usize;
+        let t = token(GATHER, 0, g as u32, 0);
+        backend.read_to_host(gpu.compute, BufferSlice::new(gpu.fixed[3], 0, local), t)?;
+        tokens.push(t);
+        if has_aux {
+            let t = token(GATHER, 0, g as u32, 1);
+            backend.read_to_host(gpu.compute, BufferSlice::new(gpu.fixed[4], 0, local), t)?;
+            tokens.push(t);
+        }
+    }
+    let mut values = vec![0u32; n as usize];
+    let mut aux = has_aux.then(|| vec![0f32; n as usize]);
+    for c in wait_all(backend, &tokens)? {
+        let g = gpu_of(c.token);
+        let is_aux = peer_of(c.token) == 1;
+        let sub = &subgraphs[g];
+        let CompletionKind::HostRead(data) = c.kind else {
+            return Err(BackendError::Usage("gather read returned no data".into()).into());
+        };
+        for v in 0..sub.local as usize {
+            if sub.owner_of_local[v] != g as u32 {
+                continue;
+            }
+            let global = sub.global_of_local[v] as usize;
+            match (&data, is_aux, aux.as_mut()) {
+                (HostData::F32(x), true, Some(aux)) => aux[global] = x[v],
+                (HostData::F32(x), false, _) => values[global] = x[v].to_bits(),
+                (HostData::F64(x), false, _) => values[global] = (x[v] as f32).to_bits(),
+                (HostData::U32(x), false, _) => values[global] = x[v],
+                _ => return Err(BackendError::Usage("gather: unexpected data type".into()).into()),
+            }
+        }
+    }
+    Ok((values, aux))
+}

@@ -1,0 +1,126 @@
+//! Alg. 2 (GUM §IV-B): how many workers the next iteration should have. For every m =
+//! 1..n, the workers are the reduction tree's `R(m)`; FSteal's problem is solved with
+//! `c_ij = infinity` for every `j` outside `R(m)` (§V-A step 3), and the iteration is
+//! estimated at `E = z + p * m` (Eq. 4): `z` the solved makespan, `p` the synchronisation
+//! cost per worker. The cheapest m wins (ties: the fewer workers).
+
+use super::milp::{SolveError, SolverLimits, StealPlan, solve_min_max};
+use super::reduction_tree::ReductionTree;
+
+/// One m tried.
+#[derive(Clone, Debug, PartialEq, serde::Serialize)]
+pub struct WorkerEstimate {
+    /// Workers.
+    pub workers: u32,
+    /// FSteal's makespan with only `R(m)` working, in cost units (picoseconds).
+    pub makespan_ps: f64,
+    /// `z + p * m`.
+    pub estimate_ps: f64,
+}
+
+/// Alg. 2's answer.
+#[derive(Clone, Debug, PartialEq)]
+pub struct OstealChoice {
+    /// The chosen m.
+    pub workers: usize,
+    /// The FSteal plan under `R(m)` (the plan the iteration then uses).
+    pub plan: StealPlan,
+    /// Every m tried, in order.
+    pub estimates: Vec<WorkerEstimate>,
+}
+
+/// `cost` with every column outside `R(m)` forbidden.
+pub fn restrict(cost: &[Vec<f64>], workers: &[u32]) -> Vec<Vec<f64>> {
+    cost.iter()
+        .map(|row| {
+            row.iter()
+                .enumerate()
+                .map(|(j, &c)| if workers.contains(&(j as u32)) { c } else { f64::INFINITY })
+                .collect()
+        })
+        .collect()
+}
+
+/// Runs Alg. 2 over `m = 1..=n` for per-edge costs `cost` (picoseconds), active edges
+/// `loads` and synchronisation cost `sync_per_worker_ps`.
+pub fn choose_workers(
+    cost: &[Vec<f64>],
+    loads: &[u64],
+    tree: &ReductionTree,
+    sync_per_worker_ps: f64,
+    limits: &SolverLimits,
+) -> Result<OstealChoice, SolveError> {
+    let n = tree.gpus();
+    let mut best: Option<OstealChoice> = None;
+    let mut estimates = Vec::with_capacity(n);
+    for m in 1..=n {
+        let plan = solve_min_max(&restrict(cost, &tree.workers(m)), loads, limits)?;
+        let estimate = plan.makespan + sync_per_worker_ps * m as f64;
+        estimates.push(WorkerEstimate {
+            workers: m as u32,
+            makespan_ps: plan.makespan,
+            estimate_ps: estimate,
+        });
+        let better = match &best {
+            None => true,
+            Some(b) => estimate < b.plan.makespan + sync_per_worker_ps * b.workers as f64,
+        };
+        if better {
+            best = Some(OstealChoice { workers: m, plan, estimates: Vec::new() });
+        }
+    }
+    let mut choice = best.ok_or_else(|| SolveError::Malformed("no GPUs".into()))?;
+    choice.estimates = estimates;
+    Ok(choice)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::runtime::gum::planner::reduction_tree::tests::dgx1;
+
+    fn costs() -> Vec<Vec<f64>> {
+        let bw = dgx1();
+        (0..8)
+            .map(|i| {
+                (0..8)
+                    .map(|j| if i == j { 10.0 } else { 8.0e12 / bw[i][j] as f64 + 10.0 })
+                    .collect()
+            })
+            .collect()
+    }
+
+    #[test]
+    fn a_long_tail_shrinks_and_heavy_work_keeps_everyone() {
+        let tree = ReductionTree::build(dgx1()).unwrap();
+        // A few edges per GPU, 20 us of synchronisation per worker: one worker is cheapest.
+        let tail =
+            choose_workers(&costs(), &[5; 8], &tree, 20e6, &SolverLimits::default()).unwrap();
+        assert_eq!(tail.workers, 1);
+        assert_eq!(tail.estimates.len(), 8);
+        // Every fragment's edges went to the one survivor, the coordinator.
+        for row in &tail.plan.edges {
+            assert_eq!(row.iter().sum::<u64>(), 5);
+            assert_eq!(row[0], 5);
+        }
+        // Millions of edges each: all eight workers.
+        let heavy =
+            choose_workers(&costs(), &[5_000_000; 8], &tree, 20e6, &SolverLimits::default())
+                .unwrap();
+        assert_eq!(heavy.workers, 8);
+        // The estimate of every m is z + p m, and the chosen one is the minimum.
+        let min = heavy.estimates.iter().map(|e| e.estimate_ps).fold(f64::INFINITY, f64::min);
+        assert_eq!(heavy.estimates[7].estimate_ps, min);
+        for e in &heavy.estimates {
+            assert!((e.estimate_ps - e.makespan_ps - 20e6 * f64::from(e.workers)).abs() < 1.0);
+        }
+    }
+
+    #[test]
+    fn restricted_columns_are_forbidden() {
+        let r = restrict(&costs(), &[0, 3]);
+        assert!(r[5][1].is_infinite());
+        assert!(r[5][3].is_finite());
+        assert!(r[0][0].is_finite());
+    }
+}

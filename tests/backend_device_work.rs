@@ -1,0 +1,429 @@
+//! The backend capabilities Atos and GUM run on, one test each, on the simulator: persistent
+//! kernels that advance in steps and see remote operations arrive at later steps, kernels
+//! sharing a GPU's SMs, one-sided atomics with and without their old value, the queue
+//! counter protocol, InfiniBand's per-message cost and missing remote min, mapped host memory
+//! read without stream order, host work that costs virtual time, peer reads charged to the
+//! path, and the topology's bandwidths. (The CUDA side of these is exercised by the runtimes'
+//! GPU runs in `scripts/gpu_bench.sh`.)
+
+use switchyard::backend::sim::{SimBackend, SimConfig};
+use switchyard::backend::{
+    AtomicOp, Backend, BackendError, BufferId, BufferSlice, Completion, CompletionKind, DeviceId,
+    ElemType, Fetch, HostData, KernelContext, KernelDef, KernelRegistry, Launch, LaunchConfig,
+    PeerRead, QueueRef, RemoteOp, RemotePath, Scalar, StepNext, StreamId, StreamPriority, Token,
+    Word, queue,
+};
+use switchyard_sim::topology::Topology;
+
+/// Persistent producer: at step `s < count` pushes item `s` into the queue of args 0/1 (on
+/// another GPU) and continues; done after `count` steps. Scalar 0: count.
+fn producer(ctx: &mut KernelContext<'_>) -> Result<(), BackendError> {
+    let count = u64::from(ctx.scalar_u32(0)?);
+    let ids = ctx.buffer_ids.to_vec();
+    if ctx.step < count {
+        let q = QueueRef { items: ids[0], counters: ids[1] };
+        ctx.effects.remote.push(RemoteOp::push(q, vec![ctx.step as u32]));
+        ctx.effects.items = 1;
+    }
+    ctx.effects.next = if ctx.step + 1 < count { StepNext::Continue } else { StepNext::Done };
+    Ok(())
+}
+
+/// Persistent consumer: pops what arrived in its queue (args 0/1), records for each item the
+/// step that saw it in arg 2 (`seen[item] = step + 1`), counts steps in mapped arg 3[0] and
+/// stops when the host sets mapped arg 3[1]; idles when there is nothing.
+fn consumer(ctx: &mut KernelContext<'_>) -> Result<(), BackendError> {
+    let step = ctx.step;
+    let [items, counters, seen, control] = ctx.buffers::<4>()?;
+    let (items, counters) = (items.as_u32()?, counters.as_u64_mut()?);
+    let control = control.as_u64_mut()?;
+    control[0] = step + 1;
+    let got = queue::pop(counters, u64::MAX);
+    let seen = seen.as_u32_mut()?;
+    for i in got.clone() {
+        seen[items[i as usize] as usize] = step as u32 + 1;
+    }
+    let next = if control[1] != 0 {
+        StepNext::Done
+    } else if got.is_empty() {
+        StepNext::Idle
+    } else {
+        StepNext::Continue
+    };
+    ctx.effects.items = got.end - got.start;
+    ctx.effects.next = next;
+    Ok(())
+}
+
+/// Persistent busy kernel: `scalar 0` steps of `scalar 1` items each.
+fn busy(ctx: &mut KernelContext<'_>) -> Result<(), BackendError> {
+    let steps = u64::from(ctx.scalar_u32(0)?);
+    ctx.effects.items = u64::from(ctx.scalar_u32(1)?);
+    ctx.effects.next = if ctx.step + 1 < steps { StepNext::Continue } else { StepNext::Done };
+    Ok(())
+}
+
+/// Records the wave width and seed it was given in arg 0 (`[resident_threads, seed]`, u64)
+/// over two steps (`[.., .., seed of step 1]`).
+fn shape_probe(ctx: &mut KernelContext<'_>) -> Result<(), BackendError> {
+    let (threads, seed, step) = (ctx.resident_threads, ctx.seed, ctx.step);
+    let [out] = ctx.buffers::<1>()?;
+    let out = out.as_u64_mut()?;
+    if step == 0 {
+        out[0] = threads;
+        out[1] = seed;
+        ctx.effects.next = StepNext::Continue;
+    } else {
+        out[2] = seed;
+    }
+    Ok(())
+}
+
+/// Issues the remote operations the test puts in thread-local storage.
+fn issue(ctx: &mut KernelContext<'_>) -> Result<(), BackendError> {
+    ctx.effects.remote = PLAN.with(|p| p.borrow().clone());
+    Ok(())
+}
+
+thread_local! {
+    static PLAN: std::cell::RefCell<Vec<RemoteOp>> = const { std::cell::RefCell::new(Vec::new()) };
+}
+
+/// Reads `scalar 0` bytes of the peer buffer arg 0.
+fn peer_reader(ctx: &mut KernelContext<'_>) -> Result<(), BackendError> {
+    let bytes = ctx.scalar_u64(0)?;
+    ctx.effects.peer_reads.push(PeerRead { arg: 0, bytes });
+    Ok(())
+}
+
+fn registry() -> KernelRegistry {
+    let mut r = KernelRegistry::new();
+    let defs: [(&'static str, switchyard::backend::kernel::SimKernelFn, &'static [usize]); 6] = [
+        ("t_producer", producer, &[0, 1]),
+        ("t_consumer", consumer, &[]),
+        ("t_busy", busy, &[]),
+        ("t_shape", shape_probe, &[]),
+        ("t_issue", issue, &[0, 1, 2, 3, 4, 5]),
+        ("t_peer_reader", peer_reader, &[0]),
+    ];
+    for (name, sim, remote_args) in defs {
+        r.register(KernelDef { name, contract: "test", sim, cuda_name: None, remote_args });
+    }
+    r
+}
+
+fn sim(topology: &str, gpus: u32) -> SimBackend {
+    let t = Topology::bundled(topology).expect("bundled topology");
+    SimBackend::new(t, gpus, registry(), SimConfig::default()).expect("sim backend")
+}
+
+fn launch(kernel: &'static str, buffers: Vec<BufferId>, scalars: Vec<Scalar>) -> Launch {
+    Launch { kernel, buffers, scalars, work_items: 1 }
+}
+
+fn stream(b: &mut SimBackend, d: u32) -> StreamId {
+    b.create_stream(DeviceId(d), StreamPriority::Normal).unwrap()
+}
+
+/// Runs until `token` completes; returns its completion.
+fn until(b: &mut SimBackend, token: Token) -> Completion {
+    loop {
+        let c = b.next_completion().unwrap().expect("the awaited operation completes");
+        if c.token == token {
+            return c;
+        }
+    }
+}
+
+fn read(b: &mut SimBackend, d: u32, buf: BufferId, len: usize) -> HostData {
+    let s = stream(b, d);
+    b.read_to_host(s, BufferSlice::new(buf, 0, len), Token(900)).unwrap();
+    match until(b, Token(900)).kind {
+        CompletionKind::HostRead(data) => data,
+        other => panic!("read returned {other:?}"),
+    }
+}
+
+fn new_queue(b: &mut SimBackend, d: u32, capacity: usize) -> QueueRef {
+    QueueRef {
+        items: b.alloc(DeviceId(d), ElemType::U32, capacity, "queue").unwrap(),
+        counters: b
+            .alloc(DeviceId(d), ElemType::U64, queue::COUNTER_WORDS, "queue counters")
+            .unwrap(),
+    }
+}
+
+#[test]
+fn a_persistent_kernel_sees_remote_pushes_at_later_steps_and_stops_on_a_mapped_flag() {
+    let mut b = sim("dgx-station-v100x4", 2);
+    let q = new_queue(&mut b, 1, 16);
+    let seen = b.alloc(DeviceId(1), ElemType::U32, 4, "seen").unwrap();
+    let control = b.alloc_mapped(ElemType::U64, 2, "control").unwrap();
+    let (s0, s1) = (stream(&mut b, 0), stream(&mut b, 1));
+    let persistent = LaunchConfig::persistent(256, None);
+    b.launch_with(
+        s1,
+        launch("t_consumer", vec![q.items, q.counters, seen, control], vec![]),
+        persistent,
+        Some(Token(1)),
+    )
+    .unwrap();
+    b.launch_with(
+        s0,
+        launch("t_producer", vec![q.items, q.counters], vec![Scalar::U32(4)]),
+        persistent,
+        Some(Token(2)),
+    )
+    .unwrap();
+    let produced = until(&mut b, Token(2));
+    assert!(matches!(produced.kind, CompletionKind::Kernel(k) if k.remote_ops == 4));
+    // Poll the mapped steps counter without stream order while the consumer runs; stop it
+    // once every item was seen.
+    let mut polls = 0u64;
+    loop {
+        b.host_work(2_000_000, Token(10 + polls)).unwrap();
+        until(&mut b, Token(10 + polls));
+        polls += 1;
+        let HostData::U64(c) = b.read_mapped(control).unwrap() else { panic!("u64") };
+        assert!(c[0] >= 1, "the consumer ran a step before any poll");
+        let HostData::U64(counters) = read(&mut b, 1, q.counters, queue::COUNTER_WORDS) else {
+            panic!("u64")
+        };
+        if counters[queue::START] == 4 {
+            break;
+        }
+        assert!(polls < 1000, "the consumer never popped all four items");
+    }
+    b.write_mapped(control, 1, HostData::U64(vec![1])).unwrap();
+    let done = until(&mut b, Token(1));
+    assert!(matches!(done.kind, CompletionKind::Kernel(k) if k.items == 4));
+    let HostData::U32(seen) = read(&mut b, 1, seen, 4) else { panic!("u32") };
+    // Item 0 was issued at the end of the producer's first step: the consumer's first step
+    // (which began with the launch) cannot have seen it.
+    assert!(seen.iter().all(|&s| s >= 2), "items seen at steps {seen:?}");
+    assert!(seen.windows(2).all(|w| w[0] <= w[1]), "FIFO arrival: {seen:?}");
+}
+
+#[test]
+fn an_idle_persistent_kernel_with_nothing_left_is_reported_not_hung() {
+    let mut b = sim("dgx-station-v100x4", 1);
+    let q = new_queue(&mut b, 0, 4);
+    let seen = b.alloc(DeviceId(0), ElemType::U32, 4, "seen").unwrap();
+    let control = b.alloc_mapped(ElemType::U64, 2, "control").unwrap();
+    let s = stream(&mut b, 0);
+    let l = launch("t_consumer", vec![q.items, q.counters, seen, control], vec![]);
+    b.launch_with(s, l, LaunchConfig::persistent(256, None), Some(Token(1))).unwrap();
+    let err = b.next_completion().unwrap_err().to_string();
+    assert!(err.contains("persistent kernel `t_consumer` is idle"), "{err}");
+}
+
+#[test]
+fn kernels_with_sm_limits_run_side_by_side_and_a_whole_gpu_kernel_waits() {
+    // Two persistent kernels on two streams of one V100 (80 SMs); the spans they occupied.
+    let spans_of = |limits: [Option<u32>; 2]| {
+        let t = Topology::bundled("dgx-station-v100x4").unwrap();
+        let config = SimConfig { trace: true, ..SimConfig::default() };
+        let mut b = SimBackend::new(t, 1, registry(), config).unwrap();
+        let (s0, s1) = (stream(&mut b, 0), stream(&mut b, 0));
+        for (i, (s, limit)) in [(s0, limits[0]), (s1, limits[1])].into_iter().enumerate() {
+            let config = LaunchConfig::persistent(256, limit);
+            let l = launch("t_busy", vec![], vec![Scalar::U32(20), Scalar::U32(1 << 16)]);
+            b.launch_with(s, l, config, Some(Token(i as u64))).unwrap();
+        }
+        until(&mut b, Token(0));
+        until(&mut b, Token(1));
+        let spans: Vec<(u64, u64)> =
+            b.trace().iter().map(|t| (t.start_ps, t.start_ps + t.duration_ps)).collect();
+        assert_eq!(spans.len(), 2);
+        (spans[0], spans[1], b.now_ps())
+    };
+    let overlap = |(a, b): ((u64, u64), (u64, u64))| a.0 < b.1 && b.0 < a.1;
+    let (a, b, alone) = spans_of([None, None]);
+    assert!(!overlap((a, b)), "whole-GPU kernels run one after the other: {a:?} {b:?}");
+    let (a, b, shared) = spans_of([Some(40), Some(40)]);
+    assert!(overlap((a, b)), "40 + 40 of 80 SMs run side by side: {a:?} {b:?}");
+    assert!(shared < alone, "side by side {shared} ps, one after the other {alone} ps");
+    let (a, b, _) = spans_of([Some(80), Some(1)]);
+    assert!(!overlap((a, b)), "a kernel on all 80 SMs leaves no room: {a:?} {b:?}");
+}
+
+#[test]
+fn kernels_learn_their_wave_width_and_a_reproducible_seed_per_step() {
+    let run = |seed: u64| {
+        let t = Topology::bundled("dgx-station-v100x4").unwrap();
+        let config = SimConfig { seed, ..SimConfig::default() };
+        let mut b = SimBackend::new(t, 1, registry(), config).unwrap();
+        let out = b.alloc(DeviceId(0), ElemType::U64, 3, "out").unwrap();
+        let s = stream(&mut b, 0);
+        let persistent = LaunchConfig::persistent(512, Some(10));
+        b.launch_with(s, launch("t_shape", vec![out], vec![]), persistent, Some(Token(1))).unwrap();
+        until(&mut b, Token(1));
+        let HostData::U64(v) = read(&mut b, 0, out, 3) else { panic!("u64") };
+        v
+    };
+    let a = run(7);
+    // 10 SMs x (2048 / 512 = 4 blocks) x 512 threads.
+    assert_eq!(a[0], 10 * 4 * 512);
+    assert_ne!(a[1], a[2], "each step has its own seed");
+    assert_eq!(a, run(7), "the same run seed gives the same seeds");
+    assert_ne!(a[1], run(8)[1], "another run seed gives other seeds");
+}
+
+#[test]
+fn remote_atomics_return_or_act_on_their_old_value_a_round_trip_later() {
+    let mut b = sim("dgx-station-v100x4", 2);
+    let target = b.alloc(DeviceId(1), ElemType::U32, 2, "depths").unwrap();
+    let wide = b.alloc(DeviceId(1), ElemType::U64, 1, "u64").unwrap();
+    let float = b.alloc(DeviceId(1), ElemType::F32, 1, "f32").unwrap();
+    let old = b.alloc(DeviceId(0), ElemType::U32, 2, "old values").unwrap();
+    let q = new_queue(&mut b, 1, 8);
+    let s1 = stream(&mut b, 1);
+    b.write_from_host(s1, target, 0, HostData::U32(vec![10, 10]), Some(Token(1))).unwrap();
+    b.write_from_host(s1, wide, 0, HostData::U64(vec![5]), Some(Token(2))).unwrap();
+    until(&mut b, Token(2));
+    let min_then_push = |index: usize, value: u32| RemoteOp::Atomic {
+        buffer: target,
+        index,
+        op: AtomicOp::Min,
+        value: Word::U32(value),
+        fetch: Fetch::IfChanged(Box::new(RemoteOp::push(q, vec![index as u32, value]))),
+    };
+    let plan = vec![
+        // Improves element 0 (10 -> 3): pushes on improvement; does not improve element 1.
+        min_then_push(0, 3),
+        min_then_push(1, 12),
+        RemoteOp::Atomic {
+            buffer: target,
+            index: 1,
+            op: AtomicOp::Add,
+            value: Word::U32(5),
+            fetch: Fetch::Into { buffer: old, index: 1 },
+        },
+        RemoteOp::Atomic {
+            buffer: wide,
+            index: 0,
+            op: AtomicOp::Cas { expected: Word::U64(5) },
+            value: Word::U64(9),
+            fetch: Fetch::Discard,
+        },
+        RemoteOp::atomic_add_f32(float, 0, 1.5),
+    ];
+    PLAN.with(|p| *p.borrow_mut() = plan);
+    let s0 = stream(&mut b, 0);
+    let l = launch("t_issue", vec![target, wide, float, q.items, q.counters, old], vec![]);
+    b.launch(s0, l, Some(Token(3))).unwrap();
+    let issued = until(&mut b, Token(3)).time_ps;
+    while b.next_completion().unwrap().is_some() {}
+    let landed = b.now_ps();
+    assert!(landed > issued, "the push on improvement travels after the reply");
+    assert_eq!(read(&mut b, 1, target, 2), HostData::U32(vec![3, 15]));
+    assert_eq!(read(&mut b, 0, old, 2), HostData::U32(vec![0, 10]), "old value of the add");
+    assert_eq!(read(&mut b, 1, wide, 1), HostData::U64(vec![9]), "CAS swapped");
+    assert_eq!(read(&mut b, 1, float, 1), HostData::F32(vec![1.5]));
+    let HostData::U64(c) = read(&mut b, 1, q.counters, queue::COUNTER_WORDS) else { panic!("u64") };
+    assert_eq!(c[queue::END], 2, "one push (of two words), only for the improvement");
+    assert_eq!(read(&mut b, 1, q.items, 2), HostData::U32(vec![0, 3]));
+}
+
+#[test]
+fn a_push_that_overflows_a_queue_is_counted_not_lost() {
+    let mut b = sim("dgx-station-v100x4", 2);
+    let q = new_queue(&mut b, 1, 3);
+    PLAN.with(|p| {
+        *p.borrow_mut() = vec![RemoteOp::push(q, vec![1, 2]), RemoteOp::push(q, vec![3, 4])]
+    });
+    let s0 = stream(&mut b, 0);
+    b.launch(s0, launch("t_issue", vec![q.items, q.counters], vec![]), None).unwrap();
+    while b.next_completion().unwrap().is_some() {}
+    let HostData::U64(c) = read(&mut b, 1, q.counters, queue::COUNTER_WORDS) else { panic!("u64") };
+    assert_eq!((c[queue::END], queue::overflowed(&c)), (2, 2), "stored + refused = pushed");
+}
+
+#[test]
+fn infiniband_charges_a_set_up_per_message_and_has_no_remote_min() {
+    let mut b = sim("summit-ib-x8", 2);
+    assert_eq!(b.remote_path(DeviceId(0), DeviceId(1)), RemotePath::Network);
+    let target = b.alloc(DeviceId(1), ElemType::U32, 1, "depth").unwrap();
+    PLAN.with(|p| *p.borrow_mut() = vec![RemoteOp::atomic_min_u32(target, 0, 1)]);
+    let s0 = stream(&mut b, 0);
+    b.launch(s0, launch("t_issue", vec![target], vec![]), None).unwrap();
+    let err = loop {
+        match b.next_completion() {
+            Ok(Some(_)) => continue,
+            Ok(None) => panic!("a remote min over InfiniBand was accepted"),
+            Err(e) => break e.to_string(),
+        }
+    };
+    assert!(err.contains("no remote min/max") && err.contains("InfiniBand"), "{err}");
+
+    // Ten one-item pushes cost ten set-ups; one ten-item push costs one.
+    let time_of = |batches: usize| {
+        let mut b = sim("summit-ib-x8", 2);
+        let q = new_queue(&mut b, 1, 16);
+        let per = 10 / batches;
+        let plan = (0..batches).map(|i| RemoteOp::push(q, vec![i as u32; per])).collect();
+        PLAN.with(|p| *p.borrow_mut() = plan);
+        let s0 = stream(&mut b, 0);
+        b.launch(s0, launch("t_issue", vec![q.items, q.counters], vec![]), None).unwrap();
+        while b.next_completion().unwrap().is_some() {}
+        b.now_ps()
+    };
+    let (eager, batched) = (time_of(10), time_of(1));
+    // summit-ib-x8's EDR set-up is 5 us per message.
+    assert!(eager >= batched + 9 * 5_000_000, "eager {eager} ps, batched {batched} ps");
+}
+
+#[test]
+fn host_work_costs_the_stated_virtual_time() {
+    let mut b = sim("dgx-station-v100x4", 1);
+    b.host_work(123_456, Token(5)).unwrap();
+    let c = b.next_completion().unwrap().unwrap();
+    assert_eq!((c.token, c.kind, c.time_ps), (Token(5), CompletionKind::HostWork, 123_456));
+}
+
+#[test]
+fn peer_reads_move_over_the_path_and_overlap_the_kernel() {
+    // DGX-1: GPUs 0 and 3 share two NVLinks, 0 and 1 one.
+    let time_of = |peer: u32| {
+        let mut b = sim("dgx1-v100", 4);
+        let remote = b.alloc(DeviceId(peer), ElemType::U32, 1, "adjacency").unwrap();
+        let s = stream(&mut b, 0);
+        let l = launch("t_peer_reader", vec![remote], vec![Scalar::U64(64 << 20)]);
+        b.launch(s, l, Some(Token(1))).unwrap();
+        let t = until(&mut b, Token(1)).time_ps;
+        let bw = b.path_bandwidth_bytes_per_s(DeviceId(0), DeviceId(peer));
+        (t, bw)
+    };
+    let ((one_lane, bw1), (two_lanes, bw2)) = (time_of(1), time_of(3));
+    assert_eq!(bw2, 2 * bw1);
+    // 64 MiB at 25 GB/s is 2.7 ms; at 50 GB/s 1.3 ms: the reads dominate an empty kernel.
+    let floor = |bw: u64| (64u128 << 20) * 1_000_000_000_000 / u128::from(bw);
+    assert!(u128::from(one_lane) >= floor(bw1), "{one_lane} ps");
+    assert!(one_lane > two_lanes + two_lanes / 2, "one lane {one_lane}, two {two_lanes}");
+}
+
+#[test]
+fn the_topology_gives_memory_and_path_bandwidths_and_remote_paths() {
+    let b = sim("dgx1-v100", 8);
+    assert_eq!(b.memory_bandwidth_bytes_per_s(DeviceId(0)), 900_000_000_000);
+    assert_eq!(b.remote_path(DeviceId(2), DeviceId(2)), RemotePath::Local);
+    assert_eq!(b.remote_path(DeviceId(0), DeviceId(1)), RemotePath::Peer);
+    let far = (1..8).map(DeviceId).find(|&d| !b.peer_access(DeviceId(0), d)).expect("far GPU");
+    assert_eq!(b.remote_path(DeviceId(0), far), RemotePath::Staged);
+}
+
+#[test]
+fn mapped_memory_is_not_for_stream_operations() {
+    let mut b = sim("dgx-station-v100x4", 1);
+    let m = b.alloc_mapped(ElemType::U32, 4, "flags").unwrap();
+    let s = stream(&mut b, 0);
+    let err = b.read_to_host(s, BufferSlice::new(m, 0, 4), Token(1)).unwrap_err().to_string();
+    assert!(err.contains("`flags` is mapped host memory") && err.contains("read_mapped"), "{err}");
+    let dev = b.alloc(DeviceId(0), ElemType::U32, 4, "device").unwrap();
+    let err = b.read_mapped(dev).unwrap_err().to_string();
+    assert!(err.contains("`device` is device memory"), "{err}");
+    let l = launch("t_busy", vec![], vec![Scalar::U32(1), Scalar::U32(1)]);
+    let zero = LaunchConfig { sm_limit: Some(0), ..LaunchConfig::default() };
+    let err = b.launch_with(s, l, zero, None).unwrap_err().to_string();
+    assert!(err.contains("0 SMs"), "{err}");
+}
