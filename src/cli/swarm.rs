@@ -44,9 +44,10 @@ pub struct SwarmArgs {
     /// batches need more than the default).
     #[arg(long, default_value_t = 1000)]
     time_limit_ms: u64,
-    /// A run that reaches the virtual time limit (or the event limit) runs again with both
-    /// limits this many times larger: finishing there, validated, it is `slow` (a pass);
-    /// reaching them again, it fails. 1: no second chance.
+    /// A run that reaches the virtual time limit (or the event limit, 40 M events) runs
+    /// again with no time limit and this many times the event limit: finishing there,
+    /// validated, it is `slow` (a pass); reaching the event limit again, it fails (a
+    /// livelock, or too slow to simulate). 1: no second chance.
     #[arg(long, default_value_t = SLOW_LIMIT_FACTOR)]
     slow_limit_factor: u64,
     /// No progress bar.
@@ -84,6 +85,7 @@ pub fn swarm_command(args: SwarmArgs) -> anyhow::Result<()> {
         hang_after: Some(std::time::Duration::from_secs(args.hang_after_s)),
         virtual_time_limit_ps: Some(args.time_limit_ms.saturating_mul(1_000_000_000)),
         slow_limit_factor: Some(args.slow_limit_factor),
+        event_limit: None,
     };
     let total = seeds.end - seeds.start;
     eprintln!("swarm: seeds {}..{} ({total}) on {jobs} workers", seeds.start, seeds.end);
