@@ -9,8 +9,9 @@ use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use switchyard::driver::RuntimeKind;
 use switchyard::driver::swarm::{
-    DEFAULT_ARTIFACTS, RegressionStatus, SwarmOptions, SwarmSummary, VIRTUAL_TIME_LIMIT_PS, draw,
-    masked_report_json, parse_regressions, parse_seeds, run_case, run_seed, run_seeds,
+    DEFAULT_ARTIFACTS, EVENT_LIMIT, RegressionStatus, SwarmOptions, SwarmSummary,
+    VIRTUAL_TIME_LIMIT_PS, draw, masked_report_json, parse_regressions, parse_seeds, run_case,
+    run_seed, run_seeds,
 };
 
 fn root() -> PathBuf {
@@ -149,7 +150,8 @@ fn the_printed_run_line_reproduces_the_run() {
     assert!(wanted.is_empty(), "no seed below 200 drew {wanted:?}");
     for seed in chosen {
         let (case, topology, graph) = draw(seed, &options).expect("draws");
-        let output = run_case(&case, topology, &graph, VIRTUAL_TIME_LIMIT_PS).expect("runs");
+        let output =
+            run_case(&case, topology, &graph, VIRTUAL_TIME_LIMIT_PS, EVENT_LIMIT).expect("runs");
         if let (Some(file), Some(derived)) = (case.topology_file(&artifacts), &case.machine.derived)
         {
             std::fs::write(file, &derived.toml).expect("write machine");
@@ -256,4 +258,54 @@ fn metis_partitions_do_not_depend_on_other_threads() {
             }
         }
     }
+}
+
+/// A run that reaches the virtual time or event limit gets a second chance with no time limit
+/// and the event limit times the slow factor: finishing there, validated, it passes as `slow`
+/// with its virtual time; at the event limit again it fails, saying so; with factor 1 it
+/// fails at the first limit.
+#[test]
+fn a_run_past_the_limit_is_slow_if_it_finishes_on_its_second_chance() {
+    use switchyard::driver::swarm::Verdict;
+    let seed = 3;
+    let plain = run_seed(seed, &SwarmOptions::default());
+    assert_eq!(plain.verdict, Verdict::Passed, "seed {seed} passes under the default limits");
+    let (needed_ps, events) = (plain.time_ps.expect("finished"), plain.events.expect("events"));
+    assert!(needed_ps > 10 && events > 100, "seed {seed}: {needed_ps} ps, {events} events");
+    // A time limit a tenth of what the run needs: the second chance has none.
+    let tight = SwarmOptions {
+        virtual_time_limit_ps: Some(needed_ps / 10),
+        slow_limit_factor: Some(2),
+        ..SwarmOptions::default()
+    };
+    let slow = run_seed(seed, &tight);
+    let Verdict::Slow(message) = &slow.verdict else { panic!("not slow: {:?}", slow.verdict) };
+    assert!(slow.verdict.passed());
+    assert!(message.contains("second chance (no time limit, 2x the event limit)"), "{message}");
+    let first = format!("first: limit reached: virtual time limit of {} ps", needed_ps / 10);
+    assert!(message.contains(&first), "{message}");
+    assert_eq!(slow.time_ps, Some(needed_ps), "the second chance reruns the same run");
+    assert_eq!(slow.report_digest, plain.report_digest);
+    // An event limit a tenth of what it needs: twice that on the second chance is too few.
+    let few_events = SwarmOptions { event_limit: Some(events / 10), ..tight.clone() };
+    let stuck = run_seed(seed, &few_events);
+    let Verdict::Error(message) = &stuck.verdict else {
+        panic!("not an error: {:?}", stuck.verdict)
+    };
+    let again = format!("limit reached: event limit of {} reached", events / 10 * 2);
+    assert!(message.starts_with(&again), "{message}");
+    assert!(message.contains("reached the event limit again on its second chance"), "{message}");
+    // Ten times the events on the second chance are enough.
+    let enough = SwarmOptions { slow_limit_factor: Some(11), ..few_events };
+    assert!(matches!(run_seed(seed, &enough).verdict, Verdict::Slow(_)));
+    // No second chance: the first limit is final.
+    let none = SwarmOptions { slow_limit_factor: Some(1), ..tight };
+    let stopped = run_seed(seed, &none);
+    let Verdict::Error(message) = &stopped.verdict else { panic!("{:?}", stopped.verdict) };
+    assert!(message.starts_with("limit reached: virtual time limit"), "{message}");
+    assert!(!message.contains("second chance"), "{message}");
+    // The summary counts slow runs as passed and lists them.
+    let summary = SwarmSummary::new(&(seed..seed + 1), None, &[slow], DEFAULT_ARTIFACTS);
+    assert_eq!((summary.passed, summary.slow.clone()), (1, vec![seed]));
+    assert!(summary.text().contains("1 slow: past the first limits"), "{}", summary.text());
 }

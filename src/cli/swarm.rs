@@ -7,8 +7,8 @@ use std::io::Write;
 use std::path::PathBuf;
 use switchyard::driver::RuntimeKind;
 use switchyard::driver::swarm::{
-    DEFAULT_ARTIFACTS, SwarmOptions, SwarmReport, SwarmSummary, parse_seeds, regression_line,
-    run_seeds,
+    DEFAULT_ARTIFACTS, SLOW_LIMIT_FACTOR, SwarmOptions, SwarmReport, SwarmSummary, parse_seeds,
+    regression_line, run_seeds,
 };
 
 /// Arguments of `swarm`.
@@ -44,6 +44,12 @@ pub struct SwarmArgs {
     /// batches need more than the default).
     #[arg(long, default_value_t = 1000)]
     time_limit_ms: u64,
+    /// A run that reaches the virtual time limit (or the event limit, 40 M events) runs
+    /// again with no time limit and this many times the event limit: finishing there,
+    /// validated, it is `slow` (a pass); reaching the event limit again, it fails (a
+    /// livelock, or too slow to simulate). 1: no second chance.
+    #[arg(long, default_value_t = SLOW_LIMIT_FACTOR)]
+    slow_limit_factor: u64,
     /// No progress bar.
     #[arg(long)]
     quiet: bool,
@@ -62,6 +68,9 @@ pub fn swarm_command(args: SwarmArgs) -> anyhow::Result<()> {
     if args.time_limit_ms == 0 {
         bail!("--time-limit-ms 0: no run can finish in no virtual time; give at least 1");
     }
+    if args.slow_limit_factor == 0 {
+        bail!("--slow-limit-factor 0: the second chance would have no time; give 1 (none) or more");
+    }
     if args.hang_after_s == 0 {
         bail!("--hang-after-s 0: every run would count as hung; give at least 1 second");
     }
@@ -75,6 +84,8 @@ pub fn swarm_command(args: SwarmArgs) -> anyhow::Result<()> {
         runtime: args.runtime,
         hang_after: Some(std::time::Duration::from_secs(args.hang_after_s)),
         virtual_time_limit_ps: Some(args.time_limit_ms.saturating_mul(1_000_000_000)),
+        slow_limit_factor: Some(args.slow_limit_factor),
+        event_limit: None,
     };
     let total = seeds.end - seeds.start;
     eprintln!("swarm: seeds {}..{} ({total}) on {jobs} workers", seeds.start, seeds.end);

@@ -16,9 +16,11 @@
 
 use super::{RunError, RunOutput, RunSpec, RuntimeKind, SimSetup, prepare, run_prepared_sim};
 use crate::algo::{Algorithm, AlgorithmParams, GrouteOperators};
+use crate::backend::BackendError;
 use crate::backend::sim::SimConfig;
 use crate::graph::generate::{GeneratorSpec, generate, with_uniform_weights};
 use crate::graph::{Csr, GraphError, LoadOptions, load_graph_from_bytes};
+use crate::runtime::RuntimeError;
 use crate::runtime::atos::{AtosOptions, Comm, KernelStrategy, WorkerWidth};
 use crate::runtime::bsp::{BspOptions, Communication, Duplication};
 use crate::runtime::groute::worklist::{RingOrder, WorklistOptions};
@@ -47,6 +49,28 @@ pub const SCHEMA_VERSION: u32 = 1;
 /// one-item batches) take longer and are reported at this limit: raise it
 /// ([`SwarmOptions::virtual_time_limit_ps`], `--time-limit-ms`) to tell them from hangs.
 pub const VIRTUAL_TIME_LIMIT_PS: u64 = 1_000_000_000_000;
+
+/// The second chance of a run that reached its first limits
+/// ([`SwarmOptions::slow_limit_factor`], `--slow-limit-factor`): it runs again from the start with no virtual
+/// time limit, this many times the event limit and a fresh wall-clock allowance. Finishing
+/// there, validated, it is [`Verdict::Slow`] (a pass); reaching the event limit again, it
+/// fails as [`Verdict::Error`] with the simulator's report of what every stream and transfer
+/// waits for.
+///
+/// Why events and not virtual time tell a hang: in a discrete-event simulation a run that
+/// never ends either runs out of events while something still waits (reported at once as a
+/// deadlock) or processes events without end; virtual time only moves with events, and a run
+/// can need much of it with few events (a straggler 40x slower than its peers, a link at a
+/// fifth of its bandwidth: seed 104 of the groute soak took 139 virtual seconds in 7 M
+/// events). The first, virtual time limit ends most long runs early and cheaply.
+pub const SLOW_LIMIT_FACTOR: u64 = 32;
+
+/// Simulator events a swarm run may process before its first limit
+/// ([`SwarmOptions::event_limit`]; times [`SLOW_LIMIT_FACTOR`] on its second chance): bounds
+/// the wall-clock time of a run that is slow to simulate, so that it ends at a limit that
+/// names what it waits for instead of at the wall-clock hang limit. Swarm runs that finish
+/// take well under ten million events; 40 M take some seconds on one core.
+pub const EVENT_LIMIT: u64 = 40_000_000;
 
 /// Where a swarm's derived machines are written when a run fails (the `switchyard run`
 /// reproduction names the file there).
@@ -207,6 +231,12 @@ pub struct SwarmOptions {
     pub hang_after: Option<Duration>,
     /// Virtual time limit of each run (default [`VIRTUAL_TIME_LIMIT_PS`]).
     pub virtual_time_limit_ps: Option<u64>,
+    /// The second chance of a run that reaches its limits: no virtual time limit and the
+    /// event limit times this (default [`SLOW_LIMIT_FACTOR`]; 1: no second chance, a run at
+    /// a limit fails).
+    pub slow_limit_factor: Option<u64>,
+    /// Event limit of each run's first try (default [`EVENT_LIMIT`]).
+    pub event_limit: Option<u64>,
 }
 
 /// Picks one element.
@@ -816,12 +846,15 @@ pub enum Verdict {
     /// Stopped, as it must, with an error naming a link failure that left a transfer without
     /// a route (only for a case that fails links): not a failure.
     Faulted(String),
+    /// Reached the first virtual time or event limit, then finished and validated on its
+    /// second chance (see [`SLOW_LIMIT_FACTOR`]): slow but not hung (a pass).
+    Slow(String),
 }
 
 impl Verdict {
     /// Whether the run passed: validated, or stopped by the link failure it injected.
     pub fn passed(&self) -> bool {
-        matches!(self, Verdict::Passed | Verdict::Faulted(_))
+        matches!(self, Verdict::Passed | Verdict::Faulted(_) | Verdict::Slow(_))
     }
 
     /// The message of a verdict other than [`Verdict::Passed`] (empty for it).
@@ -833,7 +866,8 @@ impl Verdict {
             | Verdict::Panic(m)
             | Verdict::Hung(m)
             | Verdict::Draw(m)
-            | Verdict::Faulted(m) => m,
+            | Verdict::Faulted(m)
+            | Verdict::Slow(m) => m,
         }
     }
 
@@ -847,6 +881,7 @@ impl Verdict {
             Verdict::Hung(_) => "hung",
             Verdict::Draw(_) => "draw",
             Verdict::Faulted(_) => "faulted",
+            Verdict::Slow(_) => "slow",
         }
     }
 }
@@ -917,12 +952,13 @@ pub fn masked_report_json(report: &super::report::RunReport) -> String {
 }
 
 /// Runs a drawn case on its machine and graph (as [`draw`] made them), with the swarm's
-/// virtual time limit `time_limit_ps`.
+/// virtual time limit `time_limit_ps` and event limit `event_limit`.
 pub fn run_case(
     case: &SwarmCase,
     topology: Topology,
     graph: &Csr,
     time_limit_ps: u64,
+    event_limit: u64,
 ) -> Result<RunOutput, RunError> {
     let spec = case.spec();
     let sim = case.sim_setup(topology);
@@ -933,13 +969,19 @@ pub fn run_case(
         trace: false,
         time_limit_ps,
         jitter_ps: sim.jitter_ps,
-        ..SimConfig::default()
+        event_limit,
     };
     run_prepared_sim(&prepared, &case.graph_name(), None, &spec, &sim, config)
 }
 
-/// Draws and runs one seed (on this thread); panics are caught into the verdict.
-pub fn run_seed(seed: u64, options: &SwarmOptions) -> SeedResult {
+/// Draws and runs one seed (on this thread); panics are caught into the verdict. A run that
+/// reaches its limits gets a second chance (see [`SLOW_LIMIT_FACTOR`]); `second_chance` is
+/// told before it starts (the caller restarts its wall-clock allowance).
+pub fn run_seed_with(
+    seed: u64,
+    options: &SwarmOptions,
+    second_chance: &mut dyn FnMut(),
+) -> SeedResult {
     let (case, topology, graph) = match draw(seed, options) {
         Ok(drawn) => drawn,
         Err(e) => {
@@ -953,25 +995,74 @@ pub fn run_seed(seed: u64, options: &SwarmOptions) -> SeedResult {
             };
         }
     };
+    let time_limit_ps = options.virtual_time_limit_ps.unwrap_or(VIRTUAL_TIME_LIMIT_PS);
+    let event_limit = options.event_limit.unwrap_or(EVENT_LIMIT);
+    let factor = options.slow_limit_factor.unwrap_or(SLOW_LIMIT_FACTOR).max(1);
+    let (mut result, at_limit) =
+        judge(seed, &case, topology.clone(), &graph, time_limit_ps, event_limit);
+    if factor > 1 && at_limit {
+        let first = first_line(result.verdict.message()).to_string();
+        second_chance();
+        let events = event_limit.saturating_mul(factor);
+        let (mut again, again_at_limit) = judge(seed, &case, topology, &graph, u64::MAX, events);
+        again.verdict = match again.verdict {
+            Verdict::Passed => Verdict::Slow(format!(
+                "finished and validated at {} ps of virtual time after {} events, on its \
+                 second chance (no time limit, {factor}x the event limit); first: {first}",
+                again.time_ps.unwrap_or(0),
+                again.events.unwrap_or(0)
+            )),
+            Verdict::Error(m) if again_at_limit => Verdict::Error(format!(
+                "{m}\n(reached the event limit again on its second chance, with no time limit \
+                 and {factor}x the event limit: a livelock, or a run more than {factor}x too \
+                 slow to simulate; first: {first})"
+            )),
+            other => other,
+        };
+        result = again;
+    }
+    result
+}
+
+/// Draws and runs one seed (on this thread), with a second chance for a run at its limits.
+pub fn run_seed(seed: u64, options: &SwarmOptions) -> SeedResult {
+    run_seed_with(seed, options, &mut || {})
+}
+
+/// Whether a run stopped at the simulator's virtual time or event limit.
+fn at_limit(error: &RunError) -> bool {
+    matches!(
+        error,
+        RunError::Runtime(RuntimeError::Backend(BackendError::Limit(_)))
+            | RunError::Backend(BackendError::Limit(_))
+    )
+}
+
+/// Runs a drawn case once under the given limits and judges it (panics are caught); also
+/// says whether it stopped at a limit.
+fn judge(
+    seed: u64,
+    case: &SwarmCase,
+    topology: Topology,
+    graph: &Csr,
+    time_limit_ps: u64,
+    event_limit: u64,
+) -> (SeedResult, bool) {
     IN_RUN.with(|r| *r.borrow_mut() = true);
     LAST_PANIC.with(|p| *p.borrow_mut() = None);
     let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-        run_case(
-            &case,
-            topology,
-            &graph,
-            options.virtual_time_limit_ps.unwrap_or(VIRTUAL_TIME_LIMIT_PS),
-        )
+        run_case(case, topology, graph, time_limit_ps, event_limit)
     }));
     IN_RUN.with(|r| *r.borrow_mut() = false);
     let mut result = SeedResult {
         seed,
-        case: Some(case),
+        case: Some(case.clone()),
         verdict: Verdict::Passed,
         time_ps: None,
         events: None,
         report_digest: None,
     };
+    let mut limited = false;
     match outcome {
         Ok(Ok(output)) => {
             let report = &output.report;
@@ -986,11 +1077,10 @@ pub fn run_seed(seed: u64, options: &SwarmOptions) -> SeedResult {
             };
         }
         Ok(Err(e)) => {
+            limited = at_limit(&e);
             let message = e.to_string();
-            let cut_off = result.case.as_ref().is_some_and(|c| {
-                c.faults.iter().any(|f| f.starts_with("link-fail:"))
-                    && message.contains("simulated fault: ")
-            });
+            let cut_off = case.faults.iter().any(|f| f.starts_with("link-fail:"))
+                && message.contains("simulated fault: ");
             result.verdict =
                 if cut_off { Verdict::Faulted(message) } else { Verdict::Error(message) };
         }
@@ -1006,7 +1096,7 @@ pub fn run_seed(seed: u64, options: &SwarmOptions) -> SeedResult {
             result.verdict = Verdict::Panic(message);
         }
     }
-    result
+    (result, limited)
 }
 
 /// Messages from workers to the collector.
@@ -1042,7 +1132,10 @@ pub fn run_seeds(
                 if msg_tx.send(Message::Started(seed)).is_err() {
                     return;
                 }
-                let result = run_seed(seed, &options);
+                let restart = msg_tx.clone();
+                let result = run_seed_with(seed, &options, &mut || {
+                    let _ = restart.send(Message::Started(seed));
+                });
                 if msg_tx.send(Message::Finished(Box::new(result))).is_err() {
                     return;
                 }
@@ -1160,6 +1253,9 @@ pub struct SwarmSummary {
     /// Runs that stopped, as they must, with an error naming the link failure they injected
     /// (counted as passed).
     pub faulted: u64,
+    /// Seeds that reached the first limits and finished, validated, on their second chance
+    /// (counted as passed; [`Verdict::Slow`]).
+    pub slow: Vec<u64>,
     /// Every failure, in seed order.
     pub failures: Vec<Failure>,
 }
@@ -1185,6 +1281,7 @@ impl SwarmSummary {
             by_fidelity: BTreeMap::new(),
             by_option: BTreeMap::new(),
             faulted: 0,
+            slow: Vec::new(),
             failures: Vec::new(),
         };
         for r in results {
@@ -1283,6 +1380,9 @@ impl SwarmSummary {
                 if matches!(r.verdict, Verdict::Faulted(_)) {
                     s.faulted += 1;
                 }
+                if matches!(r.verdict, Verdict::Slow(_)) {
+                    s.slow.push(r.seed);
+                }
             }
             if failed == 1 {
                 let message = r.verdict.message().to_string();
@@ -1307,11 +1407,21 @@ impl SwarmSummary {
         use std::fmt::Write;
         let mut out = String::new();
         let filter = self.runtime.map(|r| format!(", runtime {}", r.name())).unwrap_or_default();
-        let faulted = if self.faulted > 0 {
-            format!(" ({} of them stopped by an injected link failure, naming it)", self.faulted)
-        } else {
-            String::new()
-        };
+        let mut notes = Vec::new();
+        if self.faulted > 0 {
+            notes.push(format!(
+                "{} of them stopped by an injected link failure, naming it",
+                self.faulted
+            ));
+        }
+        if !self.slow.is_empty() {
+            notes.push(format!(
+                "{} slow: past the first limits, finished on the second chance",
+                self.slow.len()
+            ));
+        }
+        let faulted =
+            if notes.is_empty() { String::new() } else { format!(" ({})", notes.join("; ")) };
         let _ = writeln!(
             out,
             "swarm: seeds {}{filter}: {} runs, {} passed{faulted}, {} failed",
@@ -1346,6 +1456,10 @@ impl SwarmSummary {
         ];
         for (title, group) in &groups {
             table(&mut out, title, group.iter().map(|(k, c)| (k.clone(), c)).collect());
+        }
+        if !self.slow.is_empty() {
+            let seeds: Vec<String> = self.slow.iter().map(u64::to_string).collect();
+            let _ = writeln!(out, "  slow seeds: {}", seeds.join(" "));
         }
         for f in &self.failures {
             let _ =

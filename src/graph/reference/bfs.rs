@@ -1,6 +1,6 @@
 //! BFS levels (hop distance from a source) on petgraph's `Bfs` walker.
 
-use super::{check_source, to_petgraph};
+use super::{CsrView, check_source};
 use crate::graph::{Csr, GraphError, VertexId};
 use petgraph::graph::NodeIndex;
 use petgraph::visit::Bfs;
@@ -12,13 +12,13 @@ pub const BFS_UNREACHED: u32 = u32::MAX;
 /// is no path.
 pub fn bfs_levels(csr: &Csr, source: VertexId) -> Result<Vec<u32>, GraphError> {
     check_source(csr, source, "BFS")?;
-    let graph = to_petgraph(csr);
+    let graph = CsrView(csr);
     let mut levels = vec![BFS_UNREACHED; csr.num_vertices() as usize];
     levels[source as usize] = 0;
-    let mut walker = Bfs::new(&graph, NodeIndex::new(source as usize));
+    let mut walker = Bfs::new(graph, NodeIndex::new(source as usize));
     // The walker yields vertices in nondecreasing level order, so when `u` comes out its
     // level is final and every neighbour not yet levelled is one hop further.
-    while let Some(u) = walker.next(&graph) {
+    while let Some(u) = walker.next(graph) {
         let u = u.index();
         let next = levels[u] + 1;
         for &v in csr.neighbors(u as VertexId) {

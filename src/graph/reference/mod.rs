@@ -37,25 +37,6 @@ pub use validate::{
 pub use wcc::{component_count, weakly_connected_components};
 
 use super::{Csr, GraphError, VertexId};
-use petgraph::graph::{DiGraph, NodeIndex};
-
-/// The CSR as a petgraph directed graph; every arc's petgraph weight is its arc index in
-/// the CSR, so costs are looked up in the CSR's own weight array. An undirected CSR already
-/// stores both arcs of every edge, so a directed petgraph graph walks it correctly.
-pub(crate) fn to_petgraph(csr: &Csr) -> DiGraph<(), u64, u32> {
-    let n = csr.num_vertices() as usize;
-    let mut graph = DiGraph::<(), u64, u32>::with_capacity(n, csr.num_arcs() as usize);
-    for _ in 0..n {
-        graph.add_node(());
-    }
-    for u in 0..csr.num_vertices() {
-        for arc in csr.arc_range(u) {
-            let v = csr.targets()[arc];
-            graph.add_edge(NodeIndex::new(u as usize), NodeIndex::new(v as usize), arc as u64);
-        }
-    }
-    graph
-}
 
 /// Checks that `source` is a vertex of `csr`.
 pub(crate) fn check_source(csr: &Csr, source: VertexId, algorithm: &str) -> Result<(), GraphError> {
@@ -71,3 +52,6 @@ pub(crate) fn check_source(csr: &Csr, source: VertexId, algorithm: &str) -> Resu
 
 #[cfg(test)]
 mod tests;
+mod view;
+
+pub(crate) use view::CsrView;

@@ -1,8 +1,9 @@
 //! Single-source shortest-path distances on petgraph's `dijkstra`.
 
-use super::{check_source, to_petgraph};
+use super::{CsrView, check_source};
 use crate::graph::{Csr, EdgeWeights, GraphError, VertexId};
 use petgraph::graph::NodeIndex;
+use petgraph::visit::EdgeRef;
 
 /// Distance of a vertex the source cannot reach (integer weights). Float distances use
 /// `f64::INFINITY`.
@@ -22,8 +23,8 @@ pub fn sssp_distances_int(csr: &Csr, source: VertexId) -> Result<Vec<u64>, Graph
         }
         None => return Err(missing("integer SSSP reference")),
     };
-    let graph = to_petgraph(csr);
-    let found = petgraph::algo::dijkstra(&graph, NodeIndex::new(source as usize), None, |e| {
+    let graph = CsrView(csr);
+    let found = petgraph::algo::dijkstra(graph, NodeIndex::new(source as usize), None, |e| {
         u64::from(weights[*e.weight() as usize])
     });
     let mut dist = vec![SSSP_UNREACHED_INT; csr.num_vertices() as usize];
@@ -50,8 +51,8 @@ pub fn sssp_distances_float(csr: &Csr, source: VertexId) -> Result<Vec<f64>, Gra
             ),
         });
     }
-    let graph = to_petgraph(csr);
-    let found = petgraph::algo::dijkstra(&graph, NodeIndex::new(source as usize), None, |e| {
+    let graph = CsrView(csr);
+    let found = petgraph::algo::dijkstra(graph, NodeIndex::new(source as usize), None, |e| {
         weights.get_f64(*e.weight() as usize)
     });
     let mut dist = vec![f64::INFINITY; csr.num_vertices() as usize];
@@ -82,8 +83,8 @@ pub fn sssp_distances_f32(csr: &Csr, source: VertexId) -> Result<Vec<f32>, Graph
             ),
         });
     }
-    let graph = to_petgraph(csr);
-    let found = petgraph::algo::dijkstra(&graph, NodeIndex::new(source as usize), None, |e| {
+    let graph = CsrView(csr);
+    let found = petgraph::algo::dijkstra(graph, NodeIndex::new(source as usize), None, |e| {
         w[*e.weight() as usize]
     });
     let mut dist = vec![f32::INFINITY; csr.num_vertices() as usize];
