@@ -214,8 +214,7 @@ pub mod scalar {
     pub const WAIT_POLLS: usize = 3;
 }
 
-/// The registered names of an application's worker kernel (its CUDA name is the same, in
-/// `kernels/atos.cu`).
+/// The registered names of an application's worker kernel.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct AtosKernels {
     /// The worker (persistent or discrete, by scalar).
@@ -323,12 +322,13 @@ impl Emit {
 
 /// An application of Atos: the per-task operator of an algorithm as the simulator's
 /// kernels run it (seed 004's `f1`, with `f2` the sweep). Algorithms implement it in
-/// `crate::algo`; `kernels/atos.cu` has the CUDA functors with the same contract.
+/// `crate::algo`. No CUDA functor exists yet: `--backend cuda --runtime atos` is refused
+/// with a message naming the kernel.
 pub trait AtosOperator: 'static {
     /// The application's kernel name.
     const KERNELS: AtosKernels;
-    /// Whether `kernels/atos.cu` has its functor.
-    const ON_CUDA: bool = true;
+    /// Whether a CUDA functor exists (none yet: the Atos kernels run on the simulator only).
+    const ON_CUDA: bool = false;
     /// Remote updates are atomic mins that push on improvement (BFS, direct mode); else
     /// messages the owner applies when it pops them.
     const REMOTE_MIN: bool;
@@ -388,7 +388,7 @@ pub fn register(registry: &mut KernelRegistry) {
                    push into the target's receive queue when they fill `batch_bytes` or after \
                    `wait_polls` polls, counting them in SENT and the target's RECV; until STOP",
         sim: aggregator_kernel,
-        cuda_name: Some(AGGREGATOR),
+        cuda_name: None,
         remote_args: &PEER_ARGS,
     });
 }
