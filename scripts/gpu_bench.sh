@@ -38,6 +38,15 @@
 #            with the stolen edges, the moves and the host time per decision superstep; then
 #            SSSP on R-MAT 18, BFS and SSSP on the road-like graph at 4 logical GPUs against
 #            BSP and Groute (time).
+#   multi    every runtime with CUDA kernels (BSP, Groute, GUM; Atos has none yet) and every
+#            algorithm it runs, on 1, 2 and 4 real GPUs (peer memory and peer copies), every
+#            run validated: R-MAT 22 (hub source), luxembourg_osm.mtx (source 0) and the road
+#            grid (centre source 10582300). Groute runs its fused worker on the road graphs
+#            (with soft priority for SSSP) and the wide Out buffers on R-MAT. JSON rows, per-GPU
+#            kernel and idle time included, in $OUT/multi-*.json; one line per run.
+#   scaling  strong scaling on R-MAT 24 (hub source): BSP, Groute and GUM, BFS and PageRank
+#            (Groute: residual PageRank), on 1, 2 and 4 real GPUs, every run validated;
+#            then BFS on the road grid by every runtime at 1, 2, 4 GPUs (validated).
 #
 # Each graph is generated once; BFS, SSSP, CC and PageRank run on 1, 2 and 4 GPUs through the
 # bulk-synchronous runtime and the CUDA backend. A table is printed per graph; JSON rows
@@ -101,6 +110,48 @@ if [ "$part" = groute-check ]; then
   out=$(timeout 120 "$BIN" run --backend cuda --logical-gpus --gpus 4 --runtime groute --algo sssp \
     --graph "$lux" --weights --priority-delta 320 --fused --fused-max-rounds 100000 2>&1) || status=1
   echo "luxembourg sssp fused prio320 4 logical GPUs: $(echo "$out" | grep -E '^(time|validation|error)' | tr '\n' ' ')"
+fi
+if [ "$part" = multi ] || [ "$part" = scaling ]; then
+  nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv
+  lux=${LUX:-tests/data/graphs/luxembourg_osm.mtx}
+  road="--generate grid2d:w=4600,h=4600,drop=0.1"
+  wide="--out-items 67108864 --batch-items 4194304"
+  fused="--fused --fused-max-rounds 100000"
+  mrun() { # label graph-args source-args runtime algos counts [runtime options...]
+    local label=$1 graph=$2 src=$3 rt=$4 algos=$5 cnts=$6
+    shift 6
+    local tag
+    tag=$(echo "$rt $*" | tr -c 'a-z0-9\n' '_' | tr -s _)
+    # shellcheck disable=SC2086
+    timeout "${RUN_TIMEOUT:-240}" "$BIN" calibrate runs $graph --weights $src --runtime "$rt" \
+      --algos "$algos" --gpu-counts "$cnts" --validate all --label "$label" "$@" \
+      --json "$OUT/multi-$label-$tag.json" 2>&1 | grep -vE '^(algo|graph) ' |
+      sed "s/^/$label  /" || status=1
+  }
+  if [ "$part" = multi ]; then
+    echo "== every runtime and algorithm on $counts GPUs, every run validated"
+    mrun rmat22 "--generate rmat:scale=22,ef=16" --hub-source bsp bfs,sssp,cc,pr "$counts"
+    mrun rmat22 "--generate rmat:scale=22,ef=16" --hub-source groute bfs,sssp,cc,pr-residual \
+      "$counts" $wide
+    mrun rmat22 "--generate rmat:scale=22,ef=16" --hub-source gum bfs,sssp,cc,pr "$counts"
+    mrun luxembourg "--graph $lux" "--source 0" bsp bfs,sssp,cc,pr "$counts"
+    mrun luxembourg "--graph $lux" "--source 0" groute bfs "$counts" $fused
+    mrun luxembourg "--graph $lux" "--source 0" groute sssp "$counts" $fused --priority-delta 1000
+    mrun luxembourg "--graph $lux" "--source 0" groute cc,pr-residual "$counts"
+    mrun luxembourg "--graph $lux" "--source 0" gum bfs,sssp,cc,pr "$counts"
+    mrun road21m "$road" "--source 10582300" bsp bfs,sssp,cc,pr "$counts"
+    mrun road21m "$road" "--source 10582300" groute bfs "$counts" $fused
+    mrun road21m "$road" "--source 10582300" groute sssp "$counts" $fused --priority-delta 1000
+    mrun road21m "$road" "--source 10582300" gum bfs,sssp "$counts"
+  else
+    echo "== strong scaling on R-MAT 24 and the road grid, $counts GPUs, every run validated"
+    mrun rmat24 "--generate rmat:scale=24,ef=16" --hub-source bsp bfs,pr "$counts"
+    mrun rmat24 "--generate rmat:scale=24,ef=16" --hub-source groute bfs,pr-residual "$counts" $wide
+    mrun rmat24 "--generate rmat:scale=24,ef=16" --hub-source gum bfs,pr "$counts"
+    mrun road21m "$road" "--source 10582300" bsp bfs "$counts"
+    mrun road21m "$road" "--source 10582300" groute bfs "$counts" $fused
+    mrun road21m "$road" "--source 10582300" gum bfs "$counts"
+  fi
 fi
 if [ "$part" = graph500 ]; then
   timeout 300 "$BIN" calibrate graph500 --generate rmat:scale=22,ef=16 --json "$OUT/gpu_graph500_rmat22.json" \

@@ -146,6 +146,10 @@ struct RunRow {
     messages: u64,
     bytes_sent: u64,
     links: Vec<(String, u64)>,
+    /// Per GPU: time its kernels ran, ms (the busy time that explains a run's scaling).
+    gpu_kernel_ms: Vec<f64>,
+    /// Per GPU: time it sat idle waiting (for peers, copies or the host), ms.
+    gpu_idle_ms: Vec<f64>,
     floor_bytes: f64,
     floor_ms: f64,
     floor_rule: String,
@@ -299,6 +303,8 @@ fn runs(args: RunsArgs) -> anyhow::Result<()> {
                 messages: r.work.messages,
                 bytes_sent: r.work.bytes_sent,
                 links: r.links.iter().map(|l| (l.name.clone(), l.bytes)).collect(),
+                gpu_kernel_ms: r.gpus.iter().map(|g| g.kernel_ps as f64 / 1e9).collect(),
+                gpu_idle_ms: r.gpus.iter().map(|g| g.idle_ps as f64 / 1e9).collect(),
                 floor_bytes: fb,
                 floor_ms,
                 floor_rule: rule,
