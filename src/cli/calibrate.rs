@@ -205,8 +205,9 @@ fn runs(args: RunsArgs) -> anyhow::Result<()> {
     let started = std::time::Instant::now();
     super::output::check_output_path("--json", &args.json)?;
     if args.backend == RunsBackend::Cuda {
+        // Logical GPUs share whatever GPUs the machine has: one is enough.
         let most = args.gpu_counts.iter().copied().max().unwrap_or(1);
-        switchyard::backend::cuda::check_available(most)?;
+        switchyard::backend::cuda::check_available(if args.logical_gpus { 1 } else { most })?;
     }
     let topology = Topology::open(&args.topology)
         .with_context(|| format!("opening topology `{}`", args.topology))?;

@@ -76,6 +76,28 @@ fn driver_error(r: sys::CUresult) -> String {
 }
 
 /// Turns a driver result into a backend error that says what was being done.
+/// Zeroes `bytes` bytes at `ptr` and waits until it is done. `cuMemsetD8` runs on the legacy
+/// default stream and returns before the memset has run; the backend's streams are
+/// non-blocking, so they do not wait for it: a copy or kernel issued next on one of them
+/// could run first and have its writes zeroed afterwards (on H100s: half of a graph's arcs
+/// gone before BFS ran, and pairs of a Groute pass-through buffer, allocated on demand with
+/// three or more GPUs, arriving as `(0, 0)`). Waiting on the legacy stream waits for the
+/// memset alone: no other work of the backend goes there.
+///
+/// # Safety
+/// `ptr` is a live allocation of at least `bytes` bytes in the current context.
+unsafe fn zero_now(
+    ptr: sys::CUdeviceptr,
+    bytes: usize,
+    what: impl Fn() -> String,
+) -> Result<(), BackendError> {
+    // SAFETY: the caller's contract; the legacy stream (null) always exists.
+    unsafe {
+        ck(sys::cuMemsetD8_v2(ptr, 0, bytes), &what)?;
+        ck(sys::cuStreamSynchronize(std::ptr::null_mut()), &what)
+    }
+}
+
 fn ck(r: sys::CUresult, what: impl FnOnce() -> String) -> Result<(), BackendError> {
     if r == sys::CUresult::CUDA_SUCCESS {
         Ok(())
@@ -1401,9 +1423,7 @@ impl Backend for CudaBackend {
                 ck(sys::cuMemAlloc_v2(&mut ptr, bytes as usize), || {
                     format!("allocating {bytes} bytes for `{label}` on gpu{}", device.0)
                 })?;
-                ck(sys::cuMemsetD8_v2(ptr, 0, bytes as usize), || {
-                    format!("zeroing `{label}` on gpu{}", device.0)
-                })?;
+                zero_now(ptr, bytes as usize, || format!("zeroing `{label}` on gpu{}", device.0))?;
             }
         }
         let d = &mut self.devices[device.0 as usize];
@@ -1478,9 +1498,9 @@ impl Backend for CudaBackend {
                 || format!("creating a stream on gpu{}", device.0),
             )?;
             ck(sys::cuMemAlloc_v2(&mut counters, COUNTERS * 8), || "allocating counters".into())?;
-            ck(sys::cuMemsetD8_v2(counters, 0, COUNTERS * 8), || "zeroing counters".into())?;
+            zero_now(counters, COUNTERS * 8, || "zeroing counters".into())?;
             ck(sys::cuMemAlloc_v2(&mut huge, HUGE_BYTES), || "allocating the huge list".into())?;
-            ck(sys::cuMemsetD8_v2(huge, 0, HUGE_BYTES), || "zeroing the huge list".into())?;
+            zero_now(huge, HUGE_BYTES, || "zeroing the huge list".into())?;
         }
         self.streams.push(Strm {
             device: device.0,
@@ -2135,6 +2155,40 @@ mod tests {
             }
         }
         reads
+    }
+
+    #[test]
+    fn a_write_right_after_an_allocation_is_never_zeroed_by_the_allocations_memset() {
+        if super::gpus_present() == 0 {
+            eprintln!("skipped: no CUDA GPU on this machine");
+            return;
+        }
+        // A fresh buffer is zeroed; a host write issued next on one of the backend's
+        // (non-blocking) streams must land after that zeroing, never before it. Large
+        // buffers make the memset long enough for the race to show (it did on H100s).
+        let mut b = CudaBackend::open(1, iota_registry()).expect("open");
+        let stream = b.create_stream(DeviceId(0), StreamPriority::Normal).expect("stream");
+        let len = 64 << 20; // 256 MiB of u32
+        let pattern: Vec<u32> = (1..=4096).collect();
+        for round in 0..8u64 {
+            let buffer = b.alloc(DeviceId(0), ElemType::U32, len, "race probe").expect("alloc");
+            b.write_from_host(stream, buffer, len - 4096, HostData::U32(pattern.clone()), None)
+                .expect("write");
+            b.write_from_host(stream, buffer, 0, HostData::U32(pattern.clone()), None)
+                .expect("write");
+            b.read_to_host(stream, BufferSlice::new(buffer, 0, 4096), Token(2 * round))
+                .expect("read");
+            b.read_to_host(
+                stream,
+                BufferSlice::new(buffer, len - 4096, 4096),
+                Token(2 * round + 1),
+            )
+            .expect("read");
+            for (token, data) in drain(&mut b) {
+                assert_eq!(data, HostData::U32(pattern.clone()), "round {round}, read {token:?}");
+            }
+            b.free(buffer).expect("free");
+        }
     }
 
     #[test]

@@ -21,8 +21,9 @@ impl CudaBackend {
                 let bw = match measured.get(&key) {
                     Some(&bw) => bw,
                     None => {
-                        let s = self.measure_copy_seconds(a, b, 32 << 20, 3)?;
-                        let bw = ((32u64 << 20) as f64 / s) as u64;
+                        let bytes = self.probe_bytes(a, b, 32 << 20)?;
+                        let s = self.measure_copy_seconds(a, b, bytes, 3)?;
+                        let bw = (bytes as f64 / s) as u64;
                         measured.insert(key, bw);
                         bw
                     }
@@ -44,7 +45,7 @@ impl CudaBackend {
             let bw = match measured.get(&ordinal) {
                 Some(&bw) => bw,
                 None => {
-                    let bytes = 64usize << 20;
+                    let bytes = self.probe_bytes(d, d, 64 << 20)?;
                     let s = self.measure_copy_seconds(d, d, bytes, 3)?;
                     let bw = (2.0 * bytes as f64 / s) as u64;
                     measured.insert(ordinal, bw);
@@ -54,6 +55,14 @@ impl CudaBackend {
             out.push(bw);
         }
         Ok(out)
+    }
+
+    /// The size of a bandwidth probe's buffers: `wanted`, or less where the GPU offers less
+    /// (a memory cap, a nearly full GPU), so that opening the backend never fails on its
+    /// probes before the graph's own allocation can say what does not fit (1 MiB at least).
+    fn probe_bytes(&self, a: u32, b: u32, wanted: usize) -> Result<usize, BackendError> {
+        let free = self.free_bytes(a)?.min(self.free_bytes(b)?) as usize;
+        Ok(wanted.min(free / 4).max(1 << 20) & !3)
     }
 
     /// Best time in seconds of `reps` copies of `bytes` from GPU `a` to GPU `b` (the same
