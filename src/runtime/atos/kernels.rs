@@ -17,8 +17,12 @@
 //!
 //! # The worker (one step = one round of every resident worker)
 //! Workers are `resident_threads / width` (thread: 1 lane, warp: 32, CTA: its block). Each
-//! step: idle workers pop (the receive queue first, then the local queue, then, with the
-//! priority queue of seed 003, the low queue once the threshold has been raised), a CTA
+//! step: the receive queue is drained (its pairs applied; the tasks they make start at once
+//! or queue locally), idle workers pop the local queue, then, with the priority queue of
+//! seed 003, the low queue once the threshold has been raised (by `threshold_delta`, when
+//! nothing below the threshold is queued or held by a busy worker of this GPU: work in
+//! flight is work below the threshold, and raising past it is what makes the extra work
+//! the priority queue exists to avoid), a CTA
 //! worker `FETCH_SIZE` items, others one; they *start* their items reading the vertex state
 //! as it is at the step's start (a snapshot: nothing finished in this step is visible yet);
 //! every busy worker processes `width` arcs; the workers whose arcs are done *finish* in an
@@ -734,7 +738,12 @@ fn worker_kernel<Op: AtosOperator>(ctx: &mut KernelContext<'_>) -> Result<(), Ba
             st_block[state::POPPED] += got.end - got.start;
             tasks.extend(got.map(|i| local.items[i as usize]));
         }
-        if prio && (tasks.len() as u64) < want && local.pending() == 0 && recv.pending() == 0 {
+        if prio
+            && (tasks.len() as u64) < want
+            && local.pending() == 0
+            && recv.pending() == 0
+            && busy.is_empty()
+        {
             let avail = low.available(limits[1]);
             if avail > 0 {
                 threshold += delta;
