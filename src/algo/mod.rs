@@ -12,6 +12,7 @@
 pub mod bfs;
 pub mod cc;
 pub mod cdlp;
+pub mod coloring;
 pub mod dobfs;
 pub(crate) mod gum;
 pub mod lcc;
@@ -48,11 +49,13 @@ pub enum Algorithm {
     Cdlp,
     /// Local clustering coefficient, LDBC Graphalytics definition.
     Lcc,
+    /// Speculative greedy graph colouring (seed 004 sec. 5.3).
+    Color,
 }
 
 impl Algorithm {
     /// All algorithms, in CLI order.
-    pub const ALL: [Algorithm; 8] = [
+    pub const ALL: [Algorithm; 9] = [
         Algorithm::Bfs,
         Algorithm::Dobfs,
         Algorithm::Sssp,
@@ -61,6 +64,7 @@ impl Algorithm {
         Algorithm::PrResidual,
         Algorithm::Cdlp,
         Algorithm::Lcc,
+        Algorithm::Color,
     ];
 
     /// The algorithm with its parameters: the one table from names to modules.
@@ -82,6 +86,7 @@ impl Algorithm {
             }),
             Algorithm::Cdlp => Box::new(cdlp::Cdlp { iterations: params.iterations }),
             Algorithm::Lcc => Box::new(lcc::Lcc),
+            Algorithm::Color => Box::new(coloring::Coloring),
         }
     }
 
@@ -263,4 +268,5 @@ pub fn register(registry: &mut KernelRegistry) {
     pagerank::register(registry);
     cdlp::register(registry);
     lcc::register(registry);
+    coloring::register(registry);
 }

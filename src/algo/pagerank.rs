@@ -168,6 +168,9 @@ impl GraphAlgorithm for PageRankResidual {
     fn groute(&self) -> Option<GrouteOperators> {
         Some(GrouteOperators::Worklist(Box::new(self.clone())))
     }
+    fn atos(&self) -> Option<Box<dyn super::AtosApp>> {
+        Some(Box::new(self.clone()))
+    }
 }
 
 impl BspPrimitive for PageRankLdbc {
@@ -339,10 +342,119 @@ impl WorklistOperator for PageRankWorklist {
     }
 }
 
-/// Registers the PageRank kernels (both definitions, and residual PageRank's worklist
-/// kernels).
+// ---------------------------------------------------------------------------------------
+// Atos (seed 003 sec. IV, seed 004 Alg. 4): asynchronous residual PageRank. Every vertex
+// starts queued with residual `1 - d`. A task takes its vertex's residual (atomicExch to 0)
+// into its rank when it starts and, when it finishes, adds `d * residual / degree` to each
+// out-neighbour's residual, queueing nothing (Alg. 4 line 10): the sweep queues, so that
+// residuals accumulate until it comes round (`Check_Size` vertices reserved by every
+// finished task and by idle workers, seed 003's "if the pop fails"). A remote neighbour
+// gets an `f32` remote atomic add in direct mode; through the aggregator its residual
+// travels as a `(vertex, residual)` pair its owner adds. Residuals are `f32` bits in the `u32` value words, ranks the `f32` aux
+// values, `flags` marks "queued" (so a vertex is queued at most once: the local queue never
+// holds more than the GPU's vertices). Extra work: tasks over the pushes of the sequential
+// FIFO reference at the same epsilon.
+
+use crate::runtime::atos::kernels::{
+    self as atos_kernels, AtosKernels, AtosOperator, Emit, LocalState, Started,
+};
+use crate::runtime::atos::{AppInit, AtosApp, graph::AtosGraph};
+
+impl AtosApp for PageRankResidual {
+    fn label(&self) -> &'static str {
+        "residual PageRank"
+    }
+    fn kernels(&self) -> AtosKernels {
+        PageRankAtos::KERNELS
+    }
+    fn init(&self, ag: &AtosGraph, g: u32) -> AppInit {
+        let n = ag.local_vertices(g) as usize;
+        AppInit {
+            value: vec![((1.0 - self.damping) as f32).to_bits(); n],
+            aux: Some(vec![0.0; n]),
+            flags: Some(vec![1; n]),
+            items: (0..n as u32).collect(),
+        }
+    }
+    /// The local queue holds each vertex at most once; the receive and aggregation queues
+    /// hold a pair per remote arc of every vertex pushed since they were last drained.
+    fn queue_capacity(&self, ag: &AtosGraph, g: u32) -> u64 {
+        4 * u64::from(ag.local_vertices(g)) + 4 * ag.remote_arcs(g) + 4096
+    }
+    fn epsilon_damping(&self) -> (f64, f64) {
+        (self.epsilon, self.damping)
+    }
+    /// The pushes of the sequential FIFO residual PageRank at the same epsilon.
+    fn ideal_visits(&self, graph: &Csr) -> (u64, &'static str) {
+        let pushes = reference::pagerank_residual(graph, self.damping, self.epsilon)
+            .map(|r| r.pushes)
+            .unwrap_or_default();
+        (pushes, "pushes of the sequential FIFO residual PageRank at the same epsilon")
+    }
+}
+
+/// Residual PageRank's Atos operator (simulator only: no CUDA functor yet).
+pub struct PageRankAtos;
+
+fn residual_of(st: &LocalState<'_>, v: u32) -> f32 {
+    st.value.get(v as usize).map_or(0.0, |&b| f32::from_bits(b))
+}
+
+impl AtosOperator for PageRankAtos {
+    const KERNELS: AtosKernels = AtosKernels { worker: "atos_pr_worker" };
+    const REMOTE_MIN: bool = false;
+    const REMOTE_ADD_F32: bool = true;
+    const SWEEPS: bool = true;
+    fn start(st: &mut LocalState<'_>, item: u32) -> Option<Started> {
+        let v = item as usize;
+        *st.flags.get_mut(v)? = 0;
+        let r = f32::from_bits(std::mem::take(st.value.get_mut(v)?));
+        st.aux[v] += r;
+        st.counts.atomics += 2;
+        st.counts.bytes_written += 8;
+        (r != 0.0).then(|| Started {
+            carry: r.to_bits(),
+            arcs: st.neighbors(item).len() as u64,
+            visit: true,
+        })
+    }
+    fn finish(st: &mut LocalState<'_>, item: u32, carry: u32, emit: &mut Emit) {
+        let degree = st.neighbors(item).len();
+        if degree == 0 {
+            return;
+        }
+        let share = (st.damping * f64::from(f32::from_bits(carry)) / degree as f64) as f32;
+        for &t in st.neighbors(item) {
+            emit.update(t, share.to_bits());
+        }
+    }
+    /// Adds the residual and queues nothing (Alg. 4 line 10): the sweep queues the vertex,
+    /// so its residual accumulates until the sweep reaches it.
+    fn apply(st: &mut LocalState<'_>, v: u32, value: u32) -> Option<u32> {
+        let slot = st.value.get_mut(v as usize)?;
+        *slot = (f32::from_bits(*slot) + f32::from_bits(value)).to_bits();
+        None
+    }
+    fn priority(_st: &LocalState<'_>, _item: u32) -> u32 {
+        0
+    }
+    fn sweep(st: &mut LocalState<'_>, v: u32) -> bool {
+        let over = f64::from(residual_of(st, v)) > st.epsilon;
+        match st.flags.get_mut(v as usize) {
+            Some(queued) if over && *queued == 0 => {
+                *queued = 1;
+                true
+            }
+            _ => false,
+        }
+    }
+}
+
+/// Registers the PageRank kernels (both definitions, residual PageRank's worklist kernels
+/// and its Atos worker).
 pub fn register(registry: &mut KernelRegistry) {
     register_app::<PageRankWorklist>(registry);
+    atos_kernels::register_app::<PageRankAtos>(registry);
     registry.register(KernelDef {
         name: "pr_ldbc_push",
         contract: "for every owned vertex, add its share rank / out-degree (an f32 quotient) \

@@ -137,7 +137,8 @@ pub enum RemoteOp {
         index: usize,
         /// The operation.
         op: AtomicOp,
-        /// Operand (its type must match the buffer's).
+        /// Operand (its type must match the buffer's, except that an `f32` may target a
+        /// `u32` buffer whose words hold `f32` bits: device memory is untyped).
         value: Word,
         /// What becomes of the old value.
         fetch: Fetch,

@@ -335,6 +335,27 @@ fn apply_atomic(
             };
             go(v.get_mut(index), buffer, index, x, e, f).map(|(o, c)| (Word::F32(o), c))
         }
+        // Device memory is untyped: an `f32` atomic on a `u32` buffer works on the `f32`
+        // whose bits the word holds (Atos keeps PageRank's residuals in its `u32` values).
+        (HostData::U32(v), Word::F32(x)) => {
+            let e = match expected {
+                Some(Word::F32(e)) => Some(e.to_bits()),
+                Some(_) => return Err(mismatch()),
+                None => None,
+            };
+            let f = match op {
+                AtomicOp::Add => |a: u32, b: u32| (f32::from_bits(a) + f32::from_bits(b)).to_bits(),
+                AtomicOp::Min => {
+                    |a: u32, b: u32| f32::from_bits(a).min(f32::from_bits(b)).to_bits()
+                }
+                AtomicOp::Max => {
+                    |a: u32, b: u32| f32::from_bits(a).max(f32::from_bits(b)).to_bits()
+                }
+                AtomicOp::Cas { .. } | AtomicOp::Exch => |_, b| b,
+            };
+            go(v.get_mut(index), buffer, index, x.to_bits(), e, f)
+                .map(|(o, c)| (Word::F32(f32::from_bits(o)), c))
+        }
         _ => Err(mismatch()),
     }
 }

@@ -191,6 +191,8 @@ fn floor_bytes(
         }
         // Every arc walked in the intersections: its target and flag.
         Algorithm::Lcc => 8.0 * n + 8.0 * e + 8.0 * n,
+        // One assignment and one check per vertex: every arc's target and its colour, twice.
+        Algorithm::Color => 2.0 * (8.0 * n + 4.0 * e + gathers(e)),
     };
     (
         bytes,

@@ -517,7 +517,7 @@ pub fn draw(seed: u64, options: &SwarmOptions) -> Result<(SwarmCase, Topology, C
         Algorithm::Bfs | Algorithm::Dobfs | Algorithm::Sssp => {
             AlgorithmParams { source: params.source, ..d }
         }
-        Algorithm::Cc | Algorithm::Lcc => d,
+        Algorithm::Cc | Algorithm::Lcc | Algorithm::Color => d,
         Algorithm::Pr => {
             AlgorithmParams { damping: params.damping, iterations: params.iterations, ..d }
         }
@@ -610,6 +610,16 @@ pub fn draw(seed: u64, options: &SwarmOptions) -> Result<(SwarmCase, Topology, C
     } else {
         AtosOptions::default()
     };
+    // Atos colouring reads other GPUs' colours with peer loads: on GPUs without peer access
+    // to each other (or across InfiniBand) it is refused, so such draws run on one GPU.
+    let gpus = if runtime == RuntimeKind::Atos
+        && algorithm == Algorithm::Color
+        && !peer_loads_reach(&topology, gpus)
+    {
+        1
+    } else {
+        gpus
+    };
     let faults = draw_faults(seed, &topology, gpus);
     let topology = topology.with_faults(&faults).map_err(|e| SwarmError::Topology {
         seed,
@@ -638,6 +648,30 @@ pub fn draw(seed: u64, options: &SwarmOptions) -> Result<(SwarmCase, Topology, C
         faults: faults.iter().map(ToString::to_string).collect(),
     };
     Ok((case, topology, csr))
+}
+
+/// Whether every pair of the first `gpus` GPUs of `topology` has peer access on a route
+/// without InfiniBand (what a kernel's peer loads need).
+fn peer_loads_reach(topology: &Topology, gpus: u32) -> bool {
+    let fabric = topology.fabric();
+    (0..gpus).all(|a| {
+        (0..gpus).all(|b| {
+            if a == b {
+                return true;
+            }
+            let (Some(x), Some(y)) = (topology.gpu_endpoint(a), topology.gpu_endpoint(b)) else {
+                return false;
+            };
+            fabric.route(x, y).is_some_and(|r| {
+                r.peer_access
+                    && r.channels.iter().all(|&c| {
+                        let link = topology.link_of_channel(c);
+                        topology.link_types[link.link_type].kind
+                            != switchyard_sim::topology::LinkKind::Infiniband
+                    })
+            })
+        })
+    })
 }
 
 /// Atos options: every worker width and kernel strategy, the priority queue, the aggregator
@@ -719,7 +753,7 @@ impl SwarmCase {
                 let one_based = matches!(self.graph, GraphDraw::File(_));
                 push("--source", (u64::from(p.source) + u64::from(one_based)).to_string())
             }
-            Algorithm::Cc | Algorithm::Lcc => {}
+            Algorithm::Cc | Algorithm::Lcc | Algorithm::Color => {}
             Algorithm::Cdlp => push("--iterations", p.iterations.to_string()),
             Algorithm::Pr => {
                 push("--damping", p.damping.to_string());

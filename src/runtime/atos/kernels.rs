@@ -17,8 +17,12 @@
 //!
 //! # The worker (one step = one round of every resident worker)
 //! Workers are `resident_threads / width` (thread: 1 lane, warp: 32, CTA: its block). Each
-//! step: idle workers pop (the receive queue first, then the local queue, then, with the
-//! priority queue of seed 003, the low queue once the threshold has been raised), a CTA
+//! step: the receive queue is drained (its pairs applied; the tasks they make start at once
+//! or queue locally), idle workers pop the local queue, then, with the priority queue of
+//! seed 003, the low queue once the threshold has been raised (by `threshold_delta`, when
+//! nothing below the threshold is queued or held by a busy worker of this GPU: work in
+//! flight is work below the threshold, and raising past it is what makes the extra work
+//! the priority queue exists to avoid), a CTA
 //! worker `FETCH_SIZE` items, others one; they *start* their items reading the vertex state
 //! as it is at the step's start (a snapshot: nothing finished in this step is visible yet);
 //! every busy worker processes `width` arcs; the workers whose arcs are done *finish* in an
@@ -116,6 +120,15 @@ pub const PEER_ARGS: [usize; 3 * MAX_GPUS] = {
     a
 };
 
+/// Words of a receive queue's counter block: the queue's ([`COUNTER_WORDS`]), then per
+/// sending GPU `s` at `RECV_CONSUMED + s` the record slots (pairs, batch headers included) it
+/// consumed from `s`'s aggregator, which `s` reads to keep its batches within its share of
+/// the queue (flow control: an aggregated run never overflows a receive queue).
+pub const RECV_COUNTER_WORDS: usize = COUNTER_WORDS + MAX_GPUS;
+
+/// See [`RECV_COUNTER_WORDS`].
+pub const RECV_CONSUMED: usize = COUNTER_WORDS;
+
 /// The task tag bit of a queue item (colouring's check task: a tag, not a sign, so that
 /// vertex 0 can carry it, seed 004 sec. 5.3).
 pub const TAG: u32 = 1 << 31;
@@ -158,8 +171,18 @@ pub mod state {
     pub const POPPED: usize = 16;
     /// Aggregator polls since the last send, per target GPU.
     pub const AGG_POLLS: usize = 17;
+    /// The GPU's `ctl[RECV]` at its last step: when remote records resolved since (remote
+    /// atomic adds into its values, which push nothing), its sweep starts over.
+    pub const LAST_RECV: usize = AGG_POLLS + super::MAX_GPUS;
+    /// Aggregator: record slots (pairs and batch headers) sent to each target GPU's receive
+    /// queue so far, against the slots that GPU says it consumed ([`super::RECV_CONSUMED`]).
+    pub const SENT_TO: usize = LAST_RECV + 1;
+    /// Finished workers that waited a step for room in an aggregation queue.
+    pub const BLOCKED: usize = SENT_TO + super::MAX_GPUS;
+    /// Aggregator polls that held a batch back for want of credit at its target.
+    pub const AGG_WAITS: usize = BLOCKED + 1;
     /// Length.
-    pub const LEN: usize = AGG_POLLS + super::MAX_GPUS;
+    pub const LEN: usize = AGG_WAITS + 1;
 }
 
 /// The mapped control block (`u64` indices): per GPU `g` at `g * STRIDE`, then the stop flag.
@@ -332,6 +355,11 @@ pub trait AtosOperator: 'static {
     /// Remote updates are atomic mins that push on improvement (BFS, direct mode); else
     /// messages the owner applies when it pops them.
     const REMOTE_MIN: bool;
+    /// Remote updates in direct mode are `f32` atomic adds on the owner's value word (its
+    /// bits hold an `f32`: PageRank's residual), pushing nothing: the owner's sweep finds
+    /// the vertices they lifted over the tolerance (seed 003 sec. IV, seed 004 Alg. 4).
+    /// Through the aggregator they travel as `(vertex, f32 bits)` pairs the owner applies.
+    const REMOTE_ADD_F32: bool = false;
     /// Idle workers and finished tasks sweep `Check_Size` vertices (PageRank).
     const SWEEPS: bool = false;
     /// Starts task `item` (a local index, maybe tagged): reads what it needs now (the
@@ -425,17 +453,30 @@ impl Queue<'_> {
         self.counters[queue::END].min(limit).saturating_sub(self.counters[queue::START])
     }
 
-    /// Empties a drained queue so that its capacity bounds what is queued, not what was
-    /// ever queued (safe here: a simulated step runs alone).
-    fn reset_if_drained(&mut self) {
-        let c = &self.counters;
-        if c[queue::START] == c[queue::END]
-            && c[queue::END] == c[queue::END_ALLOC]
-            && c[queue::OVERFLOW] == 0
-        {
-            queue::reset(self.counters);
-        }
+    /// Moves the unpopped items to the front so that the capacity bounds what is queued,
+    /// not what was ever queued: the simulator's form of a circular queue (safe here: a
+    /// simulated step runs alone and remote pushes land whole between steps). Done when
+    /// at least as many items were popped as remain, so each item moves O(1) times.
+    fn compact(&mut self) {
+        compact(self.counters, self.items);
     }
+}
+
+/// See [`Queue::compact`] (`items` holds one word per item).
+fn compact(counters: &mut [u64], items: &mut [u32]) {
+    let (start, end) = (counters[queue::START], counters[queue::END]);
+    if start == 0 || end != counters[queue::END_ALLOC] || counters[queue::OVERFLOW] != 0 {
+        return;
+    }
+    let pending = end - start;
+    if pending > start {
+        return;
+    }
+    items.copy_within(start as usize..end as usize, 0);
+    for c in [queue::END, queue::END_ALLOC, queue::END_MAX, queue::END_COUNT] {
+        counters[c] = pending;
+    }
+    counters[queue::START] = 0;
 }
 
 /// A busy worker: arcs left and its items with their carried words.
@@ -582,6 +623,11 @@ fn worker_kernel<Op: AtosOperator>(ctx: &mut KernelContext<'_>) -> Result<(), Ba
         return Ok(());
     }
     let seen = ctl_block[mine + ctl::RECV];
+    if seen != st_block[state::LAST_RECV] {
+        // Remote records landed since the last step (atomic adds push nothing): sweep again.
+        st_block[state::LAST_RECV] = seen;
+        st_block[state::CLEAN] = 0;
+    }
     let peer_values: Vec<&[u32]> = (0..gpus)
         .map(|h| if h == gpu { Ok(&[][..]) } else { rest[3 * h].as_u32() })
         .collect::<Result<_, _>>()?;
@@ -614,7 +660,7 @@ fn worker_kernel<Op: AtosOperator>(ctx: &mut KernelContext<'_>) -> Result<(), Ba
     // A discrete launch works on what was queued when it started.
     if step == 0 && !persistent {
         for q in [&mut local, &mut low, &mut recv] {
-            q.reset_if_drained();
+            q.compact();
         }
         st_block[state::LIMIT_LOCAL] = local.counters[queue::END];
         st_block[state::LIMIT_LOW] = low.counters[queue::END];
@@ -649,19 +695,30 @@ fn worker_kernel<Op: AtosOperator>(ctx: &mut KernelContext<'_>) -> Result<(), Ba
         }
     };
     let mut refused = 0u64;
-    if want > 0 {
-        let got =
-            recv.pop((want - tasks.len() as u64).min(recv.available(limits[2]) / 2) * 2, limits[2]);
-        items_popped += (got.end - got.start) / 2;
-        st_block[state::RECEIVED] += (got.end - got.start) / 2;
+    {
+        // The receive queue is drained every step: its pairs are applied (cheap: an
+        // atomic each), the tasks they make start now while workers are idle and queue
+        // locally otherwise, so the queue holds what arrived since the last step only.
+        let got = recv.pop(recv.available(limits[2]) & !1, limits[2]);
         let applied = Op::REMOTE_MIN && !aggregated;
         let mut i = got.start;
+        let mut headers = 0u64;
         while i + 1 < got.end {
             let (v, val) = (recv.items[i as usize], recv.items[i as usize + 1]);
             i += 2;
+            if v & TAG != 0 {
+                // An aggregator's batch header `(TAG | sender, pairs)`: the batch's slots are
+                // consumed (all of it is in this drain: a push lands whole).
+                let s = (v & !TAG) as usize;
+                if let Some(c) = recv.counters.get_mut(RECV_CONSUMED + s) {
+                    *c += u64::from(val) + 1;
+                }
+                headers += 1;
+                continue;
+            }
             st_block[state::CLEAN] = 0;
             if let Some(p) = Op::receive(&mut st, v, val, applied) {
-                if prio && u64::from(p) >= threshold {
+                if (prio && u64::from(p) >= threshold) || tasks.len() as u64 >= want {
                     if !push_local(&mut local, &mut low, v, p, threshold, &mut pushes) {
                         refused += 1;
                     }
@@ -670,13 +727,23 @@ fn worker_kernel<Op: AtosOperator>(ctx: &mut KernelContext<'_>) -> Result<(), Ba
                 }
             }
         }
+        let pairs = (got.end - got.start) / 2 - headers;
+        items_popped += pairs;
+        st_block[state::RECEIVED] += pairs;
+    }
+    if want > 0 {
         if (tasks.len() as u64) < want {
             let got = local.pop(want - tasks.len() as u64, limits[0]);
             items_popped += got.end - got.start;
             st_block[state::POPPED] += got.end - got.start;
             tasks.extend(got.map(|i| local.items[i as usize]));
         }
-        if prio && (tasks.len() as u64) < want && local.pending() == 0 && recv.pending() == 0 {
+        if prio
+            && (tasks.len() as u64) < want
+            && local.pending() == 0
+            && recv.pending() == 0
+            && busy.is_empty()
+        {
             let avail = low.available(limits[1]);
             if avail > 0 {
                 threshold += delta;
@@ -780,7 +847,29 @@ fn worker_kernel<Op: AtosOperator>(ctx: &mut KernelContext<'_>) -> Result<(), Ba
         }
         m
     };
-    for w in &finished {
+    let agg_cap = agg_items.len() / gpus;
+    let finished_len = finished.len();
+    for w in finished {
+        // A worker whose remote updates may not fit its aggregation queues waits (stays busy,
+        // as a GPU worker spins on a full buffer) until the aggregator has sent them on.
+        if aggregated && gpus > 1 {
+            let mut need = vec![0u64; gpus];
+            for &(item, _) in &w.items {
+                for &t in st.neighbors(item & !TAG) {
+                    need[owner_of(st.bases, t)] += 2;
+                }
+            }
+            let blocked = (0..gpus).filter(|&h| h != gpu).any(|h| {
+                let seg = &agg_counters[h * COUNTER_WORDS..(h + 1) * COUNTER_WORDS];
+                let room = (agg_cap as u64).saturating_sub(seg[queue::END_ALLOC]);
+                need[h] > room && need[h] <= agg_cap as u64
+            });
+            if blocked {
+                st_block[state::BLOCKED] += 1;
+                still.push(w);
+                continue;
+            }
+        }
         for &(item, carry) in &w.items {
             Op::finish(&mut st, item, carry, &mut emit);
         }
@@ -806,6 +895,20 @@ fn worker_kernel<Op: AtosOperator>(ctx: &mut KernelContext<'_>) -> Result<(), Ba
                 ) {
                     refused += 2;
                 }
+            } else if Op::REMOTE_ADD_F32 {
+                remote.push(RemoteOp::Atomic {
+                    buffer: peer_ids.value[h],
+                    index: t_local as usize,
+                    op: AtomicOp::Add,
+                    value: Word::F32(f32::from_bits(val)),
+                    fetch: Fetch::Discard,
+                    notify: Some(Notify {
+                        buffer: ctl_id,
+                        index: h * ctl::STRIDE + ctl::RECV,
+                        amount: 1,
+                    }),
+                });
+                sent += 1;
             } else if Op::REMOTE_MIN {
                 let notify =
                     Some(Notify { buffer: ctl_id, index: h * ctl::STRIDE + ctl::RECV, amount: 1 });
@@ -861,7 +964,7 @@ fn worker_kernel<Op: AtosOperator>(ctx: &mut KernelContext<'_>) -> Result<(), Ba
     }
     // Workers whose pop failed sweep (seed 003's f2), a full cycle at most per step.
     if Op::SWEEPS {
-        let idle_now = workers_max.saturating_sub(still.len() + new_workers.min(finished.len()));
+        let idle_now = workers_max.saturating_sub(still.len() + new_workers.min(finished_len));
         let mut budget = (idle_now as u64 * check_size).min(n_local);
         while budget > 0 && check_size > 0 {
             let m = sweep(
@@ -884,7 +987,7 @@ fn worker_kernel<Op: AtosOperator>(ctx: &mut KernelContext<'_>) -> Result<(), Ba
     ctl_block[mine + ctl::SENT] += sent;
     if persistent {
         for q in [&mut local, &mut low, &mut recv] {
-            q.reset_if_drained();
+            q.compact();
         }
     }
     let overflowed = refused > 0
@@ -955,7 +1058,18 @@ fn aggregator_kernel(ctx: &mut KernelContext<'_>) -> Result<(), BackendError> {
     if buffers.len() < SLOTS {
         return Err(kernel_error(kernel, "too few buffers".into()));
     }
-    let (fixed, _) = buffers.split_at_mut(SLOTS);
+    if buffers.len() < peer_slot(gpus) {
+        return Err(kernel_error(kernel, format!("{} buffers for {gpus} GPUs", buffers.len())));
+    }
+    let (fixed, rest) = buffers.split_at_mut(SLOTS);
+    // Each target's receive queue: its capacity in record slots and what it consumed from
+    // this GPU (a peer load of its counter block).
+    let mut recv_slots = vec![0u64; gpus];
+    let mut consumed = vec![0u64; gpus];
+    for h in (0..gpus).filter(|&h| h != gpu) {
+        recv_slots[h] = rest[3 * h + 1].len() as u64 / 2;
+        consumed[h] = rest[3 * h + 2].as_u64()?.get(RECV_CONSUMED + gpu).copied().unwrap_or(0);
+    }
     let (_, tail) = fixed.split_at_mut(Slot::AggItems as usize);
     let (agg, tail) = tail.split_at_mut(2);
     let [agg_items, agg_counters] = agg else {
@@ -981,19 +1095,35 @@ fn aggregator_kernel(ctx: &mut KernelContext<'_>) -> Result<(), BackendError> {
     let mut pending_after = 0u64;
     for h in (0..gpus).filter(|&h| h != gpu) {
         let seg = &mut agg_counters[h * COUNTER_WORDS..(h + 1) * COUNTER_WORDS];
-        let items = &agg_items[h * cap..(h + 1) * cap];
-        let pending = queue::pending(seg) / 2;
-        if pending == 0 {
+        let items = &mut agg_items[h * cap..(h + 1) * cap];
+        if queue::pending(seg) == 0 {
             st_block[state::AGG_POLLS + h] = 0;
             continue;
         }
         st_block[state::AGG_POLLS + h] += 1;
-        let full = pending * 8 >= batch_bytes;
-        if full || st_block[state::AGG_POLLS + h] >= wait_polls {
-            let take = pending.min(batch_bytes / 8).max(1);
-            let got = queue::pop(seg, take * 2);
-            let batch: Vec<u32> = items[got.start as usize..got.end as usize].to_vec();
-            let n = batch.len() as u64 / 2;
+        // Every full batch goes at once; a partial one after `wait_polls` polls. Flow
+        // control: this GPU's batches not yet consumed by the target (headers included) stay
+        // within its share of the target's receive queue, so no push there can overflow.
+        let batch_pairs = (batch_bytes / 8).max(1);
+        let share = recv_slots[h] / (gpus as u64 - 1);
+        loop {
+            let pending = queue::pending(seg) / 2;
+            let full = pending >= batch_pairs;
+            if pending == 0 || !(full || st_block[state::AGG_POLLS + h] >= wait_polls) {
+                break;
+            }
+            let outstanding = st_block[state::SENT_TO + h].saturating_sub(consumed[h]);
+            let credit = share.saturating_sub(outstanding + 1);
+            if credit == 0 {
+                st_block[state::AGG_WAITS] += 1;
+                break;
+            }
+            let got = queue::pop(seg, pending.min(batch_pairs).min(credit) * 2);
+            let n = (got.end - got.start) / 2;
+            let mut batch = Vec::with_capacity(2 * n as usize + 2);
+            batch.extend([TAG | gpu as u32, n as u32]);
+            batch.extend_from_slice(&items[got.start as usize..got.end as usize]);
+            st_block[state::SENT_TO + h] += n + 1;
             sent_pairs += n;
             remote.push(RemoteOp::Push {
                 queue: peer_ids.recv[h],
@@ -1004,15 +1134,15 @@ fn aggregator_kernel(ctx: &mut KernelContext<'_>) -> Result<(), BackendError> {
                     amount: n,
                 }),
             });
-            st_block[state::AGG_POLLS + h] = 0;
             st_block[state::BATCHES] += 1;
-            if queue::pending(seg) == 0
-                && seg[queue::END] == seg[queue::END_ALLOC]
-                && queue::overflowed(seg) == 0
-            {
-                queue::reset(seg);
+            if !full {
+                st_block[state::AGG_POLLS + h] = 0;
             }
         }
+        if queue::pending(seg) == 0 {
+            st_block[state::AGG_POLLS + h] = 0;
+        }
+        compact(seg, items);
         pending_after += queue::pending(seg);
     }
     st_block[state::SENT] += sent_pairs;

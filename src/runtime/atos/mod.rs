@@ -405,6 +405,11 @@ pub struct AtosGpuReport {
     /// Items popped from its local and low-priority queues (`initial + pushes` when no
     /// item was lost: the runtime checks it).
     pub popped: u64,
+    /// Finished workers that waited a step for room in a full aggregation queue.
+    pub blocked: u64,
+    /// Aggregator polls that held a batch back until its target's receive queue consumed
+    /// earlier ones (flow control).
+    pub aggregator_waits: u64,
 }
 
 /// Atos's own account of a run.
@@ -765,6 +770,8 @@ pub fn run<B: Backend + ?Sized>(
             swept: s[state::SWEPT],
             initial,
             popped: s[state::POPPED],
+            blocked: s[state::BLOCKED],
+            aggregator_waits: s[state::AGG_WAITS],
         })
         .collect();
     if let Some((g, r)) = per_gpu.iter().enumerate().find(|(_, r)| r.initial + r.pushes != r.popped)
@@ -828,11 +835,17 @@ fn check_paths<B: Backend + ?Sized>(
                      path); use GPUs with peer access or fewer GPUs"
                 )));
             }
-            if app.reads_peers() && path == RemotePath::Network {
+            if app.reads_peers() && matches!(path, RemotePath::Network | RemotePath::Staged) {
                 return Err(options_error(format!(
-                    "Atos {}: its tasks read other GPUs' values, which gpu{a} cannot load over \
-                     InfiniBand from gpu{b}; run it on GPUs of one node",
-                    app.label()
+                    "Atos {}: its tasks read other GPUs' values with peer loads, which gpu{a} \
+                     cannot do from gpu{b} ({}); run it on GPUs with peer access to each other \
+                     (one node, e.g. --topology dgx-station-v100x4) or on one GPU",
+                    app.label(),
+                    if path == RemotePath::Network {
+                        "they talk over InfiniBand"
+                    } else {
+                        "no peer path: copies are staged through the host"
+                    }
                 )));
             }
             if path == RemotePath::Network && options.comm == Comm::Direct {
@@ -929,11 +942,19 @@ fn upload_gpu<B: Backend + ?Sized>(
     let low_cap = if options.priority.is_some() { cap } else { 1 };
     let low_items = backend.alloc(d, ElemType::U32, low_cap, "atos low queue")?;
     let low_counters = backend.alloc(d, ElemType::U64, COUNTER_WORDS, "atos low counters")?;
-    let recv_cap = if k > 1 { 2 * cap } else { 2 };
+    // Aggregated, every other GPU's aggregator gets an equal share of the receive queue for
+    // its batches (flow control, see `kernels::RECV_COUNTER_WORDS`): room for one whole
+    // aggregation queue each, with its batch headers.
+    let aggregated = k > 1 && matches!(options.comm, Comm::Aggregated { .. });
+    let recv_cap = match (k, aggregated) {
+        (1, _) => 2,
+        (_, true) => 2 * (k - 1) * (cap + 64),
+        (_, false) => 2 * cap,
+    };
     let recv_items = backend.alloc(d, ElemType::U32, recv_cap, "atos receive queue")?;
-    let recv_counters = backend.alloc(d, ElemType::U64, COUNTER_WORDS, "atos receive counters")?;
-    let agg_cap =
-        if k > 1 && matches!(options.comm, Comm::Aggregated { .. }) { 2 * cap } else { 2 };
+    let recv_counters =
+        backend.alloc(d, ElemType::U64, kernels::RECV_COUNTER_WORDS, "atos receive counters")?;
+    let agg_cap = if aggregated { 2 * cap } else { 2 };
     let agg_items = backend.alloc(d, ElemType::U32, agg_cap * k, "atos aggregation queues")?;
     let agg_counters =
         backend.alloc(d, ElemType::U64, COUNTER_WORDS * k, "atos aggregation counters")?;
