@@ -105,7 +105,7 @@ impl Default for ReproOptions {
 impl ReproOptions {
     /// The scale-free graph's generator spec (the paper's social graphs).
     pub fn scale_free_spec(&self) -> String {
-        let scale = if self.small { 11 } else { 20 };
+        let scale = if self.small { 11 } else { 18 };
         format!("rmat:scale={scale},ef=16,seed={}", self.seed)
     }
 
