@@ -1,9 +1,12 @@
 //! `switchyard gum fit`: regenerate GUM's cost-model logs on the simulated DGX-1 and refit
 //! `g(W)` (seed 001 §III-B), writing the coefficients the product embeds.
+//! `switchyard gum repro`: the paper's Table III, Fig. 1/8, Fig. 9, Table IV and Fig. 6 in
+//! shape on the simulated DGX-1 (see [`switchyard::driver::gum_repro`]).
 
 use anyhow::{Context, bail};
 use std::path::PathBuf;
 use switchyard::driver::gum_fit::{fit, log_samples};
+use switchyard::driver::gum_repro::{ReproOptions, run_repro, write_repro};
 use switchyard::graph::generate::{GeneratorSpec, generate, with_uniform_weights};
 use switchyard::graph::{LoadOptions, load_graph};
 use switchyard::runtime::gum::cost_model::{FitOptions, Sample};
@@ -21,6 +24,24 @@ enum GumCommand {
     /// Run BFS, SSSP, PR and CC with GUM (no stealing) on generated and real graphs, log one
     /// sample per GPU and superstep, and fit g(W) by SGD on the RMSRE loss (Eq. 3).
     Fit(FitArgs),
+    /// Reproduce the paper's Table III, Fig. 1/8, Fig. 9, Table IV and Fig. 6 in shape on
+    /// the simulated DGX-1 (8 V100s), every run validated: JSON, markdown and SVG per
+    /// experiment into --out.
+    Repro(ReproArgs),
+}
+
+#[derive(clap::Args, Debug)]
+struct ReproArgs {
+    /// Folder the experiments are written into (created if missing).
+    #[arg(long)]
+    out: PathBuf,
+    /// Small graphs (and FSteal thresholds scaled with them): about a minute in a debug
+    /// build, for tests.
+    #[arg(long)]
+    small: bool,
+    /// Seed of the generators, weights, partitions and simulator.
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
 }
 
 #[derive(clap::Args, Debug)]
@@ -70,7 +91,21 @@ const REAL: &[&str] = &[
 pub fn gum_command(args: GumArgs) -> anyhow::Result<()> {
     match args.command {
         GumCommand::Fit(args) => fit_command(args),
+        GumCommand::Repro(args) => repro_command(args),
     }
+}
+
+fn repro_command(args: ReproArgs) -> anyhow::Result<()> {
+    super::output::check_output_dir("--out", &args.out)?;
+    let options = ReproOptions { small: args.small, seed: args.seed };
+    let experiments = run_repro(options, &mut |line| eprintln!("{line}"))?;
+    let written = write_repro(&experiments, options, &args.out)?;
+    for e in &experiments {
+        let reached = e.findings.iter().filter(|f| f.holds).count();
+        println!("{}: {} of {} shapes reached", e.title, reached, e.findings.len());
+    }
+    println!("wrote {} files into {}", written.len(), args.out.display());
+    Ok(())
 }
 
 fn fit_command(args: FitArgs) -> anyhow::Result<()> {

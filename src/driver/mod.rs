@@ -4,6 +4,7 @@
 
 pub mod cuda;
 pub mod gum_fit;
+pub mod gum_repro;
 pub mod harness;
 pub mod report;
 pub mod swarm;

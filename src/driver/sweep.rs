@@ -164,6 +164,13 @@ impl Metric {
     }
 }
 
+/// Registers the embedded font as plots' `sans-serif` (registering twice is harmless: the
+/// map entry is replaced).
+pub(crate) fn register_plot_font() -> Result<(), &'static str> {
+    plotters::style::register_font("sans-serif", FontStyle::Normal, PLOT_FONT)
+        .map_err(|_| "the embedded font is invalid")
+}
+
 /// Draws speedup over GPU count, one line per series, into `path` (SVG or PNG by extension).
 pub fn plot_scaling(rows: &[SweepRow], title: &str, path: &Path) -> Result<(), PlotError> {
     plot_metric(rows, title, path, Metric::Speedup)
@@ -178,9 +185,7 @@ pub fn plot_metric(
     metric: Metric,
 ) -> Result<(), PlotError> {
     let fail = |message: String| PlotError { path: path.display().to_string(), message };
-    // Registering twice is harmless (the map entry is replaced).
-    plotters::style::register_font("sans-serif", FontStyle::Normal, PLOT_FONT)
-        .map_err(|_| fail("the embedded font is invalid".into()))?;
+    register_plot_font().map_err(|e| fail(e.into()))?;
     let is_png = path.extension().is_some_and(|e| e.eq_ignore_ascii_case("png"));
     if is_png {
         let root = BitMapBackend::new(path, (1000, 640)).into_drawing_area();

@@ -425,8 +425,12 @@ pub fn run<B: Backend + ?Sized>(
     .map_err(|e| RuntimeError::Options(e.to_string()))?;
     let in_degree_global = in_degrees(graph);
     let fragments = Fragments { graph, parts, primitive, in_degree: &in_degree_global };
+    let upload_start = backend.now_ps();
     let (mut subgraphs, mut gpus) = fragments.upload(backend, owner, None, &Start::Initial)?;
     let start_ps = backend.now_ps();
+    // What a move of ownership costs: the upload's time until the first move is measured
+    // (a move gathers the values and uploads the fragments again).
+    let mut move_estimate_ps = start_ps - upload_start;
     let rule = operators.steal.filter(|_| options.fsteal && peers > 1);
     let mut report = GumReport {
         options: *options,
@@ -503,7 +507,21 @@ pub fn run<B: Backend + ?Sized>(
             charge_host_work(backend, osteal_ps, token(DECIDE, step, 0, 1))?;
             let cost = cost_matrix(&bandwidth, &features, model, bytes_per_edge(operators.steal));
             let per_worker_ps = sync_per_worker_ps(&sync_by_workers);
-            match planner::choose_workers(&cost, &loads, &tree, per_worker_ps, &options.solver) {
+            // A move must pay for itself within as many supersteps as the run has taken so
+            // far (the expected rest of a run of unknown length): none at the start of a
+            // run whose frontier is about to grow, cheap ones deep in a long tail.
+            let moving = planner::MoveCost {
+                current: workers,
+                penalty_ps: move_estimate_ps as f64 / f64::from(step.max(1)),
+            };
+            match planner::choose_workers(
+                &cost,
+                &loads,
+                &tree,
+                per_worker_ps,
+                moving,
+                &options.solver,
+            ) {
                 Err(e) => osteal = OstealDecision::Fallback(e.to_string()),
                 Ok(choice) if choice.workers == workers => {
                     osteal = OstealDecision::Kept;
@@ -522,6 +540,7 @@ pub fn run<B: Backend + ?Sized>(
                         step,
                     )?;
                     move_ps = backend.now_ps() - moved_at;
+                    move_estimate_ps = move_ps;
                     osteal =
                         OstealDecision::Moved { from: workers as u32, to: choice.workers as u32 };
                     report.ownership_moves += 1;

@@ -3,6 +3,12 @@
 //! `c_ij = infinity` for every `j` outside `R(m)` (§V-A step 3), and the iteration is
 //! estimated at `E = z + p * m` (Eq. 4): `z` the solved makespan, `p` the synchronisation
 //! cost per worker. The cheapest m wins (ties: the fewer workers).
+//!
+//! Ours, not the paper's: every m other than the current worker count also pays
+//! [`MoveCost::penalty_ps`], the cost of moving ownership amortised per superstep. The
+//! paper's move hands only the residual frontier over (evicted GPUs stay as extended
+//! memory); here a move gathers the values and re-uploads the fragments, which on a large
+//! graph costs far more than the synchronisation it saves in a few supersteps.
 
 use super::milp::{SolveError, SolverLimits, StealPlan, solve_min_max};
 use super::reduction_tree::ReductionTree;
@@ -14,8 +20,24 @@ pub struct WorkerEstimate {
     pub workers: u32,
     /// FSteal's makespan with only `R(m)` working, in cost units (picoseconds).
     pub makespan_ps: f64,
-    /// `z + p * m`.
+    /// The move's amortised cost (0 for the current worker count).
+    pub move_penalty_ps: f64,
+    /// `z + p * m` plus the move penalty.
     pub estimate_ps: f64,
+}
+
+/// What changing the worker count costs in Alg. 2's estimate.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct MoveCost {
+    /// The worker count now: keeping it costs nothing.
+    pub current: usize,
+    /// Added to `E` of every other m, in picoseconds.
+    pub penalty_ps: f64,
+}
+
+impl MoveCost {
+    /// Moves cost nothing (Eq. 4 as the paper states it).
+    pub const FREE: MoveCost = MoveCost { current: 0, penalty_ps: 0.0 };
 }
 
 /// Alg. 2's answer.
@@ -42,33 +64,33 @@ pub fn restrict(cost: &[Vec<f64>], workers: &[u32]) -> Vec<Vec<f64>> {
 }
 
 /// Runs Alg. 2 over `m = 1..=n` for per-edge costs `cost` (picoseconds), active edges
-/// `loads` and synchronisation cost `sync_per_worker_ps`.
+/// `loads`, synchronisation cost `sync_per_worker_ps` and the cost of a move `moving`.
 pub fn choose_workers(
     cost: &[Vec<f64>],
     loads: &[u64],
     tree: &ReductionTree,
     sync_per_worker_ps: f64,
+    moving: MoveCost,
     limits: &SolverLimits,
 ) -> Result<OstealChoice, SolveError> {
     let n = tree.gpus();
-    let mut best: Option<OstealChoice> = None;
+    let mut best: Option<(OstealChoice, f64)> = None;
     let mut estimates = Vec::with_capacity(n);
     for m in 1..=n {
         let plan = solve_min_max(&restrict(cost, &tree.workers(m)), loads, limits)?;
-        let estimate = plan.makespan + sync_per_worker_ps * m as f64;
+        let penalty = if m == moving.current { 0.0 } else { moving.penalty_ps };
+        let estimate = plan.makespan + sync_per_worker_ps * m as f64 + penalty;
         estimates.push(WorkerEstimate {
             workers: m as u32,
             makespan_ps: plan.makespan,
+            move_penalty_ps: penalty,
             estimate_ps: estimate,
         });
-        let better = match &best {
-            None => true,
-            Some(b) => estimate < b.plan.makespan + sync_per_worker_ps * b.workers as f64,
-        };
-        if better {
-            best = Some(OstealChoice { workers: m, plan, estimates: Vec::new() });
+        if best.as_ref().is_none_or(|b| estimate < b.1) {
+            best = Some((OstealChoice { workers: m, plan, estimates: Vec::new() }, estimate));
         }
     }
+    let best = best.map(|b| b.0);
     let mut choice = best.ok_or_else(|| SolveError::Malformed("no GPUs".into()))?;
     choice.estimates = estimates;
     Ok(choice)
@@ -94,8 +116,15 @@ mod tests {
     fn a_long_tail_shrinks_and_heavy_work_keeps_everyone() {
         let tree = ReductionTree::build(dgx1()).unwrap();
         // A few edges per GPU, 20 us of synchronisation per worker: one worker is cheapest.
-        let tail =
-            choose_workers(&costs(), &[5; 8], &tree, 20e6, &SolverLimits::default()).unwrap();
+        let tail = choose_workers(
+            &costs(),
+            &[5; 8],
+            &tree,
+            20e6,
+            MoveCost::FREE,
+            &SolverLimits::default(),
+        )
+        .unwrap();
         assert_eq!(tail.workers, 1);
         assert_eq!(tail.estimates.len(), 8);
         // Every fragment's edges went to the one survivor, the coordinator.
@@ -104,9 +133,15 @@ mod tests {
             assert_eq!(row[0], 5);
         }
         // Millions of edges each: all eight workers.
-        let heavy =
-            choose_workers(&costs(), &[5_000_000; 8], &tree, 20e6, &SolverLimits::default())
-                .unwrap();
+        let heavy = choose_workers(
+            &costs(),
+            &[5_000_000; 8],
+            &tree,
+            20e6,
+            MoveCost::FREE,
+            &SolverLimits::default(),
+        )
+        .unwrap();
         assert_eq!(heavy.workers, 8);
         // The estimate of every m is z + p m, and the chosen one is the minimum.
         let min = heavy.estimates.iter().map(|e| e.estimate_ps).fold(f64::INFINITY, f64::min);
@@ -114,6 +149,25 @@ mod tests {
         for e in &heavy.estimates {
             assert!((e.estimate_ps - e.makespan_ps - 20e6 * f64::from(e.workers)).abs() < 1.0);
         }
+    }
+
+    #[test]
+    fn a_costly_move_keeps_the_current_workers() {
+        let tree = ReductionTree::build(dgx1()).unwrap();
+        let limits = SolverLimits::default();
+        // The tail would shrink to one worker for free; a move costing more than the
+        // synchronisation it saves keeps all eight, and the penalty shows in the estimates.
+        let free = choose_workers(&costs(), &[5; 8], &tree, 20e6, MoveCost::FREE, &limits);
+        assert_eq!(free.unwrap().workers, 1);
+        let costly = MoveCost { current: 8, penalty_ps: 200e6 };
+        let kept = choose_workers(&costs(), &[5; 8], &tree, 20e6, costly, &limits).unwrap();
+        assert_eq!(kept.workers, 8);
+        assert_eq!(kept.estimates[7].move_penalty_ps, 0.0);
+        assert!(kept.estimates[..7].iter().all(|e| e.move_penalty_ps == 200e6));
+        // A cheaper move (less than the 7 x 20 us it saves) still shrinks.
+        let cheap = MoveCost { current: 8, penalty_ps: 100e6 };
+        let shrunk = choose_workers(&costs(), &[5; 8], &tree, 20e6, cheap, &limits).unwrap();
+        assert_eq!(shrunk.workers, 1);
     }
 
     #[test]
