@@ -9,7 +9,7 @@ use switchyard::driver::gum_fit::{fit, log_samples};
 use switchyard::driver::gum_repro::{ReproOptions, run_repro, write_repro};
 use switchyard::graph::generate::{GeneratorSpec, generate, with_uniform_weights};
 use switchyard::graph::{LoadOptions, load_graph};
-use switchyard::runtime::gum::cost_model::{FitOptions, Sample};
+use switchyard::runtime::gum::cost_model::{CostModel, FitOptions, Sample};
 use switchyard_sim::topology::Topology;
 
 /// `switchyard gum ...`.
@@ -64,6 +64,10 @@ struct FitArgs {
     /// GPUs of the simulated DGX-1.
     #[arg(long, default_value_t = 8)]
     gpus: u32,
+    /// Log every graph under this many partitions and weightings (seeds --seed,
+    /// --seed + 1, ...): more samples from the same graphs.
+    #[arg(long, default_value_t = 1)]
+    partitions: u64,
 }
 
 /// The generated graphs of the logs: scale-free, uniform random, grids and road-like.
@@ -123,15 +127,27 @@ fn fit_command(args: FitArgs) -> anyhow::Result<()> {
             .with_context(|| format!("loading {} (set --real-graphs)", path.display()))?;
         graphs.push((name.to_string(), loaded.csr));
     }
-    for (name, graph) in &graphs {
-        let weighted = with_uniform_weights(graph, 1, 64, args.seed)?;
-        let got = log_samples(&weighted, name, &topology, args.gpus, args.seed)?;
-        eprintln!("{name}: {} samples", got.len());
-        samples.extend(got);
+    if args.partitions == 0 {
+        bail!("--partitions 0 logs nothing; give at least 1 (the default)");
+    }
+    for seed in args.seed..args.seed.saturating_add(args.partitions) {
+        for (name, graph) in &graphs {
+            let weighted = with_uniform_weights(graph, 1, 64, seed)?;
+            let got = log_samples(&weighted, name, &topology, args.gpus, seed)?;
+            eprintln!("{name} (seed {seed}): {} samples", got.len());
+            samples.extend(got);
+        }
     }
     if samples.is_empty() {
         bail!("no samples: the graphs gave no superstep with enough edges");
     }
+    // The model the binary embeds, on the same samples: the "before" of a refit.
+    let embedded = CostModel::embedded()?;
+    println!(
+        "the embedded model (src/runtime/gum/cost_model.json) on these {} samples: RMSRE {:.3}",
+        samples.len(),
+        embedded.rmsre(&samples)
+    );
     if let Some(path) = &args.logs {
         let mut text = String::new();
         for s in &samples {
@@ -145,15 +161,17 @@ fn fit_command(args: FitArgs) -> anyhow::Result<()> {
     let json = serde_json::to_string_pretty(&model)? + "\n";
     std::fs::write(&args.out, json).with_context(|| format!("writing {}", args.out.display()))?;
     println!(
-        "{} samples ({} train, {} held out) from {} graphs x 4 algorithms on {} GPUs: RMSRE \
-         train {:.3}, held out {:.3}; wrote {}",
+        "{} samples ({} train, {} held out) from {} graphs x 4 algorithms x {} partitions on \
+         {} GPUs: RMSRE train {:.3}, held out {:.3}, all {:.3}; wrote {}",
         samples.len(),
         model.samples.0,
         model.samples.1,
         graphs.len(),
+        args.partitions,
         args.gpus,
         model.train_rmsre,
         model.test_rmsre,
+        model.rmsre(&samples),
         args.out.display()
     );
     Ok(())
