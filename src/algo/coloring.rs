@@ -5,11 +5,15 @@
 //! graph (a directed input is symmetrised). Colours are `u32` from 0; [`UNCOLORED`] marks a
 //! vertex not coloured yet.
 //!
-//! Who recolours on a conflict: the vertex with the larger id (the lower id wins). The
-//! papers' pseudocode recolours both ends, which never ends on two adjacent vertices that
-//! are always coloured together (both read the other's old colour, both pick the same new
-//! one); a total order ends it: the smallest id of every conflict keeps its colour, so each
-//! round of conflicts colours at least one vertex for good.
+//! Who recolours on a conflict: the one that loses in [`wins`], a fixed total order that
+//! looks random (a mix of the id, ties by id). The papers' pseudocode recolours both ends,
+//! which never ends on two adjacent vertices that are always coloured together (both read
+//! the other's old colour, both pick the same new one); a total order ends it: the first
+//! vertex of every conflict keeps its colour, so each round of conflicts colours at least
+//! one vertex for good. Ordering by plain id instead makes chains as long as the graph when
+//! ids follow its geometry (a grid numbered row by row took 30 bulk-synchronous rounds of
+//! the whole graph at 128 x 128); the mixed order keeps them short, as Jones-Plassmann's
+//! random priorities do.
 //!
 //! - Bulk-synchronous (Alg. 5, the baseline): each superstep `color_assign` colours the
 //!   frontier reading the colours as they were at the kernel's start (a snapshot: vertices of
@@ -21,8 +25,8 @@
 //!   ([`crate::runtime::atos::kernels::TAG`], a bit, not a sign, so vertex 0 can carry it)
 //!   assigns: it reads its neighbours' colours when it starts (remote ones through peer
 //!   loads) and, when it finishes, writes its colour and queues its own check. A tagged item
-//!   checks: on a conflict with a smaller id it queues its vertex's assignment again; on a
-//!   conflict with a larger id it asks that neighbour's owner to reassign it (a local push, or
+//!   checks: on a conflict with a neighbour that wins it queues its vertex's assignment
+//!   again; on a conflict with one that loses it asks that neighbour's owner to reassign it (a local push, or
 //!   a `(vertex, request)` pair into the owner's receive queue). Extra work is assignments
 //!   over vertices (seed 004 Table 4).
 //!
@@ -47,6 +51,21 @@ pub const UNCOLORED: u32 = u32::MAX;
 /// Speculative greedy colouring.
 #[derive(Clone, Debug, Default)]
 pub struct Coloring;
+
+/// Whether vertex `a` keeps its colour against an adjacent `b` of the same colour: a
+/// fixed total order that looks random (a 32-bit mix of the id, ties by id), so that
+/// conflicts do not chain along ids that follow the graph's geometry.
+pub fn wins(a: u32, b: u32) -> bool {
+    fn mix(x: u32) -> u32 {
+        let mut x = x ^ 0x9E37_79B9;
+        x ^= x >> 16;
+        x = x.wrapping_mul(0x85EB_CA6B);
+        x ^= x >> 13;
+        x = x.wrapping_mul(0xC2B2_AE35);
+        x ^ (x >> 16)
+    }
+    (mix(a), a) < (mix(b), b)
+}
 
 /// The smallest colour not in `taken` (`taken[c]` marks colour `c`), which holds the
 /// colours of `taken.len() - 1` neighbours or fewer, so the answer is below its length.
@@ -179,7 +198,7 @@ fn bsp_assign(ctx: &mut KernelContext<'_>) -> Result<(), BackendError> {
 }
 
 /// Global ids are local ids under duplicate-all (the runtime forces it for the assignment
-/// combiner), so "the lower id wins" means the same on every GPU.
+/// combiner), so [`wins`] means the same on every GPU.
 fn bsp_check(ctx: &mut KernelContext<'_>) -> Result<(), BackendError> {
     let [offsets, targets, _, colors, _, _, _, frontier, _, counters, ..] =
         &mut ctx.buffers[..FIXED_SLOTS]
@@ -197,7 +216,7 @@ fn bsp_check(ctx: &mut KernelContext<'_>) -> Result<(), BackendError> {
         let arcs = &targets[offsets[v as usize] as usize..offsets[v as usize + 1] as usize];
         edges += arcs.len() as u64;
         let c = colors[v as usize];
-        if arcs.iter().any(|&u| u < v && colors[u as usize] == c) {
+        if arcs.iter().any(|&u| wins(u, v) && colors[u as usize] == c) {
             frontier[kept] = v;
             kept += 1;
         }
@@ -301,8 +320,8 @@ impl AtosOperator for ColoringAtos {
             if u == me || st.value_of(u) != c {
                 continue;
             }
-            if u < me {
-                // A smaller id has our colour: we colour again (and the others then need
+            if wins(u, me) {
+                // A neighbour that wins has our colour: we colour again (and the others then need
                 // nothing).
                 if mark(st, v, ASSIGN_QUEUED) {
                     emit.push(v, 0);
@@ -340,7 +359,8 @@ pub fn register(registry: &mut KernelRegistry) {
         name: "color_check",
         contract: "apply step (every copy current): of the owned vertices the split left in the \
                    next frontier (slot 7, counters[1]: this superstep's assignments), keep those \
-                   with a neighbour of smaller global id and equal colour; reduction 0",
+                   with a neighbour that wins (coloring::wins on global ids) and equal colour; \
+                   reduction 0",
         sim: bsp_check,
         cuda_name: None,
         remote_args: &[],

@@ -535,16 +535,24 @@ pub fn run<B: Backend + ?Sized>(
             Scalar::F64(damping),
         ]
     };
-    let mut worker_config = LaunchConfig::persistent(options.block_threads(), None);
-    if aggregated {
-        let sms = backend.device_info(DeviceId(0)).sm_count;
-        if options.aggregator_sms >= sms {
-            return Err(options_error(format!(
-                "--atos-aggregator-sms {} leaves no SM of {sms} for the workers; choose fewer",
-                options.aggregator_sms
-            )));
+    // Each GPU's workers leave its aggregator its own SMs (GPUs of one run may differ: the
+    // limit is per device, or a smaller GPU's workers would hold every SM and the
+    // aggregator beside them would never run).
+    let mut worker_configs = Vec::with_capacity(k);
+    for g in 0..gpus {
+        let mut config = LaunchConfig::persistent(options.block_threads(), None);
+        if aggregated {
+            let sms = backend.device_info(DeviceId(g)).sm_count;
+            if options.aggregator_sms >= sms {
+                return Err(options_error(format!(
+                    "--atos-aggregator-sms {} leaves no SM of gpu{g}'s {sms} for the workers; \
+                     choose fewer",
+                    options.aggregator_sms
+                )));
+            }
+            config.sm_limit = Some(sms - options.aggregator_sms);
         }
-        worker_config.sm_limit = Some(sms - options.aggregator_sms);
+        worker_configs.push(config);
     }
     let kernel = app.kernels().worker;
     let launch_worker = |backend: &mut B, g: u32, persistent: bool, token: Token| {
@@ -554,7 +562,7 @@ pub fn run<B: Backend + ?Sized>(
             scalars: worker_scalars(g, persistent),
             work_items: u64::from(ag.local_vertices(g)),
         };
-        backend.launch_with(streams[g as usize], l, worker_config, Some(token))
+        backend.launch_with(streams[g as usize], l, worker_configs[g as usize], Some(token))
     };
     let mut launches = vec![0u64; k];
     // Tokens: 1..=k workers (discrete relaunches reuse them), k+1..=2k aggregators, then
