@@ -530,16 +530,25 @@ pub fn run<B: Backend + ?Sized>(
             Scalar::F64(damping),
         ]
     };
-    let mut worker_config = LaunchConfig::persistent(options.block_threads(), None);
-    if aggregated {
-        let sms = backend.device_info(DeviceId(0)).sm_count;
-        if options.aggregator_sms >= sms {
-            return Err(options_error(format!(
-                "--atos-aggregator-sms {} leaves no SM of {sms} for the workers; choose fewer",
-                options.aggregator_sms
-            )));
+    // With aggregation, each GPU's workers leave `aggregator_sms` of ITS SMs to the
+    // aggregator. GPUs may differ (Groute's K40c has 15 SMs, its M4000 13): a limit taken
+    // from gpu0 alone left no SM for gpu1's aggregator, which then never started while the
+    // workers waited for it (swarm atos seed 193).
+    let mut worker_configs = Vec::with_capacity(k);
+    for g in 0..gpus {
+        let mut config = LaunchConfig::persistent(options.block_threads(), None);
+        if aggregated {
+            let sms = backend.device_info(DeviceId(g)).sm_count;
+            if options.aggregator_sms >= sms {
+                return Err(options_error(format!(
+                    "--atos-aggregator-sms {} leaves no SM of gpu{g}'s {sms} for the workers; \
+                     choose fewer",
+                    options.aggregator_sms
+                )));
+            }
+            config.sm_limit = Some(sms - options.aggregator_sms);
         }
-        worker_config.sm_limit = Some(sms - options.aggregator_sms);
+        worker_configs.push(config);
     }
     let kernel = app.kernels().worker;
     let launch_worker = |backend: &mut B, g: u32, persistent: bool, token: Token| {
@@ -549,7 +558,7 @@ pub fn run<B: Backend + ?Sized>(
             scalars: worker_scalars(g, persistent),
             work_items: u64::from(ag.local_vertices(g)),
         };
-        backend.launch_with(streams[g as usize], l, worker_config, Some(token))
+        backend.launch_with(streams[g as usize], l, worker_configs[g as usize], Some(token))
     };
     let mut launches = vec![0u64; k];
     // Tokens: 1..=k workers (discrete relaunches reuse them), k+1..=2k aggregators, then
@@ -904,6 +913,31 @@ fn upload_gpu<B: Backend + ?Sized>(
         return Err(options_error(format!(
             "Atos: gpu{g} owns {n} vertices; a queue item leaves 31 bits for a vertex: use \
              more GPUs"
+        )));
+    }
+    // A capacity set by hand must fit the GPU's memory with every queue it sizes: a larger
+    // one is refused here with the sizes, before the local queue is built on the host (a
+    // capacity near 2^64 overflowed that allocation). Sized from the graph, the queues fit
+    // the host; the device allocation says if they do not fit the GPU.
+    let memory = backend.device_info(d).memory_bytes;
+    let c = capacity.max(1);
+    let low = if options.priority.is_some() { c } else { 1 };
+    let recv = if k > 1 { c.saturating_mul(2) } else { 2 };
+    let agg = if k > 1 && matches!(options.comm, Comm::Aggregated { .. }) {
+        c.saturating_mul(2)
+    } else {
+        2
+    };
+    let queue_bytes = c
+        .saturating_add(low)
+        .saturating_add(recv)
+        .saturating_add(agg.saturating_mul(k as u64))
+        .saturating_mul(ElemType::U32.size_bytes());
+    if options.queue_capacity.is_some() && queue_bytes > memory {
+        return Err(options_error(format!(
+            "--atos-queue-capacity {capacity}: gpu{g}'s queues would take {queue_bytes} \
+             bytes, more than its {memory} bytes of memory; choose a smaller capacity, or \
+             leave it unset to size it from the graph"
         )));
     }
     let cap = capacity.max(1) as usize;
