@@ -11,9 +11,16 @@
 //! it (the graph it works on included in neither), in bytes per arc of the graph; large
 //! allocations are fixed to be their own mappings (`MALLOC_MMAP_THRESHOLD_=65536`), so what a
 //! stage frees is returned and the next stage's peak is its own. Prints a table and writes
-//! `reports/bench/memory.json`.
+//! `reports/bench/memory.json` (or `MEMORY_JSON`, relative to the repository).
+//!
+//! `MEMORY_ALGOS` (default `bfs,pr`) picks the simulated algorithms; `MEMORY_LOAD=0` skips
+//! writing and loading the files (at scale 24 the SNAP text alone is several GB). The JSON
+//! also gives the process's peak over the whole run (the largest stage peak: every
+//! allocation happens inside a stage) and the wall time of all stages.
 //!
 //!     MEMORY_SCALES=22 MEMORY_GPUS=8 nice -n 19 cargo bench --bench memory
+//!     MEMORY_SCALES=24 MEMORY_ALGOS=bfs MEMORY_LOAD=0 MEMORY_JSON=reports/bench/memory_rmat24.json \
+//!         nice -n 19 cargo bench --bench memory
 
 use std::path::PathBuf;
 use std::time::Instant;
@@ -144,6 +151,17 @@ fn main() {
         .filter_map(|s| s.trim().parse().ok())
         .collect();
     let gpus: u32 = std::env::var("MEMORY_GPUS").ok().and_then(|s| s.parse().ok()).unwrap_or(8);
+    let algorithms: Vec<Algorithm> = std::env::var("MEMORY_ALGOS")
+        .unwrap_or_else(|_| "bfs,pr".into())
+        .split(',')
+        .map(|name| match name.trim() {
+            "bfs" => Algorithm::Bfs,
+            "pr" => Algorithm::Pr,
+            other => panic!("MEMORY_ALGOS: `{other}` is not bfs or pr"),
+        })
+        .collect();
+    let load = std::env::var("MEMORY_LOAD").map_or(true, |v| v != "0");
+    let all_started = Instant::now();
     let machine = if gpus <= 8 { "dgx-h100x8" } else { "summit-ib-x8" };
     let topology = Topology::bundled(machine).expect("bundled machine");
     let dir = tempfile::tempdir().expect("tempdir");
@@ -153,22 +171,25 @@ fn main() {
         let generator = GeneratorSpec::parse(&spec_text).expect("spec");
         let (graph, m) = measure(|| generate(&generator).expect("generate"));
         record(&mut rows, scale, gpus, &graph, "generate", m);
-        let snap: PathBuf = dir.path().join(format!("g{scale}.txt"));
-        let binary: PathBuf = dir.path().join(format!("g{scale}.bin"));
-        for (path, format) in [(&snap, GraphFormat::Snap), (&binary, GraphFormat::Binary)] {
-            let file = std::fs::File::create(path).expect("temp file");
-            formats::write_graph(std::io::BufWriter::new(file), format, &graph, None, "bench")
-                .expect("write");
+        if load {
+            let snap: PathBuf = dir.path().join(format!("g{scale}.txt"));
+            let binary: PathBuf = dir.path().join(format!("g{scale}.bin"));
+            for (path, format) in [(&snap, GraphFormat::Snap), (&binary, GraphFormat::Binary)] {
+                let file = std::fs::File::create(path).expect("temp file");
+                formats::write_graph(std::io::BufWriter::new(file), format, &graph, None, "bench")
+                    .expect("write");
+            }
+            let (loaded, m) = measure(|| load_graph(&snap, &LoadOptions::default()).expect("snap"));
+            drop(loaded);
+            record(&mut rows, scale, gpus, &graph, "load snap text", m);
+            let options =
+                LoadOptions { format: Some(GraphFormat::Binary), ..LoadOptions::default() };
+            let (loaded, m) = measure(|| load_graph(&binary, &options).expect("load binary"));
+            drop(loaded);
+            record(&mut rows, scale, gpus, &graph, "load binary csr", m);
+            std::fs::remove_file(&snap).ok();
+            std::fs::remove_file(&binary).ok();
         }
-        let (loaded, m) = measure(|| load_graph(&snap, &LoadOptions::default()).expect("snap"));
-        drop(loaded);
-        record(&mut rows, scale, gpus, &graph, "load snap text", m);
-        let options = LoadOptions { format: Some(GraphFormat::Binary), ..LoadOptions::default() };
-        let (loaded, m) = measure(|| load_graph(&binary, &options).expect("load binary"));
-        drop(loaded);
-        record(&mut rows, scale, gpus, &graph, "load binary csr", m);
-        std::fs::remove_file(&snap).ok();
-        std::fs::remove_file(&binary).ok();
         let (partition, m) = measure(|| {
             partitioner_by_name("random", 1).expect("random").partition(&graph, gpus).expect("p")
         });
@@ -181,7 +202,7 @@ fn main() {
             trace: false,
             jitter_ps: 0,
         });
-        for algorithm in [Algorithm::Bfs, Algorithm::Pr] {
+        for &algorithm in &algorithms {
             let spec = spec(algorithm, gpus, hub);
             let (output, m) =
                 measure(|| run(&graph, &spec_text, &spec, &setup).expect("simulated run"));
@@ -195,14 +216,23 @@ fn main() {
             assert!(report.is_ok(), "scale {scale} {}: {report}", algorithm.name());
         }
     }
+    let wall_seconds = all_started.elapsed().as_secs_f64();
+    let process_peak_bytes = rows.iter().map(|r| r.peak_bytes).max().unwrap_or(0);
+    println!(
+        "process peak {:.2} GiB, {wall_seconds:.1} s in all",
+        process_peak_bytes as f64 / f64::from(1u32 << 30)
+    );
     let json = serde_json::json!({
         "bench": "memory",
         "what": "peak host memory (VmHWM) of each stage minus the RSS before it, per arc of \
                  an R-MAT graph (edge factor 16, undirected: 2 arcs per edge)",
         "machine": "the shared 2-core build machine (load from other builds varies)",
+        "process_peak_bytes": process_peak_bytes,
+        "wall_seconds": wall_seconds,
         "rows": rows,
     });
-    let out = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("reports/bench/memory.json");
+    let out = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join(std::env::var("MEMORY_JSON").unwrap_or_else(|_| "reports/bench/memory.json".into()));
     std::fs::write(&out, serde_json::to_string_pretty(&json).expect("json") + "\n")
         .expect("write reports/bench/memory.json");
     println!("wrote {}", out.display());

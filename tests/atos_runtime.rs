@@ -166,6 +166,37 @@ fn infiniband_needs_the_aggregator_and_runs_with_it() {
     run_ok(&graph, name, &spec(Algorithm::Bfs, 4, 0, eager, 1), &machine);
 }
 
+/// Swarm atos seed 193 (soak of 2026-11-26): with aggregation on GPUs of different SM counts
+/// (Groute's K40c with 15 SMs and M4000 with 13), the workers' SM limit was taken from gpu0
+/// alone, so on gpu1 they took every SM and the persistent aggregator never started: the run
+/// never ended. Run on a thread with a deadline, so that a regression fails instead of hanging.
+#[test]
+fn aggregation_leaves_an_sm_on_every_gpu_of_a_mixed_machine() {
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let (name, graph) = graphs().remove(0);
+        let machine = setup("hetero-k40c-m4000", 0);
+        for kernel in [KernelStrategy::Persistent, KernelStrategy::Discrete] {
+            let aggregated = AtosOptions {
+                comm: Comm::Aggregated { batch_bytes: 1 << 20, wait_polls: 4 },
+                ..options(WorkerWidth::Cta, kernel)
+            };
+            let out = run_ok(&graph, name, &spec(Algorithm::Bfs, 2, 0, aggregated, 1), &machine);
+            let atos = out.report.atos.expect("an atos report");
+            assert!(atos.per_gpu.iter().all(|g| g.batches > 0), "{kernel:?}: {:?}", atos.per_gpu);
+        }
+        tx.send(()).expect("the test waits");
+    });
+    match rx.recv_timeout(std::time::Duration::from_secs(300)) {
+        Ok(()) => {}
+        Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {
+            panic!("aggregated BFS on hetero-k40c-m4000 x2 still running after 300 s")
+        }
+        // The thread panicked: its message is above; fail here too.
+        Err(e) => panic!("the run failed: {e}"),
+    }
+}
+
 #[test]
 fn a_queue_too_small_stops_the_run_with_every_refused_item_counted() {
     let (name, graph) = graphs().remove(1);

@@ -683,6 +683,37 @@ fn bad_run_options() {
                 &[R, G, S, "--runtime", "groute", "--out-items", "18446744073709551615"],
                 &["--out-items 18446744073709551615"],
             ),
+            // Atos's queues are built on the host: a capacity near 2^64 overflowed that
+            // allocation (a panic) before it was checked against the GPU's memory.
+            error(
+                &[R, G, S, "--runtime", "atos", "--atos-queue-capacity", "18446744073709551615"],
+                &[
+                    "--atos-queue-capacity 18446744073709551615",
+                    "more than its",
+                    "bytes of memory",
+                    "leave it unset",
+                ],
+            ),
+            error(
+                &[R, G, S, "--runtime", "atos", "--atos-queue-capacity", "0"],
+                &["--atos-queue-capacity 0 holds nothing", "leave it unset"],
+            ),
+            error(
+                &[R, G, S, "--runtime", "atos", "--atos-cta-threads", "33"],
+                &["--atos-cta-threads 33", "32 to 1024 threads"],
+            ),
+            error(
+                &[R, G, S, "--runtime", "atos", "--atos-poll-ns", "0"],
+                &["--atos-poll-ns 0", "choose e.g. 2000"],
+            ),
+            error(
+                &[R, G, S, "--runtime", "gum", "--gum-t1", "0"],
+                &["--gum-t1 must be at least 1 edge", "the default is 16384"],
+            ),
+            error(
+                &[R, G, S, "--runtime", "gum", "--gum-solver-max-workers", "0"],
+                &["--gum-solver-max-workers", "must be at least 1"],
+            ),
             usage(
                 &[R, G, S, "--algo", "nope"],
                 &["invalid value 'nope' for '--algo <ALGO>'", "bfs"],

@@ -1186,9 +1186,13 @@ pub fn run_seeds(
     let mut running: BTreeMap<u64, Instant> = BTreeMap::new();
     while results.len() < total {
         match msg_rx.recv_timeout(Duration::from_millis(500)) {
-            Ok(Message::Started(seed)) => {
+            // A seed already declared hung whose abandoned run reaches its second chance says
+            // Started again: it stays abandoned (before, it was timed anew and declared hung a
+            // second time, with a second replacement worker: more workers than --jobs).
+            Ok(Message::Started(seed)) if !results.contains_key(&seed) => {
                 running.insert(seed, Instant::now());
             }
+            Ok(Message::Started(_)) => {}
             Ok(Message::Finished(result)) => {
                 running.remove(&result.seed);
                 // A result arriving after its seed was declared hung is dropped.

@@ -580,3 +580,31 @@ fn load_ldbc(
         metis: None,
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The permission check cannot be reached through the file system as root (a mode-000
+    /// file reads fine, so `tests/graph_io_errors.rs` skips it there): the mapping from the
+    /// OS error to the message is checked here on every machine.
+    #[test]
+    fn a_permission_error_names_the_path_and_the_fix() {
+        let denied = std::io::Error::from(std::io::ErrorKind::PermissionDenied);
+        let e = read_error("data/secret.mtx", denied);
+        assert!(
+            matches!(e, GraphError::UnusableInput { problem: InputProblem::PermissionDenied, .. }),
+            "{e:?}"
+        );
+        let text = e.to_string();
+        for says in
+            ["data/secret.mtx", "cannot be read: permission denied", "chmod u+r data/secret.mtx"]
+        {
+            assert!(text.contains(says), "`{text}` does not say `{says}`");
+        }
+        // Any other failure stays an I/O error naming the path and what was done.
+        let other = read_error("data/g.mtx", std::io::Error::other("disk on fire"));
+        assert!(matches!(other, GraphError::Io { action: "reading", .. }), "{other:?}");
+        assert!(other.to_string().contains("data/g.mtx"), "{other}");
+    }
+}

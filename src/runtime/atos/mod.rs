@@ -535,9 +535,10 @@ pub fn run<B: Backend + ?Sized>(
             Scalar::F64(damping),
         ]
     };
-    // Each GPU's workers leave its aggregator its own SMs (GPUs of one run may differ: the
-    // limit is per device, or a smaller GPU's workers would hold every SM and the
-    // aggregator beside them would never run).
+    // With aggregation, each GPU's workers leave `aggregator_sms` of ITS SMs to the
+    // aggregator. GPUs may differ (Groute's K40c has 15 SMs, its M4000 13): a limit taken
+    // from gpu0 alone left no SM for gpu1's aggregator, which then never started while the
+    // workers waited for it (swarm atos seed 193).
     let mut worker_configs = Vec::with_capacity(k);
     for g in 0..gpus {
         let mut config = LaunchConfig::persistent(options.block_threads(), None);
@@ -925,6 +926,31 @@ fn upload_gpu<B: Backend + ?Sized>(
         return Err(options_error(format!(
             "Atos: gpu{g} owns {n} vertices; a queue item leaves 31 bits for a vertex: use \
              more GPUs"
+        )));
+    }
+    // A capacity set by hand must fit the GPU's memory with every queue it sizes: a larger
+    // one is refused here with the sizes, before the local queue is built on the host (a
+    // capacity near 2^64 overflowed that allocation). Sized from the graph, the queues fit
+    // the host; the device allocation says if they do not fit the GPU.
+    let memory = backend.device_info(d).memory_bytes;
+    let c = capacity.max(1);
+    let low = if options.priority.is_some() { c } else { 1 };
+    let recv = if k > 1 { c.saturating_mul(2) } else { 2 };
+    let agg = if k > 1 && matches!(options.comm, Comm::Aggregated { .. }) {
+        c.saturating_mul(2)
+    } else {
+        2
+    };
+    let queue_bytes = c
+        .saturating_add(low)
+        .saturating_add(recv)
+        .saturating_add(agg.saturating_mul(k as u64))
+        .saturating_mul(ElemType::U32.size_bytes());
+    if options.queue_capacity.is_some() && queue_bytes > memory {
+        return Err(options_error(format!(
+            "--atos-queue-capacity {capacity}: gpu{g}'s queues would take {queue_bytes} \
+             bytes, more than its {memory} bytes of memory; choose a smaller capacity, or \
+             leave it unset to size it from the graph"
         )));
     }
     let cap = capacity.max(1) as usize;
