@@ -9,7 +9,9 @@
 
 use std::path::PathBuf;
 use switchyard::algo::{Algorithm, AlgorithmParams};
-use switchyard::driver::{BackendSetup, CudaSetup, RunSpec, RuntimeKind, SimSetup, run};
+use switchyard::driver::{
+    BackendSetup, CudaSetup, RunSpec, RuntimeKind, SimSetup, check_on_cuda, run,
+};
 use switchyard::graph::generate::{GeneratorSpec, generate, with_uniform_weights};
 use switchyard::graph::{Csr, LoadOptions, load_graph};
 use switchyard::runtime::bsp::BspOptions;
@@ -95,11 +97,9 @@ fn every_runtime_validates_every_algorithm_it_runs_on_every_backend() {
                             algorithm.name(),
                             if backend_name == "cuda" { " --logical-gpus" } else { "" },
                         );
-                        if backend_name == "cuda"
-                            && (runtime == RuntimeKind::Atos || algorithm == Algorithm::Color)
-                        {
-                            // No CUDA kernels for Atos or colouring yet: refused before any
-                            // work.
+                        if backend_name == "cuda" && check_on_cuda(graph, &spec).is_err() {
+                            // No CUDA kernels for this pair yet (Atos, colouring): the run
+                            // is refused before any work.
                             let refused = run(graph, graph_name, &spec, &setup).err();
                             let message = refused.map(|e| e.to_string()).unwrap_or_default();
                             assert!(
