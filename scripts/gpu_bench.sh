@@ -18,7 +18,7 @@
 #            algorithm at 1, 2, 4, 8 logical GPUs), every Groute application validated on
 #            luxembourg and R-MAT 20 at 1 GPU and 2, 4, 8 logical GPUs (soft priority, the
 #            fused worker), then BSP against Groute (plain, fused, fused + priority) for BFS
-#            and SSSP on luxembourg (source 0), the road grid (source 10582300, the centre)
+#            and SSSP on luxembourg (source 1: the file's first vertex, dense index 0), the road grid (source 10582300, the centre)
 #            and R-MAT 22 (the hub) on one GPU. Needs carry/runtime_matrix as well.
 #   ldbc     LDBC Graphalytics on one GPU (~4 min): kernel conformance (f64 PageRank sums,
 #            the combiners, real-weight SSSP, CDLP, LCC), LDBC PageRank on R-MAT 24
@@ -40,7 +40,7 @@
 #            BSP and Groute (time).
 #   multi    every runtime with CUDA kernels (BSP, Groute, GUM; Atos has none yet) and every
 #            algorithm it runs, on 1, 2 and 4 real GPUs (peer memory and peer copies), every
-#            run validated: R-MAT 22 (hub source), luxembourg_osm.mtx (source 0) and the road
+#            run validated: R-MAT 22 (hub source), luxembourg_osm.mtx (source 1, the first vertex) and the road
 #            grid (centre source 10582300). Groute runs its fused worker on the road graphs
 #            (with soft priority for SSSP) and the wide Out buffers on R-MAT. JSON rows, per-GPU
 #            kernel and idle time included, in $OUT/multi-*.json; one line per run.
@@ -134,11 +134,11 @@ if [ "$part" = multi ] || [ "$part" = scaling ]; then
     mrun rmat22 "--generate rmat:scale=22,ef=16" --hub-source groute bfs,sssp,cc,pr-residual \
       "$counts" $wide
     mrun rmat22 "--generate rmat:scale=22,ef=16" --hub-source gum bfs,sssp,cc,pr "$counts"
-    mrun luxembourg "--graph $lux" "--source 0" bsp bfs,sssp,cc,pr "$counts"
-    mrun luxembourg "--graph $lux" "--source 0" groute bfs "$counts" $fused
-    mrun luxembourg "--graph $lux" "--source 0" groute sssp "$counts" $fused --priority-delta 1000
-    mrun luxembourg "--graph $lux" "--source 0" groute cc,pr-residual "$counts"
-    mrun luxembourg "--graph $lux" "--source 0" gum bfs,sssp,cc,pr "$counts"
+    mrun luxembourg "--graph $lux" "--source 1" bsp bfs,sssp,cc,pr "$counts"
+    mrun luxembourg "--graph $lux" "--source 1" groute bfs "$counts" $fused
+    mrun luxembourg "--graph $lux" "--source 1" groute sssp "$counts" $fused --priority-delta 1000
+    mrun luxembourg "--graph $lux" "--source 1" groute cc,pr-residual "$counts"
+    mrun luxembourg "--graph $lux" "--source 1" gum bfs,sssp,cc,pr "$counts"
     mrun road21m "$road" "--source 10582300" bsp bfs,sssp,cc,pr "$counts"
     mrun road21m "$road" "--source 10582300" groute bfs "$counts" $fused
     mrun road21m "$road" "--source 10582300" groute sssp "$counts" $fused --priority-delta 1000
@@ -216,7 +216,7 @@ if [ "$part" = groute ]; then
       done
     done
   }
-  table luxembourg "--graph $lux" "--source 0" gpu_groute_lux "--fused-max-rounds 100000" 1000
+  table luxembourg "--graph $lux" "--source 1" gpu_groute_lux "--fused-max-rounds 100000" 1000
   table road21m "--generate grid2d:w=4600,h=4600,drop=0.1" "--source 10582300" gpu_groute_road \
     "--fused-max-rounds 100000" 1000
   table rmat22 "--generate rmat:scale=22,ef=16" "--hub-source" gpu_groute_rmat22 \

@@ -30,7 +30,7 @@ fn backends() -> Vec<(&'static str, BackendSetup)> {
         backends.push(("sim", BackendSetup::Sim(sim)));
     }
     if want("cuda") && switchyard::backend::cuda::gpus_present() > 0 {
-        backends.push(("cuda", BackendSetup::Cuda(CudaSetup { logical_gpus: true })));
+        backends.push(("cuda", BackendSetup::Cuda(CudaSetup { logical_gpus: true, trace: false })));
     } else if want("cuda") {
         eprintln!("cuda: skipped (no GPU usable by CUDA on this machine)");
     }

@@ -219,7 +219,7 @@ fn real_weights_run_on_cuda_on_every_runtime_that_has_cuda_kernels() {
             .unwrap_or_else(|e| panic!("{}: refused on CUDA: {e}", runtime.name()));
         // Where a GPU is present the run validates there (2 logical GPUs); elsewhere the
         // backend says it has none, and never that the kernels are missing.
-        let setup = BackendSetup::Cuda(CudaSetup { logical_gpus: true });
+        let setup = BackendSetup::Cuda(CudaSetup { logical_gpus: true, trace: false });
         match run(&g, "g", &spec(runtime, 2, 0), &setup) {
             Ok(output) => {
                 let validation = output.report.validation.expect("validated");

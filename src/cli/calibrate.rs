@@ -6,7 +6,7 @@
 //! of `reports/calibration.md` is `runs --backend sim --topology CALIBRATED.toml` next to
 //! `runs --backend cuda` on the same graph.
 
-use super::graph_source::{GraphArgs, resolve};
+use super::graph_source::{GraphArgs, resolve_graph};
 use super::run::RunOptions;
 use anyhow::{Context, bail};
 use serde::Serialize;
@@ -213,7 +213,8 @@ fn runs(args: RunsArgs) -> anyhow::Result<()> {
     }
     let topology = Topology::open(&args.topology)
         .with_context(|| format!("opening topology `{}`", args.topology))?;
-    let (graph, name) = resolve(&args.graph, args.options.seed)?;
+    let resolved = resolve_graph(&args.graph, args.options.seed)?;
+    let (graph, name) = (&resolved.csr, resolved.name.clone());
     let label = args.label.clone().unwrap_or(name.clone());
     eprintln!(
         "graph {label}: {} vertices, {} arcs, loaded in {:.1} s",
@@ -221,7 +222,7 @@ fn runs(args: RunsArgs) -> anyhow::Result<()> {
         graph.num_arcs(),
         started.elapsed().as_secs_f64()
     );
-    let summary = switchyard::graph::summary::summarize(&graph);
+    let summary = switchyard::graph::summary::summarize(graph);
     let (bandwidth, l2) = machine_facts(&args, &topology)?;
     let hub = (0..graph.num_vertices()).max_by_key(|&v| graph.degree(v)).unwrap_or(0);
     let mut rows: Vec<RunRow> = Vec::new();
@@ -240,14 +241,21 @@ fn runs(args: RunsArgs) -> anyhow::Result<()> {
     );
     for &algo in &args.algos {
         for (i, &gpus) in args.gpu_counts.iter().enumerate() {
-            let mut spec =
-                args.options.spec(algo, args.runtime, gpus, std::env::args().collect())?;
+            // `--source` is the file's vertex id, as for `switchyard run`.
+            let (params, _) = args.options.params_from_file(algo, &resolved)?;
+            let mut spec = args.options.spec_with(
+                algo,
+                args.runtime,
+                gpus,
+                params,
+                std::env::args().collect(),
+            )?;
             if args.hub_source {
                 spec.params.source = hub;
             }
             let setup = match args.backend {
                 RunsBackend::Cuda => {
-                    BackendSetup::Cuda(CudaSetup { logical_gpus: args.logical_gpus })
+                    BackendSetup::Cuda(CudaSetup { logical_gpus: args.logical_gpus, trace: false })
                 }
                 RunsBackend::Sim => {
                     BackendSetup::Sim(args.options.sim_setup(topology.clone(), gpus, false)?)
@@ -260,7 +268,7 @@ fn runs(args: RunsArgs) -> anyhow::Result<()> {
             };
             let t0 = std::time::Instant::now();
             let result =
-                switchyard::driver::run_with_summary(&graph, &label, Some(&summary), &spec, &setup);
+                switchyard::driver::run_with_summary(graph, &label, Some(&summary), &spec, &setup);
             // A failed run is a row too: the others still run.
             let output: RunOutput = match result {
                 Ok(output) => output,

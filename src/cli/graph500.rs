@@ -141,7 +141,9 @@ pub fn graph500(args: Graph500Args) -> anyhow::Result<()> {
         spec.params.source = root;
         spec.validate = true;
         let setup = match args.backend {
-            RunsBackend::Cuda => BackendSetup::Cuda(CudaSetup { logical_gpus: args.logical_gpus }),
+            RunsBackend::Cuda => {
+                BackendSetup::Cuda(CudaSetup { logical_gpus: args.logical_gpus, trace: false })
+            }
             RunsBackend::Sim => {
                 BackendSetup::Sim(args.options.sim_setup(topology.clone(), args.gpus, false)?)
             }

@@ -225,7 +225,8 @@ pub struct RunArgs {
     /// Write the JSON run report here.
     #[arg(long)]
     report: Option<PathBuf>,
-    /// Write a Chrome/Perfetto trace here.
+    /// Write a Chrome/Perfetto trace here (simulator: kernels and transfers; CUDA: each
+    /// kernel's span from CUDA events, the gaps between them being the GPU waiting).
     #[arg(long)]
     trace: Option<PathBuf>,
     /// Write the per-vertex result here in the LDBC Graphalytics output format (`vertex
@@ -529,7 +530,7 @@ pub fn backend_setup(
             let options =
                 if logical_gpus { CudaOptions::logical(gpus) } else { CudaOptions::new(gpus) };
             check_available_with(&options)?;
-            BackendSetup::Cuda(CudaSetup { logical_gpus })
+            BackendSetup::Cuda(CudaSetup { logical_gpus, trace })
         }
     })
 }

@@ -5,7 +5,8 @@
 use super::report::{BackendInfo, TopologyInfo};
 use super::{CudaSetup, Machine, Prepared, RunError, RunOutput, RunSpec};
 use super::{builtin_kernels, execute, finish};
-use crate::backend::cuda::{CudaBackend, CudaOptions};
+use crate::backend::cuda::{CudaBackend, CudaOptions, KernelSpan};
+use crate::backend::sim::TraceSpan;
 use crate::backend::{Backend, BackendError, DeviceId};
 use crate::graph::summary::GraphSummary;
 
@@ -19,16 +20,20 @@ pub(crate) fn run_cuda(
     spec: &RunSpec,
     setup: &CudaSetup,
 ) -> Result<RunOutput, RunError> {
-    let options = if setup.logical_gpus {
-        CudaOptions::logical(spec.gpus)
-    } else {
-        CudaOptions::new(spec.gpus)
+    let options = CudaOptions {
+        kernel_spans: setup.trace,
+        ..if setup.logical_gpus {
+            CudaOptions::logical(spec.gpus)
+        } else {
+            CudaOptions::new(spec.gpus)
+        }
     };
     let mut backend = CudaBackend::open_with(options, builtin_kernels())?;
     backend.check_memory_plan(&graph_bytes_per_gpu(prepared, spec.gpus))?;
     let outcome = execute(&mut backend, prepared, spec)
         .map_err(|e| with_kernels_in_flight(e, || backend.fault_report()))?;
     let stats = backend.stats();
+    let trace = setup.trace.then(|| kernel_trace(backend.take_kernel_spans()));
     let gpu_name = backend.device_info(DeviceId(0)).name;
     let (name, source) = if backend.is_shared() {
         let model = gpu_name.split(" (logical").next().unwrap_or(&gpu_name).to_string();
@@ -60,7 +65,24 @@ pub(crate) fn run_cuda(
         stats,
         elapsed_ps: outcome.compute_time_ps,
     };
-    finish(prepared, graph_name, summary, spec, outcome, machine)
+    let mut output = finish(prepared, graph_name, summary, spec, outcome, machine)?;
+    output.trace = trace;
+    Ok(output)
+}
+
+/// Kernel spans as trace spans: one track per (logical) GPU and stream, times since the
+/// backend opened; what lies between them on a track is the GPU waiting for the host.
+fn kernel_trace(spans: Vec<KernelSpan>) -> Vec<TraceSpan> {
+    spans
+        .into_iter()
+        .map(|s| TraceSpan {
+            name: s.kernel.to_string(),
+            track: format!("gpu{}/stream{}", s.device.0, s.stream.0),
+            start_ps: s.start_ps,
+            duration_ps: s.end_ps.saturating_sub(s.start_ps),
+            amount: 0,
+        })
+        .collect()
 }
 
 /// Driver error codes of a device fault: sticky, so whichever call comes next reports it,

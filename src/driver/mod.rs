@@ -137,6 +137,8 @@ pub struct CudaSetup {
     /// it has fewer: multi-GPU code validated on one GPU. Never implicit: without it, more
     /// GPUs than the machine has is an error.
     pub logical_gpus: bool,
+    /// Record every kernel's span (CUDA events around each launch) for a trace.
+    pub trace: bool,
 }
 
 /// The backend a run uses and how it is set up (one value per run: its size does not

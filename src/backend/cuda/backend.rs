@@ -98,6 +98,42 @@ unsafe fn zero_now(
     }
 }
 
+/// Loads every kernel of `module` onto its GPU now and returns them by name.
+///
+/// CUDA loads kernels lazily by default (`CUDA_MODULE_LOADING=LAZY`): the first launch of
+/// each kernel would otherwise pay its loading inside the timed run (milliseconds per
+/// kernel, the same on every GPU count), which a benchmark must not count.
+fn load_every_function(
+    module: sys::CUmodule,
+    ordinal: i32,
+) -> Result<HashMap<String, sys::CUfunction>, BackendError> {
+    let what = |s: &str| format!("{s} of GPU {ordinal}'s kernel module");
+    let mut count: std::ffi::c_uint = 0;
+    // SAFETY: a loaded module and a valid out pointer.
+    ck(unsafe { sys::cuModuleGetFunctionCount(&mut count, module) }, || {
+        what("counting the kernels")
+    })?;
+    let mut functions = vec![std::ptr::null_mut(); count as usize];
+    // SAFETY: the array holds `count` entries for the driver to fill.
+    ck(unsafe { sys::cuModuleEnumerateFunctions(functions.as_mut_ptr(), count, module) }, || {
+        what("listing the kernels")
+    })?;
+    let mut by_name = HashMap::with_capacity(functions.len());
+    for f in functions {
+        let mut name: *const std::ffi::c_char = std::ptr::null();
+        // SAFETY: `f` is a function of the loaded module; the driver returns a
+        // NUL-terminated name that lives as long as the module.
+        let name = unsafe {
+            ck(sys::cuFuncGetName(&mut name, f), || what("naming a kernel"))?;
+            CStr::from_ptr(name).to_string_lossy().into_owned()
+        };
+        // SAFETY: as above.
+        ck(unsafe { sys::cuFuncLoad(f) }, || what(&format!("loading kernel `{name}`")))?;
+        by_name.insert(name, f);
+    }
+    Ok(by_name)
+}
+
 fn ck(r: sys::CUresult, what: impl FnOnce() -> String) -> Result<(), BackendError> {
     if r == sys::CUresult::CUDA_SUCCESS {
         Ok(())
@@ -129,7 +165,7 @@ struct Dev {
     info: DeviceInfo,
     arch: (i32, i32),
     module: sys::CUmodule,
-    functions: HashMap<String, Option<sys::CUfunction>>,
+    functions: HashMap<String, sys::CUfunction>,
     l2_bytes: u64,
     in_use: u64,
     peak: u64,
@@ -156,7 +192,7 @@ impl Dev {
             info: self.info.clone(),
             arch: self.arch,
             module: self.module,
-            functions: HashMap::new(),
+            functions: self.functions.clone(),
             l2_bytes: self.l2_bytes,
             in_use: 0,
             peak: 0,
@@ -632,6 +668,7 @@ impl CudaBackend {
         ck(unsafe { sys::cuModuleLoadData(&mut module, cubin.as_ptr().cast()) }, || {
             what("loading the kernels into the context")
         })?;
+        let functions = load_every_function(module, ordinal)?;
         // SAFETY: the driver wrote a NUL-terminated name.
         let name = unsafe { CStr::from_ptr(name.as_ptr()) }.to_string_lossy().into_owned();
         Ok(Dev {
@@ -644,7 +681,7 @@ impl CudaBackend {
             info: DeviceInfo { name, memory_bytes: total as u64, sm_count },
             arch,
             module,
-            functions: HashMap::new(),
+            functions,
             l2_bytes,
             in_use: 0,
             peak: 0,
@@ -966,28 +1003,9 @@ impl CudaBackend {
         })
     }
 
-    fn function(
-        &mut self,
-        device: u32,
-        name: &str,
-    ) -> Result<Option<sys::CUfunction>, BackendError> {
-        let d = &mut self.devices[device as usize];
-        if let Some(f) = d.functions.get(name) {
-            return Ok(*f);
-        }
-        let cname = CString::new(name)
-            .map_err(|_| BackendError::Usage(format!("kernel name `{name}` holds a NUL")))?;
-        let mut f: sys::CUfunction = std::ptr::null_mut();
-        // SAFETY: the module is loaded in this device's context.
-        let r = unsafe { sys::cuModuleGetFunction(&mut f, d.module, cname.as_ptr()) };
-        let found = if r == sys::CUresult::CUDA_ERROR_NOT_FOUND {
-            None
-        } else {
-            ck(r, || format!("looking up kernel `{name}` on gpu{device}"))?;
-            Some(f)
-        };
-        d.functions.insert(name.to_string(), found);
-        Ok(found)
+    /// Kernel `name` of `device`'s module (every kernel was loaded and named at open).
+    fn function(&self, device: u32, name: &str) -> Option<sys::CUfunction> {
+        self.devices[device as usize].functions.get(name).copied()
     }
 
     fn finish(&mut self, p: Pending) -> Result<Option<Completion>, BackendError> {
@@ -1604,13 +1622,13 @@ impl Backend for CudaBackend {
         args.launch = launch_id;
         args.huge = huge;
         args.huge_cap = HUGE_CAP as u64;
-        let main = self.function(device, cuda_name)?.ok_or_else(|| BackendError::Kernel {
+        let main = self.function(device, cuda_name).ok_or_else(|| BackendError::Kernel {
             kernel: launch.kernel.to_string(),
             message: format!("kernels/*.cu defines no `{cuda_name}`"),
         })?;
-        let pre = self.function(device, &format!("{cuda_name}__pre"))?;
-        let plan = self.function(device, &format!("{cuda_name}__plan"))?;
-        let post = self.function(device, &format!("{cuda_name}__post"))?;
+        let pre = self.function(device, &format!("{cuda_name}__pre"));
+        let plan = self.function(device, &format!("{cuda_name}__plan"));
+        let post = self.function(device, &format!("{cuda_name}__post"));
         let sm_count = self.devices[device as usize].info.sm_count;
         let full_grid = kernels::grid_blocks(u64::MAX, sm_count);
         let mut items = launch.work_items;
@@ -1674,7 +1692,7 @@ impl Backend for CudaBackend {
         let inject = match &self.injection {
             Some(i) if !self.injected && i.kernel == launch.kernel => {
                 let (function, spin_ns) = (i.cuda_function(), i.spin_ns());
-                let f = self.function(device, function)?.ok_or_else(|| {
+                let f = self.function(device, function).ok_or_else(|| {
                     BackendError::Device(format!("kernels/common.cuh defines no `{function}`"))
                 })?;
                 self.injected = true;

@@ -274,12 +274,12 @@ mod stub {
             unavailable()
         }
 
-        /// Turns the recording of kernel spans on or off (nothing to record in this build).
         /// What every stream waits for: nothing, as nothing ever opens.
         pub fn fault_report(&self) -> String {
             String::new()
         }
 
+        /// Turns the recording of kernel spans on or off (nothing to record in this build).
         pub fn set_kernel_spans(&mut self, on: bool) {
             let _ = on;
         }

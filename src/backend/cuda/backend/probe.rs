@@ -146,7 +146,7 @@ impl CudaBackend {
             let s = self.stream(stream)?;
             (s.device, s.raw)
         };
-        let f = self.function(device, "sy_noop")?.ok_or_else(|| {
+        let f = self.function(device, "sy_noop").ok_or_else(|| {
             BackendError::Device("kernels/common.cuh defines no `sy_noop`".into())
         })?;
         self.make_current(device)?;

@@ -300,7 +300,6 @@ pub fn run<B: Backend + ?Sized>(
         )?);
     }
     wait_all(backend, &upload_tokens)?;
-    let start_ps = backend.now_ps();
     let ring: Vec<u32> = match options.ring {
         RingOrder::Index => (0..parts).collect(),
         RingOrder::Widest => {
@@ -345,6 +344,8 @@ pub fn run<B: Backend + ?Sized>(
             compute_time_ps: 0,
         },
     };
+    // The clock starts once the router's buffers exist (set-up, like the upload).
+    let start_ps = ctx.backend.now_ps();
     // Initial work: a source is sent through the router from the host (section 4.5);
     // otherwise every owned vertex starts in its owner's worklist.
     match app.start() {
