@@ -196,6 +196,21 @@ __device__ void at_overflowed(const AtCtx &c) {
     __threadfence_system();
 }
 
+// The launch's counts for the stream's counters (items, edges, atomics), as the simulator's
+// kernels report them: items started, popped, received and swept; arcs; updates, own-queue
+// pushes and PageRank's two atomics per start. Added to the stream's counters at exit.
+__shared__ u64 s_stat[3];
+
+__device__ __forceinline__ void at_stat(int i, u64 x) {
+    if (x) atomicAdd(&s_stat[i], x);
+}
+
+// Adds the block's counts to the stream's counters (every thread calls it, at exit).
+__device__ void at_stat_flush(const SyArgs &a) {
+    __syncthreads();
+    if (threadIdx.x < 3 && s_stat[threadIdx.x]) atomicAdd(&a.stats[threadIdx.x], s_stat[threadIdx.x]);
+}
+
 // Reserves n slots of q at `at`; false (counted in OVERFLOW) when they would pass the slots
 // not yet freed. One thread.
 __device__ bool at_reserve(const AtCtx &c, const AtQ &q, u64 n, u64 &at) {
@@ -271,7 +286,10 @@ __device__ bool at_push(const AtCtx &c, const AtQ &q, u32 w0, u32 w1, u32 words,
     __syncwarp(peers);
     if (sy_lane() == leader && ok) {
         at_publish(q, at, n);
-        if (count) atomicAdd(count, n / words);
+        if (count) {
+            atomicAdd(count, n / words);
+            at_stat(2, n / words);
+        }
     }
     return ok;
 }
@@ -397,7 +415,7 @@ struct AtTask {
 
 // Per-thread counts, added to the state block per team round.
 struct AtCounts {
-    u64 tasks, visits, edges;
+    u64 tasks, visits, edges, atomics;
 };
 
 // Applications. Each gives: SWEEPS, REMOTE_MIN, REMOTE_ADD, COLOR; start (one thread, may
@@ -543,6 +561,7 @@ template <class Team> __device__ void at_color_task(const AtCtx &c, u32 item, At
     if (Team::rank() == 0) {
         n.tasks++;
         n.edges += end - beg;
+        at_stat(0, 1);
     }
     if (!check) {
         u32 colour = 0;
@@ -583,7 +602,10 @@ template <class Team> __device__ void at_color_task(const AtCtx &c, u32 item, At
     }
     for (u64 e = beg + Team::rank(); e < end; e += Team::size()) {
         u32 u = c.targets[e];
-        if (u != me && AtColor::value_of(c, u) == mine) at_update<AtColor>(c, u, 0);
+        if (u != me && AtColor::value_of(c, u) == mine) {
+            at_update<AtColor>(c, u, 0);
+            n.atomics++;
+        }
     }
     Team::sync();
 }
@@ -601,6 +623,8 @@ template <class App, class Team> __device__ void at_task(const AtCtx &c, u32 ite
         n.tasks += t.ok;
         n.visits += t.visit;
         n.edges += t.end - t.beg;
+        n.atomics += t.end - t.beg + (App::SWEEPS ? 2 : 0);
+        at_stat(0, 1);
     }
     u64 carry = Team::bcast(t.carry);
     u64 beg = Team::bcast(t.beg);
@@ -623,6 +647,8 @@ template <class App> __device__ void at_block_expand(const AtCtx &c, u32 item, b
         n.tasks += t.ok;
         n.visits += t.visit;
         n.edges += t.end - t.beg;
+        n.atomics += t.end - t.beg + (App::SWEEPS ? 2 : 0);
+        at_stat(0, 1);
     }
     u32 count = (u32)(t.end - t.beg);
     u32 incl = count;
@@ -667,7 +693,9 @@ template <class Team> __device__ void at_add_counts(const AtCtx &c, AtCounts &n)
         for (int o = 16; o > 0; o >>= 1) x += __shfl_down_sync(AT_FULL, x, o);
         if (sy_lane() == 0 && x) atomicAdd(c.st + (i == 0 ? ST_TASKS : i == 1 ? ST_VISITS : ST_EDGES), x);
     }
-    n.tasks = n.visits = n.edges = 0;
+    at_stat(1, n.edges);
+    at_stat(2, n.atomics);
+    n.tasks = n.visits = n.edges = n.atomics = 0;
 }
 
 // Fills the block's context (thread 0).
@@ -821,6 +849,7 @@ template <class App, class Team> __device__ int at_sweep(const AtCtx &c) {
     found = Team::any(found);
     if (Team::rank() == 0) {
         atomicAdd(c.st + ST_SWEPT, m);
+        at_stat(0, m);
         __threadfence();
         if (found) atomicAdd(c.x + X_EPOCH, 1ull);
         else at_clean_add(c, epoch, m);
@@ -891,6 +920,7 @@ template <class App, class Team> __device__ u32 at_receive(const AtCtx &c, u32 l
     }
     if (Team::rank() == 0) {
         if (got) atomicAdd(c.st + ST_RECEIVED, (u64)got);
+        at_stat(0, got);
         __threadfence();
         atomicAdd(c.x + X_CLOSED, (u64)pairs);
     }
@@ -947,6 +977,7 @@ template <class App, bool THREAD> __device__ bool at_round_warp(const AtCtx &c, 
             if (sy_lane() == 0) {
                 at_pop_done(q, at, got);
                 atomicAdd(c.st + ST_POPPED, got);
+                at_stat(0, got);
             }
             if (have && !at_deferred<App>(c, item, from)) at_task<App, AtSolo>(c, item, n);
         } else {
@@ -956,6 +987,7 @@ template <class App, bool THREAD> __device__ bool at_round_warp(const AtCtx &c, 
             if (sy_lane() == 0) {
                 at_pop_done(q, at, got);
                 atomicAdd(c.st + ST_POPPED, got);
+                at_stat(0, got);
             }
             bool defer = false;
             if (sy_lane() == 0) defer = at_deferred<App>(c, item, from);
@@ -1024,6 +1056,7 @@ template <class App> __device__ bool at_round_block(const AtCtx &c, AtCounts &n)
         if (threadIdx.x == 0) {
             at_pop_done(q, at, got);
             atomicAdd(c.st + ST_POPPED, got);
+            at_stat(0, got);
         }
         at_flush_remote_block(c);
         if (threadIdx.x == 0) {
@@ -1083,11 +1116,13 @@ template <class App> __device__ void at_worker(const SyArgs &a) {
     }
     for (u32 i = threadIdx.x; i < AT_MAX_WARPS * AT_MAX_GPUS; i += blockDim.x)
         (&s_remote[0][0])[i] = 0;
+    if (threadIdx.x < 3) s_stat[threadIdx.x] = 0;
     __syncthreads();
     if (!s_ok) return;
     const AtCtx &c = s_c;
-    AtCounts n = {0, 0, 0};
-    bool cta = c.width != 1 && c.width != 32;
+    AtCounts n = {0, 0, 0, 0};
+    // A CTA worker of 32 threads that fetches one item is a warp worker.
+    bool cta = c.width > 32 || (c.width == 32 && c.fetch > 1);
     if (cta) {
         while (true) {
             bool worked = at_round_block<App>(c, n);
@@ -1110,6 +1145,7 @@ template <class App> __device__ void at_worker(const SyArgs &a) {
             }
         }
     }
+    at_stat_flush(a);
     // A discrete launch's last block checks and publishes this GPU's idleness.
     __syncthreads();
     if (threadIdx.x == 0 && !c.persistent) {
@@ -1161,6 +1197,7 @@ extern "C" __global__ void atos_aggregator(const SyArgs a) {
         if (s_ok) at_context(a, s_c);
         s_stop = 0;
     }
+    if (threadIdx.x < 3) s_stat[threadIdx.x] = 0;
     __syncthreads();
     if (!s_ok) return;
     const AtCtx &c = s_c;
@@ -1231,10 +1268,13 @@ extern "C" __global__ void atos_aggregator(const SyArgs a) {
                     c.st[ST_SENT_TO + h] += n + 1;
                     atomicAdd(c.st + ST_BATCHES, 1ull);
                     atomicAdd(c.st + ST_SENT, n);
+                    at_stat(0, n);
+                    at_stat(2, 1);
                 }
                 __syncthreads();
             }
         }
         __nanosleep(200);
     }
+    at_stat_flush(a);
 }
