@@ -226,9 +226,11 @@ __device__ bool at_reserve(const AtCtx &c, const AtQ &q, u64 n, u64 &at) {
 __device__ __forceinline__ void at_put(const AtQ &q, u64 i, u32 v) { q.items[i % q.cap] = v; }
 __device__ __forceinline__ u32 at_get(const AtQ &q, u64 i) { return __ldcg(q.items + i % q.cap); }
 
-// Publishes the written slots at..at+n (one thread, after the writers' fences).
-__device__ void at_publish(const AtQ &q, u64 at, u64 n) {
-    __threadfence_system();
+// Publishes the written slots at..at+n (one thread, after the writers' fences); `sys`: the
+// queue is another GPU's (system-scope ordering), else this GPU's own.
+__device__ void at_publish(const AtQ &q, u64 at, u64 n, bool sys) {
+    if (sys) __threadfence_system();
+    else __threadfence();
     atomicMax(q.c + Q_END_MAX, at + n);
     u64 count = atomicAdd(q.c + Q_END_COUNT, n) + n;
     if (count == at_vol(q.c + Q_END_MAX)) atomicMax(q.c + Q_END, count);
@@ -266,8 +268,10 @@ __device__ void at_pop_done(const AtQ &q, u64 at, u64 n) {
 
 // Warp-aggregated push: the lanes that call it together push `words` (1 or 2) words each
 // into their queue (lanes naming the same queue share one reservation). `count`: a counter
-// to add the items pushed to (own queues: ST_PUSHES). False when the queue refused them.
-__device__ bool at_push(const AtCtx &c, const AtQ &q, u32 w0, u32 w1, u32 words, u64 *count) {
+// to add the items pushed to (own queues: ST_PUSHES); `sys`: another GPU's queue. False when
+// the queue refused them.
+__device__ bool at_push(const AtCtx &c, const AtQ &q, u32 w0, u32 w1, u32 words, u64 *count,
+                        bool sys) {
     u32 active = __activemask();
     u32 peers = __match_any_sync(active, (unsigned long long)q.c);
     u32 leader = __ffs(peers) - 1;
@@ -281,11 +285,12 @@ __device__ bool at_push(const AtCtx &c, const AtQ &q, u32 w0, u32 w1, u32 words,
     if (ok) {
         at_put(q, at + (u64)rank * words, w0);
         if (words == 2) at_put(q, at + (u64)rank * words + 1, w1);
-        __threadfence_system();
+        if (sys) __threadfence_system();
+        else __threadfence();
     }
     __syncwarp(peers);
     if (sy_lane() == leader && ok) {
-        at_publish(q, at, n);
+        at_publish(q, at, n, sys);
         if (count) {
             atomicAdd(count, n / words);
             at_stat(2, n / words);
@@ -298,7 +303,7 @@ __device__ bool at_push(const AtCtx &c, const AtQ &q, u32 w0, u32 w1, u32 words,
 // queue when the priority queue is on and prio >= the threshold, else the local queue.
 __device__ void at_push_task(const AtCtx &c, u32 item, u32 prio) {
     bool low = c.delta != 0 && (u64)prio >= at_vol(c.st + ST_THRESHOLD);
-    at_push(c, low ? c.low : c.local, item, 0, 1, c.st + ST_PUSHES);
+    at_push(c, low ? c.low : c.local, item, 0, 1, c.st + ST_PUSHES, false);
 }
 
 // Per-warp counts of remote operations by target GPU (flushed per team round).
@@ -431,16 +436,16 @@ template <class App> __device__ void at_update(const AtCtx &c, u32 t, u32 val) {
         u32 prio = 0;
         if (App::apply(c, tl, val, prio)) at_push_task(c, tl, prio);
     } else if (c.aggregated) {
-        at_push(c, at_agg(c, h), tl, val, 2, nullptr);
+        at_push(c, at_agg(c, h), tl, val, 2, nullptr, false);
     } else if (App::REMOTE_ADD) {
         atomicAdd((float *)c.pval[h] + tl, __uint_as_float(val));
         at_count_remote(h);
     } else if (App::REMOTE_MIN) {
         u32 old = atomicMin(c.pval[h] + tl, val);
-        if (val < old) at_push(c, c.precv[h], tl, val, 2, nullptr);
+        if (val < old) at_push(c, c.precv[h], tl, val, 2, nullptr, true);
         at_count_remote(h);
     } else {
-        at_push(c, c.precv[h], tl, val, 2, nullptr);
+        at_push(c, c.precv[h], tl, val, 2, nullptr, true);
         at_count_remote(h);
     }
 }
@@ -952,7 +957,7 @@ template <class App> __device__ u64 at_take(const AtCtx &c, u64 want, u64 &at, i
 template <class App> __device__ bool at_deferred(const AtCtx &c, u32 item, int from) {
     if (from != 1) return false;
     if ((u64)App::priority(c, item) < at_vol(c.st + ST_THRESHOLD)) return false;
-    at_push(c, c.low, item, 0, 1, c.st + ST_PUSHES);
+    at_push(c, c.low, item, 0, 1, c.st + ST_PUSHES, false);
     return true;
 }
 
@@ -1258,7 +1263,7 @@ extern "C" __global__ void atos_aggregator(const SyArgs a) {
                 __threadfence_system();
                 __syncthreads();
                 if (threadIdx.x == 0) {
-                    at_publish(t, ea, 2 * n + 2);
+                    at_publish(t, ea, 2 * n + 2, true);
                     __threadfence_system();
                     atomicAdd_system((unsigned long long *)at_ctl(c, h, C_RECV), n);
                     // Off the aggregation queue (this block is its only popper).

@@ -45,7 +45,7 @@
 #            then aggregated BFS and PageRank at 4 logical GPUs on luxembourg, and
 #            compute-sanitizer memcheck on a small graph (BFS, PageRank, colouring at 2 logical
 #            GPUs). Targets on one H200: road BFS <= 20 ms, luxembourg BFS <= 2 ms.
-#   multi    every runtime with CUDA kernels (BSP, Groute, GUM, Atos) and every
+#   multi    every runtime with CUDA kernels (BSP, Groute, GUM; Atos: see `atos`) and every
 #            algorithm it runs, on 1, 2 and 4 real GPUs (peer memory and peer copies), every
 #            run validated: R-MAT 22 (hub source), luxembourg_osm.mtx (source 0) and the road
 #            grid (centre source 10582300). Groute runs its fused worker on the road graphs

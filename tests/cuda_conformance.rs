@@ -1574,6 +1574,7 @@ fn gum_checks(rng: &mut Rng, c: &Case, checks: &mut Vec<Check>) {
 /// every item whose degree is at most 32 finishes in the simulator's first step): the local
 /// queue holds an independent `frontier`, so no task reads a value another task of the
 /// launch writes and the result does not depend on the order tasks finish in.
+#[allow(clippy::too_many_arguments)]
 fn atos_check(
     c: &Case,
     kernel: &'static str,

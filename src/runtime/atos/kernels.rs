@@ -6,7 +6,8 @@
 //! order: this GPU's graph (offsets over its own vertices, arc targets as new ids, the
 //! first new id of every GPU), its vertex state (`value` words, `aux` floats, `flags`), its
 //! queues (local, low-priority, receive, aggregation; each an item buffer and a counter block
-//! laid out by [`crate::backend::queue`]), the worker table (simulator only), the state
+//! laid out by [`crate::backend::queue`]), the worker table (the simulator's; the CUDA
+//! workers' scratch, see `kernels/atos.cu`), the state
 //! block ([`state`]) and the mapped control block ([`ctl`]); then for every GPU `h` of the
 //! run its `value`, receive items and receive counters ([`peer_slot`]), which a kernel reads
 //! (colouring's remote colours) or addresses with remote operations.
@@ -90,7 +91,8 @@ pub enum Slot {
     AggItems,
     /// Their counter blocks, one per target GPU.
     AggCounters,
-    /// `u32` worker table (the simulator's resident workers between steps).
+    /// `u32` worker table (the simulator's resident workers between steps; on CUDA the
+    /// workers' scratch counters, `X_*` in `kernels/atos.cu`).
     Workers,
     /// `u64[state::LEN]` the GPU's kernel state and counts.
     State,
@@ -1225,7 +1227,13 @@ mod tests {
         }
         assert!(source.contains(&format!("#define AT_TAG 0x{TAG:08x}u\n")));
         // The CUDA-only queue words sit in the overflow line, which the host reads one word of.
-        assert!(source.contains(&format!("#define Q_FREED {}\n", queue::OVERFLOW + 3)));
+        for (name, value) in [
+            ("Q_POP_MAX", queue::POP_MAX),
+            ("Q_POP_COUNT", queue::POP_COUNT),
+            ("Q_FREED", queue::FREED),
+        ] {
+            assert!(source.contains(&format!("#define {name} {value}\n")), "{name}");
+        }
         for op in [
             "atos_bfs_worker",
             "atos_pr_worker",
