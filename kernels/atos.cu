@@ -1163,6 +1163,9 @@ template <class App> __device__ void at_worker(const SyArgs &a) {
     }
 }
 
+// The workers are compiled for blocks of up to AT_MAX_BLOCK threads (a CTA worker of 1024
+// threads must fit an SM's registers), so any width the options allow can launch.
+
 // Before each launch (one thread): a discrete launch pops below the queue ends as they are
 // now; the exit count and the discrete sweep budget start over; no stop seen yet.
 __device__ void at_pre(const SyArgs &a) {
@@ -1180,11 +1183,11 @@ __device__ void at_pre(const SyArgs &a) {
 }
 
 extern "C" __global__ void atos_bfs_worker__pre(const SyArgs a) { at_pre(a); }
-extern "C" __global__ void atos_bfs_worker(const SyArgs a) { at_worker<AtBfs>(a); }
+extern "C" __global__ void __launch_bounds__(AT_MAX_BLOCK) atos_bfs_worker(const SyArgs a) { at_worker<AtBfs>(a); }
 extern "C" __global__ void atos_pr_worker__pre(const SyArgs a) { at_pre(a); }
-extern "C" __global__ void atos_pr_worker(const SyArgs a) { at_worker<AtPr>(a); }
+extern "C" __global__ void __launch_bounds__(AT_MAX_BLOCK) atos_pr_worker(const SyArgs a) { at_worker<AtPr>(a); }
 extern "C" __global__ void atos_color_worker__pre(const SyArgs a) { at_pre(a); }
-extern "C" __global__ void atos_color_worker(const SyArgs a) { at_worker<AtColor>(a); }
+extern "C" __global__ void __launch_bounds__(AT_MAX_BLOCK) atos_color_worker(const SyArgs a) { at_worker<AtColor>(a); }
 
 // The aggregator (seed 003 Fig. 3), persistent beside the workers until STOP: block b serves
 // the targets h with h % gridDim.x == b. Per poll and target: every full batch (BATCH_SIZE
