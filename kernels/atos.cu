@@ -223,8 +223,10 @@ __device__ bool at_reserve(const AtCtx &c, const AtQ &q, u64 n, u64 &at) {
     return true;
 }
 
-__device__ __forceinline__ void at_put(const AtQ &q, u64 i, u32 v) { q.items[i % q.cap] = v; }
-__device__ __forceinline__ u32 at_get(const AtQ &q, u64 i) { return __ldcg(q.items + i % q.cap); }
+// The slot of queue index i (a 64-bit remainder only once the queue has wrapped).
+__device__ __forceinline__ u64 at_slot(const AtQ &q, u64 i) { return i < q.cap ? i : i % q.cap; }
+__device__ __forceinline__ void at_put(const AtQ &q, u64 i, u32 v) { q.items[at_slot(q, i)] = v; }
+__device__ __forceinline__ u32 at_get(const AtQ &q, u64 i) { return __ldcg(q.items + at_slot(q, i)); }
 
 // Publishes the written slots at..at+n (one thread, after the writers' fences); `sys`: the
 // queue is another GPU's (system-scope ordering), else this GPU's own.
