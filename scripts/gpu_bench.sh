@@ -38,7 +38,14 @@
 #            with the stolen edges, the moves and the host time per decision superstep; then
 #            SSSP on R-MAT 18, BFS and SSSP on the road-like graph at 4 logical GPUs against
 #            BSP and Groute (time).
-#   multi    every runtime with CUDA kernels (BSP, Groute, GUM; Atos has none yet) and every
+#   atos     Atos on CUDA (~4 min on an H200): BFS (persistent CTA workers, discrete CTA
+#            workers, persistent thread workers), pr-residual and color on luxembourg (source 0),
+#            the road grid (source 10582300) and R-MAT 22 (the hub), at 1 GPU and 2, 4 logical
+#            GPUs, every run validated, one table row per run (time ms, extra work, validation);
+#            then aggregated BFS and PageRank at 4 logical GPUs on luxembourg, and
+#            compute-sanitizer memcheck on a small graph (BFS, PageRank, colouring at 2 logical
+#            GPUs). Targets on one H200: road BFS <= 20 ms, luxembourg BFS <= 2 ms.
+#   multi    every runtime with CUDA kernels (BSP, Groute, GUM; Atos: see `atos`) and every
 #            algorithm it runs, on 1, 2 and 4 real GPUs (peer memory and peer copies), every
 #            run validated: R-MAT 22 (hub source), luxembourg_osm.mtx (source 1, the first vertex) and the road
 #            grid (centre source 10582300). Groute runs its fused worker on the road graphs
@@ -239,6 +246,47 @@ if [ "$part" = groute ]; then
         --generate rmat:scale=20,ef=16 2>&1 | grep -E "^(pr-residual|cc) on|^time|validation|rror" || status=1
     done
   done
+fi
+if [ "$part" = atos ]; then
+  nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv
+  lux=${LUX:-tests/data/graphs/luxembourg_osm.mtx}
+  arow() { # label graph-args source-args algos counts [atos options...]
+    local label=$1 graph=$2 src=$3 algos=$4 cnts=$5 tag
+    shift 5
+    tag=$(echo "$algos $*" | tr -c 'a-z0-9\n' '_' | tr -s _)
+    # shellcheck disable=SC2086
+    timeout "${RUN_TIMEOUT:-180}" "$BIN" calibrate runs $graph $src --runtime atos \
+      --algos "$algos" --gpu-counts "$cnts" --logical-gpus --validate all --label "$label" "$@" \
+      --json "$OUT/atos-$label-$tag.json" 2>&1 | grep -vE '^(graph) ' | sed "s/^/$label  /" ||
+      status=1
+  }
+  echo "== Atos on 1 GPU and 2, 4 logical GPUs, every run validated (targets on one H200:"
+  echo "   road21m bfs <= 20 ms, luxembourg bfs <= 2 ms)"
+  for graph in "luxembourg|--graph $lux|--source 0" \
+               "road21m|--generate grid2d:w=4600,h=4600,drop=0.1|--source 10582300" \
+               "rmat22|--generate rmat:scale=22,ef=16|--hub-source"; do
+    IFS='|' read -r label gargs src <<<"$graph"
+    arow "$label" "$gargs" "$src" bfs 1,2,4 --atos-kernel persistent
+    arow "$label" "$gargs" "$src" bfs 1,2,4 --atos-kernel discrete
+    arow "$label" "$gargs" "$src" bfs 1 --atos-worker thread
+    arow "$label" "$gargs" "$src" pr-residual 1,2,4
+    arow "$label" "$gargs" "$src" color 1,2,4 --atos-worker warp
+  done
+  echo "== Atos through the aggregator, 4 logical GPUs (luxembourg)"
+  arow luxembourg "--graph $lux" "--source 0" bfs 4 --atos-comm aggregated
+  arow luxembourg "--graph $lux" "--source 0" pr-residual 4 --atos-comm aggregated --atos-wait-time 32
+  if command -v compute-sanitizer >/dev/null; then
+    for job in "bfs" "pr-residual" "color --atos-worker warp" "bfs --atos-kernel discrete"; do
+      # shellcheck disable=SC2086
+      out=$(timeout 300 compute-sanitizer --tool memcheck --error-exitcode 9 "$BIN" run \
+        --backend cuda --runtime atos --algo $job --generate grid2d:w=60,h=60,drop=0.1 \
+        --gpus 2 --logical-gpus 2>&1); rc=$?
+      echo "memcheck atos $job (2 logical GPUs): exit $rc; $(echo "$out" | grep -E 'ERROR SUMMARY|^validation' | tr '\n' ' ')"
+      [ $rc -eq 0 ] || status=1
+    done
+  else
+    echo "compute-sanitizer not found: memcheck skipped"
+  fi
 fi
 if [ "$part" = ldbc ]; then
   nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv

@@ -322,6 +322,10 @@ enum Cmp {
     },
     /// Not compared (scratch the contract leaves unspecified).
     Ignore,
+    /// u64 words: only the listed indices, exactly (the rest is one backend's own scratch).
+    Words(&'static [usize]),
+    /// u32 words holding f32 bits, within a relative tolerance.
+    CloseBits,
 }
 
 /// The root of every vertex of a parent array, checking that parents never point upwards.
@@ -458,6 +462,20 @@ fn compare(kernel: &str, rule: &[(usize, Cmp)], want: &[HostData], got: &[HostDa
                 assert_eq!(set_prefix(w, len), set_prefix(g, len), "{kernel}: buffer {i} as a set");
             }
             Cmp::Ignore => {}
+            Cmp::Words(indices) => {
+                let (w, g) = (w.as_u64().unwrap(), g.as_u64().unwrap());
+                for &j in indices {
+                    assert_eq!(w[j], g[j], "{kernel}: buffer {i} word {j}");
+                }
+            }
+            Cmp::CloseBits => {
+                let (w, g) = (w.as_u32().unwrap(), g.as_u32().unwrap());
+                for (j, (&a, &b)) in w.iter().zip(g).enumerate() {
+                    let (a, b) = (f32::from_bits(a), f32::from_bits(b));
+                    let tol = 1e-5 * a.abs().max(b.abs()).max(1e-6);
+                    assert!((a - b).abs() <= tol, "{kernel}: buffer {i}[{j}] {a} vs {b}");
+                }
+            }
             Cmp::CountersExceptF64(k) => {
                 let (w, g) = (w.as_u64().unwrap(), g.as_u64().unwrap());
                 for j in 0..w.len() {
@@ -872,6 +890,7 @@ fn checks() -> Vec<Check> {
     groute_checks(&mut rng, &mut checks);
     worklist_checks(&mut rng, &mut checks);
     gum_checks(&mut rng, &c, &mut checks);
+    atos_checks(&mut rng, &c, &mut checks);
     checks
 }
 
@@ -972,9 +991,13 @@ fn groute_checks(rng: &mut Rng, checks: &mut Vec<Check>) {
 fn every_cuda_kernel_matches_its_rust_contract() {
     let registry = builtin_kernels();
     let checks = checks();
-    // Every kernel with a CUDA implementation is covered.
+    // Every kernel with a CUDA implementation is covered, except those that cannot run in
+    // isolation: Atos's aggregator runs until the host raises STOP (checked by the runtime's
+    // aggregated runs, `gpu_bench.sh atos`).
     let covered: BTreeSet<&str> = checks.iter().map(|c| c.kernel).collect();
-    for def in registry.iter().filter(|d| d.cuda_name.is_some()) {
+    let not_isolated = [switchyard::runtime::atos::kernels::AGGREGATOR];
+    for def in registry.iter().filter(|d| d.cuda_name.is_some() && !not_isolated.contains(&d.name))
+    {
         assert!(covered.contains(def.name), "no conformance check for `{}`", def.name);
     }
     let mut gpu = gpu();
@@ -1543,4 +1566,164 @@ fn gum_checks(rng: &mut Rng, c: &Case, checks: &mut Vec<Check>) {
         work_items: 1150,
         rule: vec![(2, Cmp::SetCounted { len_buffer: 3, index: 0, from: head })],
     });
+}
+
+// ------------------------------------------------ Atos's workers
+
+/// One discrete launch of an Atos worker on one GPU with warp workers (a warp per item, so
+/// every item whose degree is at most 32 finishes in the simulator's first step): the local
+/// queue holds an independent `frontier`, so no task reads a value another task of the
+/// launch writes and the result does not depend on the order tasks finish in.
+#[allow(clippy::too_many_arguments)]
+fn atos_check(
+    c: &Case,
+    kernel: &'static str,
+    value: Vec<u32>,
+    aux: Vec<f32>,
+    flags: Vec<u32>,
+    frontier: &[u32],
+    epsilon_damping: (f64, f64),
+    value_rule: Cmp,
+) -> Check {
+    use switchyard::backend::queue::{self, COUNTER_WORDS};
+    use switchyard::runtime::atos::kernels::{RECV_COUNTER_WORDS, state};
+    let n = c.n;
+    let mut local_items = vec![0u32; 2 * n];
+    let mut local_counters = vec![0u64; COUNTER_WORDS];
+    queue::push(&mut local_counters, &mut local_items, frontier);
+    let mut st = vec![0u64; state::LEN];
+    st[state::THRESHOLD] = u64::MAX;
+    let recv_counters = HostData::U64(vec![0; RECV_COUNTER_WORDS]);
+    let inputs = vec![
+        HostData::U64(c.offsets.clone()),
+        HostData::U32(c.targets.clone()),
+        HostData::U32(vec![0, n as u32]),
+        HostData::U32(value.clone()),
+        HostData::F32(aux),
+        HostData::U32(flags),
+        HostData::U32(local_items),
+        HostData::U64(local_counters),
+        HostData::U32(vec![0]),
+        HostData::U64(vec![0; COUNTER_WORDS]),
+        HostData::U32(vec![0; 2]),
+        recv_counters.clone(),
+        HostData::U32(vec![0; 2]),
+        HostData::U64(vec![0; COUNTER_WORDS]),
+        HostData::U32(vec![0; 4096 + 4 * frontier.len()]),
+        HostData::U64(st),
+        HostData::U64(vec![0; 9]),
+        HostData::U32(value),
+        HostData::U32(vec![0; 2]),
+        recv_counters,
+    ];
+    let counters: &'static [usize] = &[
+        queue::START,
+        queue::END,
+        queue::END_ALLOC,
+        queue::END_MAX,
+        queue::END_COUNT,
+        queue::OVERFLOW,
+    ];
+    let states: &'static [usize] = &[
+        state::THRESHOLD,
+        state::CHECK,
+        state::VISITS,
+        state::TASKS,
+        state::EDGES,
+        state::PUSHES,
+        state::SENT,
+        state::RECEIVED,
+        state::RAISES,
+        state::LIMIT_LOCAL,
+        state::LIMIT_LOW,
+        state::LIMIT_RECV,
+        state::SWEPT,
+        state::POPPED,
+        state::LAST_RECV,
+    ];
+    Check {
+        kernel,
+        inputs,
+        scalars: vec![
+            Scalar::U32(0),
+            Scalar::U32(1),
+            Scalar::U32(32),
+            Scalar::U32(1),
+            Scalar::U32(0),
+            Scalar::U32(0),
+            Scalar::U32(0),
+            Scalar::U32(0),
+            Scalar::F64(epsilon_damping.0),
+            Scalar::F64(epsilon_damping.1),
+        ],
+        work_items: 32 * frontier.len() as u64,
+        rule: vec![
+            (3, value_rule),
+            (6, Cmp::SetCounted { len_buffer: 7, index: queue::END, from: frontier.len() }),
+            (7, Cmp::Words(counters)),
+            (14, Cmp::Ignore),
+            (15, Cmp::Words(states)),
+        ],
+    }
+}
+
+fn atos_checks(rng: &mut Rng, c: &Case, checks: &mut Vec<Check>) {
+    let n = c.n;
+    let frontier: Vec<u32> = c
+        .independent_frontier(rng, 600)
+        .into_iter()
+        .filter(|&v| (1..=32).contains(&c.out(v as usize).len()))
+        .collect();
+    assert!(frontier.len() > 50, "too small a frontier: {}", frontier.len());
+    // BFS: frontier at level 5, other vertices unreached or at random levels.
+    let mut level: Vec<u32> = (0..n)
+        .map(|_| if rng.below(3) == 0 { 3 + rng.below(6) as u32 } else { u32::MAX })
+        .collect();
+    for &v in &frontier {
+        level[v as usize] = 5;
+    }
+    checks.push(atos_check(
+        c,
+        "atos_bfs_worker",
+        level,
+        vec![0.0],
+        vec![0],
+        &frontier,
+        (0.0, 0.0),
+        Cmp::Exact,
+    ));
+    // Residual PageRank (Check_Size 0: no sweep): residuals move into the ranks and out to
+    // the neighbours as f32 atomic adds.
+    let residual: Vec<u32> = (0..n).map(|_| (0.01 + rng.unit() * 0.2).to_bits()).collect();
+    let mut flags = vec![0u32; n];
+    for &v in &frontier {
+        flags[v as usize] = 1;
+    }
+    checks.push(atos_check(
+        c,
+        "atos_pr_worker",
+        residual,
+        (0..n).map(|_| rng.unit()).collect(),
+        flags,
+        &frontier,
+        (1e-3, 0.85),
+        Cmp::CloseBits,
+    ));
+    // Colouring's assignments: the smallest colour no neighbour has, then the check queued.
+    let colours: Vec<u32> =
+        (0..n).map(|_| if rng.below(4) == 0 { u32::MAX } else { rng.below(6) as u32 }).collect();
+    let mut flags = vec![0u32; n];
+    for &v in &frontier {
+        flags[v as usize] = 1;
+    }
+    checks.push(atos_check(
+        c,
+        "atos_color_worker",
+        colours,
+        vec![0.0],
+        flags,
+        &frontier,
+        (0.0, 0.0),
+        Cmp::Exact,
+    ));
 }

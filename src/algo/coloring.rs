@@ -279,11 +279,12 @@ impl AtosApp for Coloring {
     }
 }
 
-/// Colouring's Atos operator (simulator only: no CUDA functor yet).
+/// Colouring's Atos operator (`kernels/atos.cu` has the CUDA functor).
 pub struct ColoringAtos;
 
 impl AtosOperator for ColoringAtos {
     const KERNELS: AtosKernels = AtosKernels { worker: "atos_color_worker" };
+    const ON_CUDA: bool = true;
     const REMOTE_MIN: bool = false;
     fn start(st: &mut LocalState<'_>, item: u32) -> Option<Started> {
         let v = item & !TAG;

@@ -393,7 +393,7 @@ impl AtosApp for PageRankResidual {
     }
 }
 
-/// Residual PageRank's Atos operator (simulator only: no CUDA functor yet).
+/// Residual PageRank's Atos operator (`kernels/atos.cu` has the CUDA functor).
 pub struct PageRankAtos;
 
 fn residual_of(st: &LocalState<'_>, v: u32) -> f32 {
@@ -402,6 +402,7 @@ fn residual_of(st: &LocalState<'_>, v: u32) -> f32 {
 
 impl AtosOperator for PageRankAtos {
     const KERNELS: AtosKernels = AtosKernels { worker: "atos_pr_worker" };
+    const ON_CUDA: bool = true;
     const REMOTE_MIN: bool = false;
     const REMOTE_ADD_F32: bool = true;
     const SWEEPS: bool = true;

@@ -31,6 +31,14 @@ pub const END_MAX: usize = 3 * LINE_WORDS;
 pub const END_COUNT: usize = 4 * LINE_WORDS;
 /// Index of `overflow` (items refused because the queue was full).
 pub const OVERFLOW: usize = 5 * LINE_WORDS;
+/// CUDA kernels whose queues are circular (Atos's): the highest popped end whose items
+/// were read (in the overflow line, which is rarely written; the simulator leaves it 0).
+pub const POP_MAX: usize = OVERFLOW + 1;
+/// CUDA: items read after their pop (see [`POP_MAX`]).
+pub const POP_COUNT: usize = OVERFLOW + 2;
+/// CUDA: slots below this were popped and read, so pushes may reuse them (`POP_COUNT`
+/// level with `POP_MAX` raises it, as `END_COUNT` level with `END_MAX` raises `END`).
+pub const FREED: usize = OVERFLOW + 3;
 /// Words of a counter block.
 pub const COUNTER_WORDS: usize = 6 * LINE_WORDS;
 

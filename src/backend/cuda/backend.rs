@@ -1678,7 +1678,11 @@ impl Backend for CudaBackend {
                     ),
                 });
             }
-            let resident = kernels::fused_blocks(per_sm, per_sm, sms);
+            // Logical GPUs sharing this physical GPU each get their share of it, so that all
+            // of their persistent grids are resident at once (a grid that waited for another
+            // to end would never start: both run until the host stops them).
+            let sharers = self.devices[device as usize].sharers;
+            let resident = kernels::persistent_blocks(per_sm, sms, sharers);
             config.blocks.map_or(resident, |b| b.min(resident))
         } else if let Some(b) = config.blocks {
             b

@@ -63,11 +63,14 @@ pub const GROUTE_WORKLIST_SOURCE: &str = include_str!("../../../kernels/groute_w
 /// GUM's framework kernels (frontier statistics, Alg. 1's cut, stolen ranges, returns).
 pub const GUM_SOURCE: &str = include_str!("../../../kernels/gum.cu");
 
+/// Atos's workers (BFS, residual PageRank, colouring) and its aggregator.
+pub const ATOS_SOURCE: &str = include_str!("../../../kernels/atos.cu");
+
 /// The whole program NVRTC compiles: the header, then every kernel file.
 pub fn program_source() -> String {
     format!(
         "{COMMON_SOURCE}\n{BSP_SOURCE}\n{ALGO_SOURCE}\n{GROUTE_SOURCE}\n{GROUTE_WORKLIST_SOURCE}\n\
-         {GUM_SOURCE}\n"
+         {GUM_SOURCE}\n{ATOS_SOURCE}\n"
     )
 }
 
@@ -192,6 +195,14 @@ pub fn fused_blocks(per_sm: u32, cap_per_sm: u32, sm_count: u32) -> u32 {
     per_sm.min(cap_per_sm).max(1) * sm_count.max(1)
 }
 
+/// The grid of a launch configured persistent ([`crate::backend::LaunchConfig::persistent`]):
+/// `per_sm` resident blocks (by occupancy) on each of its `sms` multiprocessors, divided
+/// among the `sharers` logical GPUs of its physical GPU (rounded down, at least one block),
+/// so that every sharer's persistent grid is resident at once.
+pub fn persistent_blocks(per_sm: u32, sms: u32, sharers: u32) -> u32 {
+    (per_sm.max(1) * sms.max(1) / sharers.max(1)).max(1)
+}
+
 /// Blocks of [`BLOCK`] threads for `items` items on a GPU of `sm_count` multiprocessors.
 pub fn grid_blocks(items: u64, sm_count: u32) -> u32 {
     let wanted = items.div_ceil(u64::from(BLOCK)).max(1);
@@ -306,6 +317,15 @@ mod tests {
         assert_eq!(fused_blocks(6, FUSED_BLOCKS_PER_SM, 132), 2 * 132);
         assert_eq!(fused_blocks(1, 8, 132), 132);
         assert_eq!(fused_blocks(0, 8, 0), 1);
+    }
+
+    #[test]
+    fn persistent_grids_share_a_physical_gpu_among_its_logical_gpus() {
+        assert_eq!(persistent_blocks(4, 132, 1), 528);
+        assert_eq!(persistent_blocks(4, 131, 4), 131);
+        assert_eq!(persistent_blocks(8, 1, 4), 2);
+        assert_eq!(persistent_blocks(1, 1, 4), 1, "never zero blocks");
+        assert_eq!(persistent_blocks(0, 0, 0), 1);
     }
 
     #[test]

@@ -6,7 +6,8 @@
 //! order: this GPU's graph (offsets over its own vertices, arc targets as new ids, the
 //! first new id of every GPU), its vertex state (`value` words, `aux` floats, `flags`), its
 //! queues (local, low-priority, receive, aggregation; each an item buffer and a counter block
-//! laid out by [`crate::backend::queue`]), the worker table (simulator only), the state
+//! laid out by [`crate::backend::queue`]), the worker table (the simulator's; the CUDA
+//! workers' scratch, see `kernels/atos.cu`), the state
 //! block ([`state`]) and the mapped control block ([`ctl`]); then for every GPU `h` of the
 //! run its `value`, receive items and receive counters ([`peer_slot`]), which a kernel reads
 //! (colouring's remote colours) or addresses with remote operations.
@@ -90,7 +91,8 @@ pub enum Slot {
     AggItems,
     /// Their counter blocks, one per target GPU.
     AggCounters,
-    /// `u32` worker table (the simulator's resident workers between steps).
+    /// `u32` worker table (the simulator's resident workers between steps; on CUDA the
+    /// workers' scratch counters, `X_*` in `kernels/atos.cu`).
     Workers,
     /// `u64[state::LEN]` the GPU's kernel state and counts.
     State,
@@ -345,12 +347,13 @@ impl Emit {
 
 /// An application of Atos: the per-task operator of an algorithm as the simulator's
 /// kernels run it (seed 004's `f1`, with `f2` the sweep). Algorithms implement it in
-/// `crate::algo`. No CUDA functor exists yet: `--backend cuda --runtime atos` is refused
-/// with a message naming the kernel.
+/// `crate::algo`; the CUDA worker of the same contract is the application's functor in
+/// `kernels/atos.cu` (`ON_CUDA`), else `--backend cuda --runtime atos` is refused with a
+/// message naming the kernel.
 pub trait AtosOperator: 'static {
     /// The application's kernel name.
     const KERNELS: AtosKernels;
-    /// Whether a CUDA functor exists (none yet: the Atos kernels run on the simulator only).
+    /// Whether `kernels/atos.cu` has its worker (`Self::KERNELS.worker`, same contract).
     const ON_CUDA: bool = false;
     /// Remote updates are atomic mins that push on improvement (BFS, direct mode); else
     /// messages the owner applies when it pops them.
@@ -416,7 +419,7 @@ pub fn register(registry: &mut KernelRegistry) {
                    push into the target's receive queue when they fill `batch_bytes` or after \
                    `wait_polls` polls, counting them in SENT and the target's RECV; until STOP",
         sim: aggregator_kernel,
-        cuda_name: None,
+        cuda_name: Some(AGGREGATOR),
         remote_args: &PEER_ARGS,
     });
 }
@@ -1158,6 +1161,89 @@ fn aggregator_kernel(ctx: &mut KernelContext<'_>) -> Result<(), BackendError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_cuda_kernels_use_this_layout() {
+        let source = crate::backend::cuda::kernels::ATOS_SOURCE;
+        let defines: Vec<(&str, usize)> = vec![
+            ("AT_LOCAL_ITEMS", Slot::LocalItems as usize),
+            ("AT_AGG_COUNTERS", Slot::AggCounters as usize),
+            ("AT_WORKERS", Slot::Workers as usize),
+            ("AT_STATE", Slot::State as usize),
+            ("AT_CTL", Slot::Ctl as usize),
+            ("AT_SLOTS", SLOTS),
+            ("AT_MAX_GPUS", MAX_GPUS),
+            ("Q_END", queue::END),
+            ("Q_END_ALLOC", queue::END_ALLOC),
+            ("Q_END_MAX", queue::END_MAX),
+            ("Q_END_COUNT", queue::END_COUNT),
+            ("Q_OVERFLOW", queue::OVERFLOW),
+            ("Q_WORDS", COUNTER_WORDS),
+            ("AT_RECV_CONSUMED", RECV_CONSUMED),
+            ("ST_THRESHOLD", state::THRESHOLD),
+            ("ST_CHECK", state::CHECK),
+            ("ST_VISITS", state::VISITS),
+            ("ST_TASKS", state::TASKS),
+            ("ST_EDGES", state::EDGES),
+            ("ST_PUSHES", state::PUSHES),
+            ("ST_SENT", state::SENT),
+            ("ST_RECEIVED", state::RECEIVED),
+            ("ST_RAISES", state::RAISES),
+            ("ST_BATCHES", state::BATCHES),
+            ("ST_LIMIT_LOCAL", state::LIMIT_LOCAL),
+            ("ST_LIMIT_LOW", state::LIMIT_LOW),
+            ("ST_LIMIT_RECV", state::LIMIT_RECV),
+            ("ST_SWEPT", state::SWEPT),
+            ("ST_POPPED", state::POPPED),
+            ("ST_AGG_POLLS", state::AGG_POLLS),
+            ("ST_LAST_RECV", state::LAST_RECV),
+            ("ST_SENT_TO", state::SENT_TO),
+            ("ST_BLOCKED", state::BLOCKED),
+            ("ST_AGG_WAITS", state::AGG_WAITS),
+            ("ST_LEN", state::LEN),
+            ("C_SENT", ctl::SENT),
+            ("C_RECV", ctl::RECV),
+            ("C_IDLE", ctl::IDLE),
+            ("C_SEEN", ctl::SEEN),
+            ("C_OVERFLOW", ctl::OVERFLOW),
+            ("C_STRIDE", ctl::STRIDE),
+            ("SC_GPUS", scalar::GPUS),
+            ("SC_WIDTH", scalar::WIDTH),
+            ("SC_FETCH", scalar::FETCH),
+            ("SC_PERSISTENT", scalar::PERSISTENT),
+            ("SC_AGGREGATED", scalar::AGGREGATED),
+            ("SC_DELTA", scalar::DELTA),
+            ("SC_CHECK_SIZE", scalar::CHECK_SIZE),
+            ("SC_EPSILON", scalar::EPSILON),
+            ("SC_DAMPING", scalar::DAMPING),
+            ("SC_BATCH_BYTES", scalar::BATCH_BYTES),
+            ("SC_WAIT_POLLS", scalar::WAIT_POLLS),
+        ];
+        for (name, value) in defines {
+            assert!(
+                source.contains(&format!("#define {name} {value}\n")),
+                "kernels/atos.cu: `#define {name} {value}` expected"
+            );
+        }
+        assert!(source.contains(&format!("#define AT_TAG 0x{TAG:08x}u\n")));
+        // The CUDA-only queue words sit in the overflow line, which the host reads one word of.
+        for (name, value) in [
+            ("Q_POP_MAX", queue::POP_MAX),
+            ("Q_POP_COUNT", queue::POP_COUNT),
+            ("Q_FREED", queue::FREED),
+        ] {
+            assert!(source.contains(&format!("#define {name} {value}\n")), "{name}");
+        }
+        for op in [
+            "atos_bfs_worker",
+            "atos_pr_worker",
+            "atos_color_worker",
+            "atos_bfs_worker__pre",
+            AGGREGATOR,
+        ] {
+            assert!(crate::backend::cuda::kernels::source_defines(source, op), "{op}");
+        }
+    }
 
     #[test]
     fn the_worker_table_round_trips() {

@@ -1,0 +1,1290 @@
+// Atos's kernels (seeds 003 and 004) on CUDA: the worker of each application (BFS, residual
+// PageRank, colouring) and the aggregator. Contracts: src/runtime/atos/kernels.rs (buffer slots,
+// scalars, the state block, the mapped control block), src/backend/queue.rs (the queue's
+// counters, one cache line each); the host side and the termination detector:
+// src/runtime/atos/mod.rs and termination.rs.
+//
+// What runs where. A persistent worker launch is a resident grid (the backend sizes it from
+// the occupancy query for the block the runtime asks for; every block width and block-wide
+// scan here is taken from blockDim.x, never from a constant the launch might disagree with).
+// It loops until the host raises STOP. A discrete launch processes the items below the queue
+// ends its NAME__pre recorded and ends; its last block publishes IDLE. A team is what pops
+// together: a warp for thread workers (one item per lane, each lane a worker) and for warp
+// workers (one item, the lanes stride its arcs), the block for CTA workers (FETCH items; BFS
+// and PageRank lay the items' arcs end to end over the block's threads, colouring takes them
+// one at a time with the whole block).
+//
+// Queues. Items live at index % capacity: the counters only grow, so a queue is circular and
+// its capacity bounds what is queued, not what was ever queued (the simulator compacts
+// instead). Push: END_ALLOC reserves, the items are written, then END_MAX / END_COUNT / END
+// publish them (queue.rs); a reservation that would pass the slots not yet freed is not
+// written: it is added to OVERFLOW and the GPU's ctl OVERFLOW is raised (the host stops the
+// run and says which queue, never losing work silently). Pop: a compare-and-swap on START
+// below END (and below the discrete launch's limit), so START never passes END. Slots are
+// freed when the popper has read them: POP_MAX / POP_COUNT / FREED (CUDA-only words in the
+// OVERFLOW line) publish them the way END_MAX / END_COUNT / END publish pushes.
+//
+// Remote updates between GPUs are plain device atomics and stores through peer pointers
+// (the same instructions between logical GPUs of one physical GPU): BFS's atomicMin that
+// pushes (vertex, level) into the owner's receive queue on improvement, PageRank's f32
+// atomicAdd that pushes nothing, colouring's pairs pushed into the owner's receive queue;
+// or, aggregated, pairs into this GPU's aggregation queue for the target, which the
+// aggregator sends as batches with a header (TAG | sender, pairs).
+//
+// Termination counting (termination.rs). SENT (the sender's) and RECV (the target's) are
+// counted in the mapped control block with system-scope atomics, per team and target, after
+// the team's remote operations are visible (a fence), SENT before RECV. A GPU is idle when
+// every unit of work it opened is closed: units are the items ever pushed into its local and
+// low queues (their END_ALLOC), the receive-queue pairs and sweeps it took (X_OPENED); a unit
+// is closed (X_CLOSED) after the units it made were opened. The check reads RECV, then
+// X_CLOSED, then the receive and aggregation queues, then the opened counts; equal counts
+// with those queues empty mean nothing was queued or in flight at the last read. PageRank's
+// sweep is clean when the sweeps counted since the last change of any residual (X_EPOCH,
+// bumped after local adds, received pairs, found vertices and RECV changes) cover the
+// vertices: X_CLEAN packs (epoch, vertices swept clean in it).
+//
+// Scratch (CUDA only): the Workers slot (the simulator's worker table) as u64 words X_*.
+
+#define AT_OFFSETS 0
+#define AT_TARGETS 1
+#define AT_BASES 2
+#define AT_VALUE 3
+#define AT_AUX 4
+#define AT_FLAGS 5
+#define AT_LOCAL_ITEMS 6
+#define AT_LOCAL_COUNTERS 7
+#define AT_LOW_ITEMS 8
+#define AT_LOW_COUNTERS 9
+#define AT_RECV_ITEMS 10
+#define AT_RECV_COUNTERS 11
+#define AT_AGG_ITEMS 12
+#define AT_AGG_COUNTERS 13
+#define AT_WORKERS 14
+#define AT_STATE 15
+#define AT_CTL 16
+#define AT_SLOTS 17
+// GPUs whose three peer buffers fit the ABI's SY_MAX_BUFFERS.
+#define AT_PEERS ((SY_MAX_BUFFERS - AT_SLOTS) / 3)
+
+// Queue counter block (queue.rs), u64 indices.
+#define Q_START 0
+#define Q_END 16
+#define Q_END_ALLOC 32
+#define Q_END_MAX 48
+#define Q_END_COUNT 64
+#define Q_OVERFLOW 80
+#define Q_POP_MAX 81
+#define Q_POP_COUNT 82
+#define Q_FREED 83
+#define Q_WORDS 96
+#define AT_RECV_CONSUMED 96
+#define AT_TAG 0x80000000u
+#define AT_MAX_GPUS 16
+
+// State block (kernels.rs `state`).
+#define ST_THRESHOLD 0
+#define ST_CHECK 1
+#define ST_CLEAN 2
+#define ST_VISITS 3
+#define ST_TASKS 4
+#define ST_EDGES 5
+#define ST_PUSHES 6
+#define ST_SENT 7
+#define ST_RECEIVED 8
+#define ST_RAISES 9
+#define ST_STEPS 10
+#define ST_BATCHES 11
+#define ST_LIMIT_LOCAL 12
+#define ST_LIMIT_LOW 13
+#define ST_LIMIT_RECV 14
+#define ST_SWEPT 15
+#define ST_POPPED 16
+#define ST_AGG_POLLS 17
+#define ST_LAST_RECV 33
+#define ST_SENT_TO 34
+#define ST_BLOCKED 50
+#define ST_AGG_WAITS 51
+#define ST_LEN 52
+
+// Mapped control block (kernels.rs `ctl`).
+#define C_SENT 0
+#define C_RECV 1
+#define C_IDLE 2
+#define C_SEEN 3
+#define C_OVERFLOW 4
+#define C_STRIDE 8
+
+// Worker scalars (kernels.rs `scalar`).
+#define SC_GPU 0
+#define SC_GPUS 1
+#define SC_WIDTH 2
+#define SC_FETCH 3
+#define SC_PERSISTENT 4
+#define SC_AGGREGATED 5
+#define SC_DELTA 6
+#define SC_CHECK_SIZE 7
+#define SC_EPSILON 8
+#define SC_DAMPING 9
+#define SC_BATCH_BYTES 2
+#define SC_WAIT_POLLS 3
+
+// Scratch words (u64), each hot counter on its own line.
+#define X_CLOSED 0
+#define X_OPENED 16
+#define X_EPOCH 32
+#define X_CLEAN 48
+#define X_EXITED 64
+#define X_LOCK 80
+#define X_STOP 81
+#define X_SWEPT 96
+#define X_WORDS 112
+
+#define AT_MAX_BLOCK 1024
+#define AT_MAX_WARPS (AT_MAX_BLOCK / 32)
+#define AT_FULL 0xffffffffu
+
+__device__ __forceinline__ u64 at_vol(const u64 *p) { return *(const volatile u64 *)p; }
+__device__ __forceinline__ u32 at_vol32(const u32 *p) { return *(const volatile u32 *)p; }
+
+struct AtQ {
+    u32 *items;
+    u64 *c;
+    u64 cap;
+};
+
+struct AtCtx {
+    const u64 *offsets;
+    const u32 *targets;
+    u32 *value;
+    float *aux;
+    u32 *flags;
+    AtQ local, low, recv;
+    u32 *agg_items;
+    u64 *agg_c;
+    u64 agg_seg;
+    u64 *x;
+    u64 *st;
+    u64 *ctl;
+    u32 *pval[AT_PEERS];
+    AtQ precv[AT_PEERS];
+    u32 bases[AT_PEERS + 1];
+    u32 gpu, gpus, width, fetch, persistent, aggregated, delta, check_size, n_local;
+    double eps, damping;
+};
+
+__device__ __forceinline__ AtQ at_agg(const AtCtx &c, u32 h) {
+    AtQ q;
+    q.items = c.agg_items + h * c.agg_seg;
+    q.c = c.agg_c + (u64)h * Q_WORDS;
+    q.cap = c.agg_seg;
+    return q;
+}
+
+__device__ __forceinline__ u32 at_owner(const AtCtx &c, u32 t) {
+    u32 h = 0;
+    while (h + 1 < c.gpus && t >= c.bases[h + 1]) h++;
+    return h;
+}
+
+__device__ __forceinline__ u64 *at_ctl(const AtCtx &c, u32 g, u32 word) {
+    return c.ctl + (u64)g * C_STRIDE + word;
+}
+
+// Marks the run overflowed (the host stops it and reports the queue).
+__device__ void at_overflowed(const AtCtx &c) {
+    *(volatile u64 *)at_ctl(c, c.gpu, C_OVERFLOW) = 1;
+    __threadfence_system();
+}
+
+// The launch's counts for the stream's counters (items, edges, atomics), as the simulator's
+// kernels report them: items started, popped, received and swept; arcs; updates, own-queue
+// pushes and PageRank's two atomics per start. Added to the stream's counters at exit.
+__shared__ u64 s_stat[3];
+
+__device__ __forceinline__ void at_stat(int i, u64 x) {
+    if (x) atomicAdd(&s_stat[i], x);
+}
+
+// Adds the block's counts to the stream's counters (every thread calls it, at exit).
+__device__ void at_stat_flush(const SyArgs &a) {
+    __syncthreads();
+    if (threadIdx.x < 3 && s_stat[threadIdx.x]) atomicAdd(&a.stats[threadIdx.x], s_stat[threadIdx.x]);
+}
+
+// Reserves n slots of q at `at`; false (counted in OVERFLOW) when they would pass the slots
+// not yet freed. One thread.
+__device__ bool at_reserve(const AtCtx &c, const AtQ &q, u64 n, u64 &at) {
+    at = atomicAdd(q.c + Q_END_ALLOC, n);
+    if (at + n - at_vol(q.c + Q_FREED) > q.cap) {
+        atomicAdd(q.c + Q_OVERFLOW, n);
+        at_overflowed(c);
+        return false;
+    }
+    return true;
+}
+
+// The slot of queue index i (a 64-bit remainder only once the queue has wrapped).
+__device__ __forceinline__ u64 at_slot(const AtQ &q, u64 i) { return i < q.cap ? i : i % q.cap; }
+__device__ __forceinline__ void at_put(const AtQ &q, u64 i, u32 v) { q.items[at_slot(q, i)] = v; }
+__device__ __forceinline__ u32 at_get(const AtQ &q, u64 i) { return __ldcg(q.items + at_slot(q, i)); }
+
+// Publishes the written slots at..at+n (one thread, after the writers' fences); `sys`: the
+// queue is another GPU's (system-scope ordering), else this GPU's own.
+__device__ void at_publish(const AtQ &q, u64 at, u64 n, bool sys) {
+    if (sys) __threadfence_system();
+    else __threadfence();
+    atomicMax(q.c + Q_END_MAX, at + n);
+    u64 count = atomicAdd(q.c + Q_END_COUNT, n) + n;
+    if (count == at_vol(q.c + Q_END_MAX)) atomicMax(q.c + Q_END, count);
+}
+
+// Reserves up to `want` valid items below `limit` (one thread): a compare-and-swap on START,
+// so it never passes END. `open`: a counter to add the taken items to before they leave the
+// queue (the receive queue's pairs are opened units); a failed attempt closes what it opened.
+__device__ u64 at_pop(const AtQ &q, u64 want, u64 limit, u64 &at, u64 *open, u64 *close,
+                      u64 unit) {
+    while (true) {
+        u64 s = at_vol(q.c + Q_START);
+        u64 e = at_vol(q.c + Q_END);
+        if (e > limit) e = limit;
+        if (s >= e) return 0;
+        u64 take = e - s < want ? e - s : want;
+        if (open) atomicAdd(open, take / unit);
+        __threadfence();
+        if (atomicCAS(q.c + Q_START, s, s + take) == s) {
+            at = s;
+            __threadfence();
+            return take;
+        }
+        if (close) atomicAdd(close, take / unit);
+    }
+}
+
+// Frees popped slots at..at+n once read (one thread, after the readers' fences).
+__device__ void at_pop_done(const AtQ &q, u64 at, u64 n) {
+    __threadfence();
+    atomicMax(q.c + Q_POP_MAX, at + n);
+    u64 count = atomicAdd(q.c + Q_POP_COUNT, n) + n;
+    if (count == at_vol(q.c + Q_POP_MAX)) atomicMax(q.c + Q_FREED, count);
+}
+
+// Warp-aggregated push: the lanes that call it together push `words` (1 or 2) words each
+// into their queue (lanes naming the same queue share one reservation). `count`: a counter
+// to add the items pushed to (own queues: ST_PUSHES); `sys`: another GPU's queue. False when
+// the queue refused them.
+__device__ bool at_push(const AtCtx &c, const AtQ &q, u32 w0, u32 w1, u32 words, u64 *count,
+                        bool sys) {
+    u32 active = __activemask();
+    u32 peers = __match_any_sync(active, (unsigned long long)q.c);
+    u32 leader = __ffs(peers) - 1;
+    u32 rank = __popc(peers & ((1u << sy_lane()) - 1));
+    u64 n = (u64)__popc(peers) * words;
+    u64 at = 0;
+    int ok = 1;
+    if (sy_lane() == leader) ok = at_reserve(c, q, n, at);
+    at = __shfl_sync(peers, at, leader);
+    ok = __shfl_sync(peers, ok, leader);
+    if (ok) {
+        at_put(q, at + (u64)rank * words, w0);
+        if (words == 2) at_put(q, at + (u64)rank * words + 1, w1);
+        if (sys) __threadfence_system();
+        else __threadfence();
+    }
+    __syncwarp(peers);
+    if (sy_lane() == leader && ok) {
+        at_publish(q, at, n, sys);
+        if (count) {
+            atomicAdd(count, n / words);
+            at_stat(2, n / words);
+        }
+    }
+    return ok;
+}
+
+// Pushes own vertex `item` (maybe tagged) as a task with priority `prio`: into the low
+// queue when the priority queue is on and prio >= the threshold, else the local queue.
+__device__ void at_push_task(const AtCtx &c, u32 item, u32 prio) {
+    bool low = c.delta != 0 && (u64)prio >= at_vol(c.st + ST_THRESHOLD);
+    at_push(c, low ? c.low : c.local, item, 0, 1, c.st + ST_PUSHES, false);
+}
+
+// Per-warp counts of remote operations by target GPU (flushed per team round).
+__shared__ u32 s_remote[AT_MAX_WARPS][AT_MAX_GPUS];
+
+__device__ __forceinline__ void at_count_remote(u32 h) {
+    atomicAdd(&s_remote[threadIdx.x >> 5][h], 1u);
+}
+
+// Adds a warp's remote operations to SENT (this GPU) then RECV (each target), after they are
+// visible. Every lane of the warp calls it.
+__device__ void at_flush_remote_warp(const AtCtx &c) {
+    u32 w = threadIdx.x >> 5;
+    u32 lane = sy_lane();
+    u32 n = lane < c.gpus ? s_remote[w][lane] : 0;
+    u32 total = __reduce_add_sync(AT_FULL, n);
+    if (total == 0) return;
+    __threadfence_system();
+    __syncwarp();
+    if (lane == 0) {
+        atomicAdd_system((unsigned long long *)at_ctl(c, c.gpu, C_SENT), (u64)total);
+        atomicAdd(c.st + ST_SENT, (u64)total);
+        __threadfence_system();
+    }
+    __syncwarp();
+    if (n) {
+        s_remote[w][lane] = 0;
+        atomicAdd_system((unsigned long long *)at_ctl(c, lane, C_RECV), (u64)n);
+    }
+    __syncwarp();
+}
+
+// The same for a whole block (every thread calls it).
+__device__ void at_flush_remote_block(const AtCtx &c) {
+    __shared__ u32 s_sum[AT_MAX_GPUS + 1];
+    __threadfence_system();
+    __syncthreads();
+    u32 warps = blockDim.x >> 5;
+    if (threadIdx.x < c.gpus) {
+        u32 n = 0;
+        for (u32 w = 0; w < warps; w++) {
+            n += s_remote[w][threadIdx.x];
+            s_remote[w][threadIdx.x] = 0;
+        }
+        s_sum[threadIdx.x] = n;
+    }
+    __syncthreads();
+    if (threadIdx.x == 0) {
+        u32 total = 0;
+        for (u32 h = 0; h < c.gpus; h++) total += s_sum[h];
+        if (total) {
+            atomicAdd_system((unsigned long long *)at_ctl(c, c.gpu, C_SENT), (u64)total);
+            atomicAdd(c.st + ST_SENT, (u64)total);
+            __threadfence_system();
+            for (u32 h = 0; h < c.gpus; h++)
+                if (s_sum[h])
+                    atomicAdd_system((unsigned long long *)at_ctl(c, h, C_RECV), (u64)s_sum[h]);
+        }
+    }
+    __syncthreads();
+}
+
+// Teams: what pops together and shares an item's arcs.
+struct AtSolo {  // a thread worker: one lane, its own item
+    __device__ static u32 size() { return 1; }
+    __device__ static u32 rank() { return 0; }
+    __device__ static void sync() {}
+    __device__ static u64 bcast(u64 v) { return v; }
+    __device__ static bool any(bool p) { return p; }
+    __device__ static u64 or64(u64 m) { return m; }
+};
+struct AtWarp {
+    __device__ static u32 size() { return 32; }
+    __device__ static u32 rank() { return sy_lane(); }
+    __device__ static void sync() { __syncwarp(); }
+    __device__ static u64 bcast(u64 v) { return __shfl_sync(AT_FULL, v, 0); }
+    __device__ static bool any(bool p) { return __any_sync(AT_FULL, p); }
+    __device__ static u64 or64(u64 m) {
+        u32 lo = __reduce_or_sync(AT_FULL, (u32)m);
+        u32 hi = __reduce_or_sync(AT_FULL, (u32)(m >> 32));
+        return ((u64)hi << 32) | lo;
+    }
+};
+__shared__ u64 s_team[2];
+struct AtBlock {
+    __device__ static u32 size() { return blockDim.x; }
+    __device__ static u32 rank() { return threadIdx.x; }
+    __device__ static void sync() { __syncthreads(); }
+    __device__ static u64 bcast(u64 v) {
+        if (threadIdx.x == 0) s_team[0] = v;
+        __syncthreads();
+        u64 r = s_team[0];
+        __syncthreads();
+        return r;
+    }
+    __device__ static bool any(bool p) { return __syncthreads_or(p) != 0; }
+    __device__ static u64 or64(u64 m) {
+        if (threadIdx.x == 0) s_team[1] = 0;
+        __syncthreads();
+        if (m) atomicOr(&s_team[1], m);
+        __syncthreads();
+        u64 r = s_team[1];
+        __syncthreads();
+        return r;
+    }
+};
+
+// A started task.
+struct AtTask {
+    u32 carry;
+    u64 beg, end;
+    bool ok, visit;
+};
+
+// Per-thread counts, added to the state block per team round.
+struct AtCounts {
+    u64 tasks, visits, edges, atomics;
+};
+
+// Applications. Each gives: SWEEPS, REMOTE_MIN, REMOTE_ADD, COLOR; start (one thread, may
+// take what it consumes), arc (one arc of a started task), apply (an update of an own
+// vertex: push it?), receive (a pair from the receive queue), priority, sweep.
+
+// Sends update (t, val) by the application's rule: local at once, else aggregated, else a
+// remote atomic (min with push on improvement, f32 add) or a pair pushed to the owner.
+template <class App> __device__ void at_update(const AtCtx &c, u32 t, u32 val) {
+    u32 h = at_owner(c, t);
+    u32 tl = t - c.bases[h];
+    if (h == c.gpu) {
+        u32 prio = 0;
+        if (App::apply(c, tl, val, prio)) at_push_task(c, tl, prio);
+    } else if (c.aggregated) {
+        at_push(c, at_agg(c, h), tl, val, 2, nullptr, false);
+    } else if (App::REMOTE_ADD) {
+        atomicAdd((float *)c.pval[h] + tl, __uint_as_float(val));
+        at_count_remote(h);
+    } else if (App::REMOTE_MIN) {
+        u32 old = atomicMin(c.pval[h] + tl, val);
+        if (val < old) at_push(c, c.precv[h], tl, val, 2, nullptr, true);
+        at_count_remote(h);
+    } else {
+        at_push(c, c.precv[h], tl, val, 2, nullptr, true);
+        at_count_remote(h);
+    }
+}
+
+struct AtBfs {
+    static constexpr bool SWEEPS = false, REMOTE_MIN = true, REMOTE_ADD = false, COLOR = false;
+    __device__ static AtTask start(const AtCtx &c, u32 v) {
+        AtTask t;
+        u32 level = __ldcg(c.value + v);
+        t.ok = level != SY_UNREACHED;
+        t.visit = t.ok;
+        t.carry = level + 1;
+        t.beg = c.offsets[v];
+        t.end = t.ok ? c.offsets[v + 1] : t.beg;
+        return t;
+    }
+    __device__ static void arc(const AtCtx &c, u32 carry, u32 t) { at_update<AtBfs>(c, t, carry); }
+    __device__ static bool apply(const AtCtx &c, u32 v, u32 val, u32 &prio) {
+        prio = val;
+        return val < atomicMin(c.value + v, val);
+    }
+    __device__ static bool receive(const AtCtx &c, u32 v, u32 val, bool applied, u32 &prio) {
+        if (applied) {
+            prio = val;
+            return __ldcg(c.value + v) == val;
+        }
+        return apply(c, v, val, prio);
+    }
+    __device__ static u32 priority(const AtCtx &c, u32 item) { return __ldcg(c.value + item); }
+    __device__ static bool sweep(const AtCtx &, u32) { return false; }
+};
+
+struct AtPr {
+    static constexpr bool SWEEPS = true, REMOTE_MIN = false, REMOTE_ADD = true, COLOR = false;
+    __device__ static AtTask start(const AtCtx &c, u32 v) {
+        AtTask t;
+        atomicExch(c.flags + v, 0u);
+        float r = __uint_as_float(atomicExch(c.value + v, 0u));
+        atomicAdd(c.aux + v, r);
+        u64 beg = c.offsets[v], end = c.offsets[v + 1];
+        t.ok = r != 0.0f;
+        t.visit = t.ok;
+        t.carry = 0;
+        if (t.ok && end > beg) t.carry = __float_as_uint((float)(c.damping * (double)r / (double)(end - beg)));
+        t.beg = beg;
+        t.end = t.ok ? end : beg;
+        return t;
+    }
+    __device__ static void arc(const AtCtx &c, u32 carry, u32 t) { at_update<AtPr>(c, t, carry); }
+    // Adds the residual and queues nothing (Alg. 4 line 10): the sweep finds the vertex.
+    __device__ static bool apply(const AtCtx &c, u32 v, u32 val, u32 &prio) {
+        prio = 0;
+        atomicAdd((float *)c.value + v, __uint_as_float(val));
+        return false;
+    }
+    __device__ static bool receive(const AtCtx &c, u32 v, u32 val, bool, u32 &prio) {
+        return apply(c, v, val, prio);
+    }
+    __device__ static u32 priority(const AtCtx &, u32) { return 0; }
+    __device__ static bool sweep(const AtCtx &c, u32 v) {
+        float r = __uint_as_float(__ldcg(c.value + v));
+        return (double)r > c.eps && __ldcg(c.flags + v) == 0 && atomicCAS(c.flags + v, 0u, 1u) == 0;
+    }
+};
+
+#define AT_ASSIGN_QUEUED 1u
+#define AT_CHECK_QUEUED 2u
+#define AT_UNCOLORED 0xffffffffu
+
+// coloring::wins: a fixed total order that looks random (a 32-bit mix, ties by id).
+__device__ __forceinline__ u32 at_mix(u32 x) {
+    x ^= 0x9E3779B9u;
+    x ^= x >> 16;
+    x *= 0x85EBCA6Bu;
+    x ^= x >> 13;
+    x *= 0xC2B2AE35u;
+    return x ^ (x >> 16);
+}
+__device__ __forceinline__ bool at_wins(u32 a, u32 b) {
+    u32 ma = at_mix(a), mb = at_mix(b);
+    return ma < mb || (ma == mb && a < b);
+}
+
+struct AtColor {
+    static constexpr bool SWEEPS = false, REMOTE_MIN = false, REMOTE_ADD = false, COLOR = true;
+    __device__ static bool mark(const AtCtx &c, u32 v, u32 bit) {
+        return (atomicOr(c.flags + v, bit) & bit) == 0;
+    }
+    __device__ static u32 value_of(const AtCtx &c, u32 t) {
+        u32 h = at_owner(c, t);
+        const u32 *p = h == c.gpu ? c.value : c.pval[h];
+        return __ldcg(p + (t - c.bases[h]));
+    }
+    __device__ static AtTask start(const AtCtx &, u32) { return AtTask(); }
+    __device__ static void arc(const AtCtx &, u32, u32) {}
+    // A reassignment request: queue the vertex's assignment unless one is queued.
+    __device__ static bool apply(const AtCtx &c, u32 v, u32, u32 &prio) {
+        prio = 0;
+        return mark(c, v, AT_ASSIGN_QUEUED);
+    }
+    __device__ static bool receive(const AtCtx &c, u32 v, u32 val, bool, u32 &prio) {
+        return apply(c, v, val, prio);
+    }
+    __device__ static u32 priority(const AtCtx &, u32) { return 0; }
+    __device__ static bool sweep(const AtCtx &, u32) { return false; }
+};
+
+// Colouring's fused task (seed 004 Alg. 6) on one item, by the whole team: an assignment
+// takes the smallest colour no neighbour has (in windows of 64 colours) and queues the
+// check; a check that finds a same-coloured neighbour that wins queues a new assignment,
+// else it asks every same-coloured neighbour (they lose) to reassign.
+template <class Team> __device__ void at_color_task(const AtCtx &c, u32 item, AtCounts &n) {
+    u32 v = item & ~AT_TAG;
+    bool check = (item & AT_TAG) != 0;
+    if (Team::rank() == 0) atomicAnd(c.flags + v, ~(check ? AT_CHECK_QUEUED : AT_ASSIGN_QUEUED));
+    u64 beg = c.offsets[v], end = c.offsets[v + 1];
+    u32 me = c.bases[c.gpu] + v;
+    if (Team::rank() == 0) {
+        n.tasks++;
+        n.edges += end - beg;
+        at_stat(0, 1);
+    }
+    if (!check) {
+        u32 colour = 0;
+        for (u32 base = 0;; base += 64) {
+            u64 mask = 0;
+            for (u64 e = beg + Team::rank(); e < end; e += Team::size()) {
+                u32 u = c.targets[e];
+                if (u == me) continue;
+                u32 col = AtColor::value_of(c, u);
+                if (col >= base && col - base < 64) mask |= 1ull << (col - base);
+            }
+            mask = Team::or64(mask);
+            if (mask != ~0ull) {
+                colour = base + (u32)(__ffsll((long long)~mask) - 1);
+                break;
+            }
+        }
+        if (Team::rank() == 0) {
+            n.visits++;
+            atomicExch(c.value + v, colour);
+            __threadfence();
+            if (AtColor::mark(c, v, AT_CHECK_QUEUED)) at_push_task(c, v | AT_TAG, 0);
+        }
+        Team::sync();
+        return;
+    }
+    u32 mine = __ldcg(c.value + v);
+    bool lost = false;
+    for (u64 e = beg + Team::rank(); e < end && !lost; e += Team::size()) {
+        u32 u = c.targets[e];
+        if (u != me && at_wins(u, me) && AtColor::value_of(c, u) == mine) lost = true;
+    }
+    lost = Team::any(lost);
+    if (lost) {
+        if (Team::rank() == 0 && AtColor::mark(c, v, AT_ASSIGN_QUEUED)) at_push_task(c, v, 0);
+        Team::sync();
+        return;
+    }
+    for (u64 e = beg + Team::rank(); e < end; e += Team::size()) {
+        u32 u = c.targets[e];
+        if (u != me && AtColor::value_of(c, u) == mine) {
+            at_update<AtColor>(c, u, 0);
+            n.atomics++;
+        }
+    }
+    Team::sync();
+}
+
+// One item by the team: colouring's task, or start (by the team's first thread) and the arcs
+// strided over the team.
+template <class App, class Team> __device__ void at_task(const AtCtx &c, u32 item, AtCounts &n) {
+    if constexpr (App::COLOR) {
+        at_color_task<Team>(c, item, n);
+        return;
+    }
+    AtTask t = {0, 0, 0, false, false};
+    if (Team::rank() == 0) {
+        t = App::start(c, item);
+        n.tasks += t.ok;
+        n.visits += t.visit;
+        n.edges += t.end - t.beg;
+        n.atomics += t.end - t.beg + (App::SWEEPS ? 2 : 0);
+        at_stat(0, 1);
+    }
+    u64 carry = Team::bcast(t.carry);
+    u64 beg = Team::bcast(t.beg);
+    u64 end = Team::bcast(t.end);
+    for (u64 e = beg + Team::rank(); e < end; e += Team::size()) App::arc(c, (u32)carry, c.targets[e]);
+    Team::sync();
+}
+
+// CTA workers of BFS and PageRank: the block's items (one per thread, at most blockDim)
+// are started by their threads, their arcs laid end to end (a block-wide exclusive scan of
+// their counts) and taken by consecutive threads (binary search for the owner item).
+template <class App> __device__ void at_block_expand(const AtCtx &c, u32 item, bool have, AtCounts &n) {
+    __shared__ u32 s_excl[AT_MAX_BLOCK], s_carry[AT_MAX_BLOCK], s_warp[AT_MAX_WARPS + 1];
+    __shared__ u64 s_beg[AT_MAX_BLOCK];
+    AtTask t;
+    t.beg = t.end = 0;
+    t.carry = 0;
+    if (have) {
+        t = App::start(c, item);
+        n.tasks += t.ok;
+        n.visits += t.visit;
+        n.edges += t.end - t.beg;
+        n.atomics += t.end - t.beg + (App::SWEEPS ? 2 : 0);
+        at_stat(0, 1);
+    }
+    u32 count = (u32)(t.end - t.beg);
+    u32 incl = count;
+    for (int o = 1; o < 32; o <<= 1) {
+        u32 x = __shfl_up_sync(AT_FULL, incl, o);
+        if ((int)sy_lane() >= o) incl += x;
+    }
+    u32 warp = threadIdx.x >> 5, warps = blockDim.x >> 5;
+    if (sy_lane() == 31) s_warp[warp] = incl;
+    __syncthreads();
+    if (threadIdx.x == 0) {
+        u32 run = 0;
+        for (u32 w = 0; w < warps; w++) {
+            u32 x = s_warp[w];
+            s_warp[w] = run;
+            run += x;
+        }
+        s_warp[AT_MAX_WARPS] = run;
+    }
+    __syncthreads();
+    s_excl[threadIdx.x] = s_warp[warp] + incl - count;
+    s_beg[threadIdx.x] = t.beg;
+    s_carry[threadIdx.x] = t.carry;
+    __syncthreads();
+    u32 total = s_warp[AT_MAX_WARPS];
+    for (u32 k = threadIdx.x; k < total; k += blockDim.x) {
+        u32 lo = 0, hi = blockDim.x - 1;
+        while (lo < hi) {
+            u32 mid = (lo + hi + 1) >> 1;
+            if (s_excl[mid] <= k) lo = mid; else hi = mid - 1;
+        }
+        App::arc(c, s_carry[lo], c.targets[s_beg[lo] + (k - s_excl[lo])]);
+    }
+    __syncthreads();
+}
+
+// Adds a team's counts to the state block (every thread of the team calls it).
+template <class Team> __device__ void at_add_counts(const AtCtx &c, AtCounts &n) {
+    u64 v[3] = {n.tasks, n.visits, n.edges};
+    for (int i = 0; i < 3; i++) {
+        u64 x = v[i];
+        for (int o = 16; o > 0; o >>= 1) x += __shfl_down_sync(AT_FULL, x, o);
+        if (sy_lane() == 0 && x) atomicAdd(c.st + (i == 0 ? ST_TASKS : i == 1 ? ST_VISITS : ST_EDGES), x);
+    }
+    at_stat(1, n.edges);
+    at_stat(2, n.atomics);
+    n.tasks = n.visits = n.edges = n.atomics = 0;
+}
+
+// Fills the block's context (thread 0).
+__device__ void at_context(const SyArgs &a, AtCtx &c) {
+    c.offsets = sy_buf<const u64>(a, AT_OFFSETS);
+    c.targets = sy_buf<const u32>(a, AT_TARGETS);
+    c.value = sy_buf<u32>(a, AT_VALUE);
+    c.aux = sy_buf<float>(a, AT_AUX);
+    c.flags = sy_buf<u32>(a, AT_FLAGS);
+    c.local.items = sy_buf<u32>(a, AT_LOCAL_ITEMS);
+    c.local.c = sy_buf<u64>(a, AT_LOCAL_COUNTERS);
+    c.local.cap = a.len[AT_LOCAL_ITEMS];
+    c.low.items = sy_buf<u32>(a, AT_LOW_ITEMS);
+    c.low.c = sy_buf<u64>(a, AT_LOW_COUNTERS);
+    c.low.cap = a.len[AT_LOW_ITEMS];
+    c.recv.items = sy_buf<u32>(a, AT_RECV_ITEMS);
+    c.recv.c = sy_buf<u64>(a, AT_RECV_COUNTERS);
+    c.recv.cap = a.len[AT_RECV_ITEMS];
+    c.agg_items = sy_buf<u32>(a, AT_AGG_ITEMS);
+    c.agg_c = sy_buf<u64>(a, AT_AGG_COUNTERS);
+    c.x = sy_buf<u64>(a, AT_WORKERS);
+    c.st = sy_buf<u64>(a, AT_STATE);
+    c.ctl = sy_buf<u64>(a, AT_CTL);
+    c.gpu = sy_u32(a, SC_GPU);
+    c.gpus = sy_u32(a, SC_GPUS);
+    c.agg_seg = c.gpus ? a.len[AT_AGG_ITEMS] / c.gpus : 0;
+    c.n_local = (u32)a.len[AT_VALUE];
+    const u32 *bases = sy_buf<const u32>(a, AT_BASES);
+#pragma unroll
+    for (int h = 0; h < AT_PEERS; h++) {
+        c.pval[h] = sy_buf<u32>(a, AT_SLOTS + 3 * h);
+        c.precv[h].items = sy_buf<u32>(a, AT_SLOTS + 3 * h + 1);
+        c.precv[h].c = sy_buf<u64>(a, AT_SLOTS + 3 * h + 2);
+        c.precv[h].cap = a.len[AT_SLOTS + 3 * h + 1];
+    }
+    for (u32 h = 0; h <= c.gpus && h <= AT_PEERS; h++) c.bases[h] = bases[h];
+}
+
+// Checks the contract's shapes; false (with the error word set) when the launch is unusable.
+__device__ bool at_check(const SyArgs &a, u32 gpus, u32 gpu) {
+    if (gpus == 0 || gpus > AT_PEERS || gpu >= gpus || a.nbuffers < AT_SLOTS + 3 * gpus) {
+        sy_fail(a, SY_ERR_LEN, AT_SLOTS + 3 * (u64)gpus, a.nbuffers);
+        return false;
+    }
+    if (a.len[AT_WORKERS] / 2 < X_WORDS) {
+        sy_fail(a, SY_ERR_LEN, 2 * X_WORDS, a.len[AT_WORKERS]);
+        return false;
+    }
+    if (a.len[AT_STATE] < ST_LEN || a.len[AT_CTL] < (u64)gpus * C_STRIDE + 1) {
+        sy_fail(a, SY_ERR_LEN, ST_LEN, a.len[AT_STATE]);
+        return false;
+    }
+    return true;
+}
+
+// Whether this GPU has nothing to do (one thread; see the file's notes), RECV read first.
+template <class App> __device__ bool at_idle(const AtCtx &c, u64 &seen) {
+    seen = at_vol(at_ctl(c, c.gpu, C_RECV));
+    if (App::SWEEPS && seen != at_vol(c.st + ST_LAST_RECV)) {
+        // Remote adds landed (they push nothing): sweep again.
+        atomicMax(c.st + ST_LAST_RECV, seen);
+        atomicAdd(c.x + X_EPOCH, 1ull);
+        return false;
+    }
+    __threadfence();
+    u64 closed = at_vol(c.x + X_CLOSED);
+    __threadfence();
+    if (at_vol(c.recv.c + Q_END_ALLOC) != at_vol(c.recv.c + Q_START)) return false;
+    for (u32 h = 0; h < c.gpus; h++) {
+        AtQ q = at_agg(c, h);
+        if (at_vol(q.c + Q_END_ALLOC) != at_vol(q.c + Q_START)) return false;
+    }
+    __threadfence();
+    u64 opened = at_vol(c.local.c + Q_END_ALLOC) + at_vol(c.low.c + Q_END_ALLOC) +
+                 at_vol(c.x + X_OPENED);
+    if (opened != closed) return false;
+    if (App::SWEEPS && c.n_local > 0) {
+        u64 clean = at_vol(c.x + X_CLEAN);
+        u64 epoch = at_vol(c.x + X_EPOCH);
+        if ((u32)(clean >> 32) != (u32)epoch || (clean & 0xffffffffull) < c.n_local) return false;
+    }
+    return true;
+}
+
+__device__ void at_publish_idle(const AtCtx &c, bool idle, u64 seen) {
+    volatile u64 *ctl = (volatile u64 *)at_ctl(c, c.gpu, 0);
+    if (idle) {
+        ctl[C_SEEN] = seen;
+        __threadfence_system();
+        ctl[C_IDLE] = 1;
+    } else {
+        ctl[C_IDLE] = 0;
+    }
+    __threadfence_system();
+}
+
+// Adds `m` clean vertices swept in `epoch` (one thread).
+__device__ void at_clean_add(const AtCtx &c, u64 epoch, u64 m) {
+    u32 e = (u32)epoch;
+    while (true) {
+        u64 x = at_vol(c.x + X_CLEAN);
+        u32 xe = (u32)(x >> 32);
+        u64 nx;
+        if (xe == e) {
+            if ((x & 0xffffffffull) >= c.n_local) return;
+            nx = x + m;
+        } else if ((int)(e - xe) > 0) {
+            nx = ((u64)e << 32) | m;
+        } else {
+            return;  // a newer epoch began: this sweep counts for nothing
+        }
+        if (atomicCAS(c.x + X_CLEAN, x, nx) == x) return;
+    }
+}
+
+// A sweep of Check_Size vertices by the team (seed 004 Alg. 4's f2): 0 when it did not sweep
+// (a persistent GPU already swept clean, or a discrete launch's budget of one full cycle is
+// spent), 1 when it swept and found nothing, 2 when it queued vertices.
+template <class App, class Team> __device__ int at_sweep(const AtCtx &c) {
+    if (c.n_local == 0 || c.check_size == 0) return 0;
+    u64 m = c.check_size < c.n_local ? c.check_size : c.n_local;
+    u64 base = 0, epoch = 0, go = 0;
+    if (Team::rank() == 0) {
+        if (c.persistent) {
+            u64 clean = at_vol(c.x + X_CLEAN);
+            go = (u32)(clean >> 32) != (u32)at_vol(c.x + X_EPOCH) ||
+                 (clean & 0xffffffffull) < c.n_local;
+        } else {
+            go = at_vol(c.x + X_SWEPT) < c.n_local;
+        }
+        if (go) {
+            atomicAdd(c.x + X_OPENED, 1ull);
+            __threadfence();
+            epoch = at_vol(c.x + X_EPOCH);
+            __threadfence();
+            base = atomicAdd(c.st + ST_CHECK, m);
+            if (!c.persistent) atomicAdd(c.x + X_SWEPT, m);
+            __threadfence();
+        }
+    }
+    if (!Team::bcast(go)) return 0;
+    base = Team::bcast(base);
+    bool found = false;
+    for (u64 i = Team::rank(); i < m; i += Team::size()) {
+        u32 v = (u32)((base + i) % c.n_local);
+        if (App::sweep(c, v)) {
+            at_push_task(c, v, App::priority(c, v));
+            found = true;
+        }
+    }
+    found = Team::any(found);
+    if (Team::rank() == 0) {
+        atomicAdd(c.st + ST_SWEPT, m);
+        at_stat(0, m);
+        __threadfence();
+        if (found) atomicAdd(c.x + X_EPOCH, 1ull);
+        else at_clean_add(c, epoch, m);
+        __threadfence();
+        atomicAdd(c.x + X_CLOSED, 1ull);
+    }
+    Team::sync();
+    return found ? 2 : 1;
+}
+
+// The limit a discrete launch pops below (its NAME__pre recorded the ends), or none.
+__device__ __forceinline__ u64 at_limit(const AtCtx &c, int which) {
+    return c.persistent ? ~0ull : at_vol(c.st + ST_LIMIT_LOCAL + which);
+}
+
+// Drains up to one pair per team thread from the receive queue (applied, tasks pushed
+// locally); returns the pairs taken. Headers of aggregated batches count their slots as
+// consumed from their sender.
+template <class App, class Team> __device__ u32 at_receive(const AtCtx &c, u32 lane_base) {
+    if (c.gpus < 2) return 0;
+    u64 at = 0, take = 0;
+    if (Team::rank() == 0)
+        take = at_pop(c.recv, 2 * (u64)Team::size(), at_limit(c, 2), at, c.x + X_OPENED,
+                      c.x + X_CLOSED, 2);
+    (void)lane_base;
+    take = Team::bcast(take);
+    if (take == 0) return 0;
+    at = Team::bcast(at);
+    u32 pairs = (u32)(take / 2);
+    u32 r = Team::rank();
+    u32 v = 0, val = 0;
+    bool have = r < pairs;
+    if (have) {
+        v = at_get(c.recv, at + 2 * (u64)r);
+        val = at_get(c.recv, at + 2 * (u64)r + 1);
+    }
+    __threadfence();
+    Team::sync();
+    if (Team::rank() == 0) at_pop_done(c.recv, at, take);
+    u32 received = 0;
+    if (have) {
+        if (v & AT_TAG) {
+            u32 s = v & ~AT_TAG;
+            if (s < AT_MAX_GPUS) atomicAdd(c.recv.c + AT_RECV_CONSUMED + s, (u64)val + 1);
+        } else {
+            received = 1;
+            u32 prio = 0;
+            bool applied = App::REMOTE_MIN && !c.aggregated;
+            if (App::receive(c, v, val, applied, prio)) at_push_task(c, v, prio);
+        }
+    }
+    __threadfence();
+    bool any_received = Team::any(received != 0);
+    if (App::SWEEPS && any_received && Team::rank() == 0) atomicAdd(c.x + X_EPOCH, 1ull);
+    // Count the pairs received (headers excluded) and close every pair taken.
+    u32 got = received;
+    if (Team::size() > 1) {
+        if (Team::size() == 32) got = __reduce_add_sync(AT_FULL, got);
+        else {
+            __shared__ u32 s_got;
+            if (threadIdx.x == 0) s_got = 0;
+            __syncthreads();
+            if (got) atomicAdd(&s_got, got);
+            __syncthreads();
+            got = s_got;
+            __syncthreads();
+        }
+    }
+    if (Team::rank() == 0) {
+        if (got) atomicAdd(c.st + ST_RECEIVED, (u64)got);
+        at_stat(0, got);
+        __threadfence();
+        atomicAdd(c.x + X_CLOSED, (u64)pairs);
+    }
+    Team::sync();
+    return pairs;
+}
+
+// Pops up to `want` task items for the team from the local queue, or (priority queue on,
+// nothing local or received) from the low queue after raising the threshold when nothing
+// is in flight. Items stay in the queue's slots until at_pop_done; `from` says which queue.
+template <class App> __device__ u64 at_take(const AtCtx &c, u64 want, u64 &at, int &from) {
+    u64 got = at_pop(c.local, want, at_limit(c, 0), at, nullptr, nullptr, 1);
+    from = 0;
+    if (got || c.delta == 0) return got;
+    if (at_vol(c.recv.c + Q_END) != at_vol(c.recv.c + Q_START)) return 0;
+    if (at_vol(c.low.c + Q_END) == at_vol(c.low.c + Q_START)) return 0;
+    // In flight: items popped plus receive pairs and sweeps taken, less those closed.
+    u64 in_flight = at_vol(c.local.c + Q_START) + at_vol(c.low.c + Q_START) + at_vol(c.x + X_OPENED) -
+                    at_vol(c.x + X_CLOSED);
+    if (in_flight == 0) {
+        u64 th = at_vol(c.st + ST_THRESHOLD);
+        if (atomicCAS(c.st + ST_THRESHOLD, th, th + c.delta) == th) atomicAdd(c.st + ST_RAISES, 1ull);
+    }
+    from = 1;
+    return at_pop(c.low, want, at_limit(c, 1), at, nullptr, nullptr, 1);
+}
+
+// A popped item from the low queue whose priority is at or above the threshold goes back.
+template <class App> __device__ bool at_deferred(const AtCtx &c, u32 item, int from) {
+    if (from != 1) return false;
+    if ((u64)App::priority(c, item) < at_vol(c.st + ST_THRESHOLD)) return false;
+    at_push(c, c.low, item, 0, 1, c.st + ST_PUSHES, false);
+    return true;
+}
+
+// One round of a warp team (thread or warp workers): receive, else take tasks and run them
+// (then sweep, for sweeping applications); false when it found nothing to do.
+template <class App, bool THREAD> __device__ bool at_round_warp(const AtCtx &c, AtCounts &n) {
+    if (at_receive<App, AtWarp>(c, 0)) return true;
+    u64 at = 0, got = 0;
+    int from = 0;
+    if (sy_lane() == 0) got = at_take<App>(c, THREAD ? 32 : 1, at, from);
+    got = __shfl_sync(AT_FULL, got, 0);
+    bool worked = got != 0;
+    if (got) {
+        at = __shfl_sync(AT_FULL, at, 0);
+        from = __shfl_sync(AT_FULL, from, 0);
+        const AtQ &q = from ? c.low : c.local;
+        if (THREAD) {
+            bool have = sy_lane() < got;
+            u32 item = have ? at_get(q, at + sy_lane()) : 0;
+            __threadfence();
+            __syncwarp();
+            if (sy_lane() == 0) {
+                at_pop_done(q, at, got);
+                atomicAdd(c.st + ST_POPPED, got);
+                at_stat(0, got);
+            }
+            if (have && !at_deferred<App>(c, item, from)) at_task<App, AtSolo>(c, item, n);
+        } else {
+            u32 item = at_get(q, at);
+            __threadfence();
+            __syncwarp();
+            if (sy_lane() == 0) {
+                at_pop_done(q, at, got);
+                atomicAdd(c.st + ST_POPPED, got);
+                at_stat(0, got);
+            }
+            bool defer = false;
+            if (sy_lane() == 0) defer = at_deferred<App>(c, item, from);
+            if (!__shfl_sync(AT_FULL, (int)defer, 0)) at_task<App, AtWarp>(c, item, n);
+        }
+        __syncwarp();
+        at_flush_remote_warp(c);
+        __threadfence();
+        __syncwarp();
+        if (App::SWEEPS && sy_lane() == 0) atomicAdd(c.x + X_EPOCH, 1ull);
+        if (sy_lane() == 0) {
+            __threadfence();
+            atomicAdd(c.x + X_CLOSED, got);
+        }
+        at_add_counts<AtWarp>(c, n);
+    }
+    if constexpr (App::SWEEPS) {
+        // Persistent: a sweep that finds nothing is not work (the team goes idle); discrete:
+        // sweeping is the launch's work until one full cycle is swept.
+        int swept = at_sweep<App, AtWarp>(c);
+        if (swept == 2 || (swept == 1 && !c.persistent)) worked = true;
+    }
+    return worked;
+}
+
+// One round of a CTA team.
+template <class App> __device__ bool at_round_block(const AtCtx &c, AtCounts &n) {
+    if (at_receive<App, AtBlock>(c, 0)) return true;
+    __shared__ u64 s_at, s_got;
+    __shared__ int s_from;
+    if (threadIdx.x == 0) {
+        u64 at = 0;
+        int from = 0;
+        s_got = at_take<App>(c, c.fetch, at, from);
+        s_at = at;
+        s_from = from;
+    }
+    __syncthreads();
+    u64 got = s_got, at = s_at;
+    int from = s_from;
+    __syncthreads();
+    bool worked = got != 0;
+    if (got) {
+        const AtQ &q = from ? c.low : c.local;
+        for (u64 round = 0; round < got; round += blockDim.x) {
+            u64 i = round + threadIdx.x;
+            bool have = i < got;
+            u32 item = have ? at_get(q, at + i) : 0;
+            if (have && at_deferred<App>(c, item, from)) have = false;
+            if constexpr (App::COLOR) {
+                __shared__ u32 s_items[AT_MAX_BLOCK];
+                __shared__ u32 s_have[AT_MAX_BLOCK];
+                s_items[threadIdx.x] = item;
+                s_have[threadIdx.x] = have;
+                __syncthreads();
+                u64 count = got - round < blockDim.x ? got - round : blockDim.x;
+                for (u32 k = 0; k < count; k++)
+                    if (s_have[k]) at_task<App, AtBlock>(c, s_items[k], n);
+                __syncthreads();
+            } else {
+                at_block_expand<App>(c, item, have, n);
+            }
+        }
+        __threadfence();
+        __syncthreads();
+        if (threadIdx.x == 0) {
+            at_pop_done(q, at, got);
+            atomicAdd(c.st + ST_POPPED, got);
+            at_stat(0, got);
+        }
+        at_flush_remote_block(c);
+        if (threadIdx.x == 0) {
+            if (App::SWEEPS) atomicAdd(c.x + X_EPOCH, 1ull);
+            __threadfence();
+            atomicAdd(c.x + X_CLOSED, got);
+        }
+        at_add_counts<AtBlock>(c, n);
+        __syncthreads();
+    }
+    if constexpr (App::SWEEPS) {
+        int swept = at_sweep<App, AtBlock>(c);
+        if (swept == 2 || (swept == 1 && !c.persistent)) worked = true;
+    }
+    return worked;
+}
+
+// Idle in a persistent launch: one team at a time reads the host's stop flag and checks
+// and publishes this GPU's idleness; true when the run is stopped.
+template <class App> __device__ bool at_idle_round(const AtCtx &c) {
+    if (at_vol(c.x + X_STOP)) return true;
+    if (atomicCAS(c.x + X_LOCK, 0ull, 1ull) == 0) {
+        if (at_vol(c.ctl + (u64)c.gpus * C_STRIDE)) {
+            *(volatile u64 *)(c.x + X_STOP) = 1;
+        } else {
+            u64 seen = 0;
+            bool idle = at_idle<App>(c, seen);
+            at_publish_idle(c, idle, seen);
+        }
+        __threadfence();
+        atomicExch(c.x + X_LOCK, 0ull);
+    }
+    __nanosleep(256);
+    return at_vol(c.x + X_STOP) != 0;
+}
+
+template <class App> __device__ void at_worker(const SyArgs &a) {
+    __shared__ AtCtx s_c;
+    __shared__ int s_ok;
+    if (threadIdx.x == 0) {
+        s_ok = at_check(a, sy_u32(a, SC_GPUS), sy_u32(a, SC_GPU));
+        if (s_ok) {
+            at_context(a, s_c);
+            s_c.width = sy_u32(a, SC_WIDTH);
+            s_c.fetch = sy_u32(a, SC_FETCH) ? sy_u32(a, SC_FETCH) : 1;
+            s_c.persistent = sy_u32(a, SC_PERSISTENT);
+            s_c.aggregated = sy_u32(a, SC_AGGREGATED);
+            s_c.delta = sy_u32(a, SC_DELTA);
+            s_c.check_size = sy_u32(a, SC_CHECK_SIZE);
+            s_c.eps = sy_f64(a, SC_EPSILON);
+            s_c.damping = sy_f64(a, SC_DAMPING);
+            if (s_c.width != 1 && s_c.width != 32 && s_c.width != blockDim.x) {
+                sy_fail(a, SY_ERR_LEN, s_c.width, blockDim.x);
+                s_ok = 0;
+            }
+        }
+    }
+    for (u32 i = threadIdx.x; i < AT_MAX_WARPS * AT_MAX_GPUS; i += blockDim.x)
+        (&s_remote[0][0])[i] = 0;
+    if (threadIdx.x < 3) s_stat[threadIdx.x] = 0;
+    __syncthreads();
+    if (!s_ok) return;
+    const AtCtx &c = s_c;
+    AtCounts n = {0, 0, 0, 0};
+    // A CTA worker of 32 threads that fetches one item is a warp worker.
+    bool cta = c.width > 32 || (c.width == 32 && c.fetch > 1);
+    if (cta) {
+        while (true) {
+            bool worked = at_round_block<App>(c, n);
+            __shared__ int s_stop;
+            if (!worked) {
+                if (threadIdx.x == 0) s_stop = c.persistent ? at_idle_round<App>(c) : 1;
+                __syncthreads();
+                bool stop = s_stop != 0;
+                __syncthreads();
+                if (stop) break;
+            }
+        }
+    } else {
+        while (true) {
+            bool worked = c.width == 1 ? at_round_warp<App, true>(c, n) : at_round_warp<App, false>(c, n);
+            if (!worked) {
+                int stop = 1;
+                if (sy_lane() == 0 && c.persistent) stop = at_idle_round<App>(c);
+                if (__shfl_sync(AT_FULL, stop, 0)) break;
+            }
+        }
+    }
+    at_stat_flush(a);
+    // A discrete launch's last block checks and publishes this GPU's idleness.
+    __syncthreads();
+    if (threadIdx.x == 0 && !c.persistent) {
+        __threadfence();
+        if (atomicAdd(c.x + X_EXITED, 1ull) == gridDim.x - 1) {
+            u64 seen = 0;
+            bool idle = at_idle<App>(c, seen);
+            at_publish_idle(c, idle, seen);
+        }
+    }
+}
+
+// The workers are compiled for blocks of up to AT_MAX_BLOCK threads (a CTA worker of 1024
+// threads must fit an SM's registers), so any width the options allow can launch.
+
+// Before each launch (one thread): a discrete launch pops below the queue ends as they are
+// now; the exit count and the discrete sweep budget start over; no stop seen yet.
+__device__ void at_pre(const SyArgs &a) {
+    if (!at_check(a, sy_u32(a, SC_GPUS), sy_u32(a, SC_GPU))) return;
+    u64 *st = sy_buf<u64>(a, AT_STATE);
+    u64 *x = sy_buf<u64>(a, AT_WORKERS);
+    st[ST_LIMIT_LOCAL] = at_vol(sy_buf<u64>(a, AT_LOCAL_COUNTERS) + Q_END);
+    st[ST_LIMIT_LOW] = at_vol(sy_buf<u64>(a, AT_LOW_COUNTERS) + Q_END);
+    st[ST_LIMIT_RECV] = at_vol(sy_buf<u64>(a, AT_RECV_COUNTERS) + Q_END);
+    x[X_EXITED] = 0;
+    x[X_SWEPT] = 0;
+    x[X_LOCK] = 0;
+    x[X_STOP] = 0;
+    __threadfence();
+}
+
+extern "C" __global__ void atos_bfs_worker__pre(const SyArgs a) { at_pre(a); }
+extern "C" __global__ void __launch_bounds__(AT_MAX_BLOCK) atos_bfs_worker(const SyArgs a) { at_worker<AtBfs>(a); }
+extern "C" __global__ void atos_pr_worker__pre(const SyArgs a) { at_pre(a); }
+extern "C" __global__ void __launch_bounds__(AT_MAX_BLOCK) atos_pr_worker(const SyArgs a) { at_worker<AtPr>(a); }
+extern "C" __global__ void atos_color_worker__pre(const SyArgs a) { at_pre(a); }
+extern "C" __global__ void __launch_bounds__(AT_MAX_BLOCK) atos_color_worker(const SyArgs a) { at_worker<AtColor>(a); }
+
+// The aggregator (seed 003 Fig. 3), persistent beside the workers until STOP: block b serves
+// the targets h with h % gridDim.x == b. Per poll and target: every full batch (BATCH_SIZE
+// bytes of pairs) goes at once, a partial one after WAIT_TIME polls; a batch is a header
+// (TAG | sender, pairs) and its pairs, reserved in the target's receive queue only when they
+// fit the slots it has freed (so an aggregated run never overflows a receive queue: the
+// batch waits, counted in AGG_WAITS), counted in SENT before it is written and in the
+// target's RECV after it is published, and taken off the aggregation queue after that.
+extern "C" __global__ void atos_aggregator(const SyArgs a) {
+    __shared__ AtCtx s_c;
+    __shared__ int s_ok, s_stop;
+    __shared__ u64 s_at, s_n, s_start;
+    if (threadIdx.x == 0) {
+        s_ok = at_check(a, sy_u32(a, SC_GPUS), sy_u32(a, SC_GPU));
+        if (s_ok) at_context(a, s_c);
+        s_stop = 0;
+    }
+    if (threadIdx.x < 3) s_stat[threadIdx.x] = 0;
+    __syncthreads();
+    if (!s_ok) return;
+    const AtCtx &c = s_c;
+    u64 batch_pairs = sy_u64(a, SC_BATCH_BYTES) / 8;
+    if (batch_pairs == 0) batch_pairs = 1;
+    u64 wait_polls = sy_u32(a, SC_WAIT_POLLS);
+    for (u64 poll = 0;; poll++) {
+        if (threadIdx.x == 0 && (poll & 15) == 0 && at_vol(c.ctl + (u64)c.gpus * C_STRIDE))
+            s_stop = 1;
+        __syncthreads();
+        if (s_stop) break;
+        for (u32 h = blockIdx.x; h < c.gpus; h += gridDim.x) {
+            if (h == c.gpu) continue;
+            AtQ q = at_agg(c, h);
+            const AtQ &t = c.precv[h];
+            u64 *polls = c.st + ST_AGG_POLLS + h;
+            if (threadIdx.x == 0) {
+                u64 pending = at_vol(q.c + Q_END) - at_vol(q.c + Q_START);
+                *polls = pending == 0 ? 0 : *polls + 1;
+            }
+            while (true) {
+                if (threadIdx.x == 0) {
+                    s_n = 0;
+                    u64 start = at_vol(q.c + Q_START);
+                    u64 pending = (at_vol(q.c + Q_END) - start) / 2;
+                    bool full = pending >= batch_pairs;
+                    if (pending > 0 && (full || *polls >= wait_polls)) {
+                        u64 n = pending < batch_pairs ? pending : batch_pairs;
+                        if (2 * n + 2 > t.cap) n = t.cap / 2 - 1;
+                        u64 len = 2 * n + 2;
+                        while (n > 0) {
+                            u64 ea = at_vol(t.c + Q_END_ALLOC);
+                            if (ea + len - at_vol(t.c + Q_FREED) > t.cap) {
+                                // Flow control: the batch waits for room at its target.
+                                atomicAdd(c.st + ST_AGG_WAITS, 1ull);
+                                break;
+                            }
+                            if (atomicCAS(t.c + Q_END_ALLOC, ea, ea + len) == ea) {
+                                atomicAdd_system((unsigned long long *)at_ctl(c, c.gpu, C_SENT), n);
+                                __threadfence_system();
+                                at_put(t, ea, AT_TAG | c.gpu);
+                                at_put(t, ea + 1, (u32)n);
+                                s_at = ea;
+                                s_n = n;
+                                s_start = start;
+                                if (!full) *polls = 0;
+                                break;
+                            }
+                        }
+                    }
+                }
+                __syncthreads();
+                u64 n = s_n, ea = s_at, start = s_start;
+                __syncthreads();
+                if (n == 0) break;
+                for (u64 i = threadIdx.x; i < 2 * n; i += blockDim.x)
+                    at_put(t, ea + 2 + i, at_get(q, start + i));
+                __threadfence_system();
+                __syncthreads();
+                if (threadIdx.x == 0) {
+                    at_publish(t, ea, 2 * n + 2, true);
+                    __threadfence_system();
+                    atomicAdd_system((unsigned long long *)at_ctl(c, h, C_RECV), n);
+                    // Off the aggregation queue (this block is its only popper).
+                    *(volatile u64 *)(q.c + Q_START) = start + 2 * n;
+                    __threadfence();
+                    *(volatile u64 *)(q.c + Q_FREED) = start + 2 * n;
+                    c.st[ST_SENT_TO + h] += n + 1;
+                    atomicAdd(c.st + ST_BATCHES, 1ull);
+                    atomicAdd(c.st + ST_SENT, n);
+                    at_stat(0, n);
+                    at_stat(2, 1);
+                }
+                __syncthreads();
+            }
+        }
+        __nanosleep(200);
+    }
+    at_stat_flush(a);
+}
