@@ -39,7 +39,7 @@
 #            SSSP on R-MAT 18, BFS and SSSP on the road-like graph at 4 logical GPUs against
 #            BSP and Groute (time).
 #   atos     Atos on CUDA (~4 min on an H200): BFS (persistent CTA workers, discrete CTA
-#            workers, persistent thread workers), pr-residual and color on luxembourg (source 0),
+#            workers, persistent thread workers), pr-residual and color on luxembourg (source 1),
 #            the road grid (source 10582300) and R-MAT 22 (the hub), at 1 GPU and 2, 4 logical
 #            GPUs, every run validated, one table row per run (time ms, extra work, validation);
 #            then aggregated BFS and PageRank at 4 logical GPUs on luxembourg, and
@@ -262,7 +262,7 @@ if [ "$part" = atos ]; then
   }
   echo "== Atos on 1 GPU and 2, 4 logical GPUs, every run validated (targets on one H200:"
   echo "   road21m bfs <= 20 ms, luxembourg bfs <= 2 ms)"
-  for graph in "luxembourg|--graph $lux|--source 0" \
+  for graph in "luxembourg|--graph $lux|--source 1" \
                "road21m|--generate grid2d:w=4600,h=4600,drop=0.1|--source 10582300" \
                "rmat22|--generate rmat:scale=22,ef=16|--hub-source"; do
     IFS='|' read -r label gargs src <<<"$graph"
@@ -273,8 +273,8 @@ if [ "$part" = atos ]; then
     arow "$label" "$gargs" "$src" color 1,2,4 --atos-worker warp
   done
   echo "== Atos through the aggregator, 4 logical GPUs (luxembourg)"
-  arow luxembourg "--graph $lux" "--source 0" bfs 4 --atos-comm aggregated
-  arow luxembourg "--graph $lux" "--source 0" pr-residual 4 --atos-comm aggregated --atos-wait-time 32
+  arow luxembourg "--graph $lux" "--source 1" bfs 4 --atos-comm aggregated
+  arow luxembourg "--graph $lux" "--source 1" pr-residual 4 --atos-comm aggregated --atos-wait-time 32
   if command -v compute-sanitizer >/dev/null; then
     for job in "bfs" "pr-residual" "color --atos-worker warp" "bfs --atos-kernel discrete"; do
       # shellcheck disable=SC2086
