@@ -867,6 +867,22 @@ fn bad_options_of_the_other_commands() {
                 &["graph", "generate", S, "--output", "x.bin", "--to", "binary"],
                 &["--to binary", "graph convert"],
             ),
+            // `calibrate runs --source` is the file's vertex id, as for `run`.
+            error(
+                &[
+                    "calibrate",
+                    "runs",
+                    "--backend",
+                    "sim",
+                    "--graph",
+                    "../graphs/chesapeake.mtx",
+                    "--source",
+                    "0",
+                    "--json",
+                    "c.json",
+                ],
+                &["--source 0: vertex 0 is not in ../graphs/chesapeake.mtx", "1-based"],
+            ),
             error(&["topo", "show", "nosuch"], &["no bundled topology named `nosuch`"]),
             error(&["topo", "bench", "nosuch"], &["no bundled topology named `nosuch`"]),
             error(&["swarm", "--seeds", "5..2"], &["--seeds 5..2", "A < B"]),

@@ -215,6 +215,10 @@ fn runs(args: RunsArgs) -> anyhow::Result<()> {
         .with_context(|| format!("opening topology `{}`", args.topology))?;
     let resolved = resolve_graph(&args.graph, args.options.seed)?;
     let (graph, name) = (&resolved.csr, resolved.name.clone());
+    // Bad parameters (a --source the file does not have) fail before any output.
+    for &algo in &args.algos {
+        args.options.params_from_file(algo, &resolved)?;
+    }
     let label = args.label.clone().unwrap_or(name.clone());
     eprintln!(
         "graph {label}: {} vertices, {} arcs, loaded in {:.1} s",
