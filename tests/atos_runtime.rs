@@ -400,3 +400,32 @@ fn colouring_is_a_pure_function_of_its_seed_and_bsp_colours_too() {
         assert!(assigned >= u64::from(graph.num_vertices()), "{assigned}");
     }
 }
+
+/// Swarm seed 276 (tests/data/swarm-regressions.txt): CTA workers fetching one item,
+/// discrete kernels and the priority queue on one GPU. A discrete launch whose local queue
+/// held only items pushed during the launch (past its pop limit) could neither pop them nor
+/// raise the threshold for the low queue, and stepped forever; it now ends and the
+/// relaunch takes them.
+#[test]
+fn a_discrete_launch_with_the_priority_queue_ends_when_only_new_items_are_left() {
+    let graph =
+        generate(&GeneratorSpec::parse("er:n=2756,m=22048,directed=true,seed=542").expect("spec"))
+            .expect("generates");
+    let atos = AtosOptions {
+        worker: WorkerWidth::Cta,
+        fetch_size: 1,
+        kernel: KernelStrategy::Discrete,
+        priority: Some((1, 1)),
+        ..AtosOptions::default()
+    };
+    let spec = spec(Algorithm::Bfs, 1, 1285, atos, 276);
+    let out = run_ok(
+        &graph,
+        "er:n=2756,m=22048,directed=true,seed=542",
+        &spec,
+        &setup("dgx-station-v100x4", 0),
+    );
+    let report = out.report.atos.as_ref().expect("an atos report");
+    let raises: u64 = report.per_gpu.iter().map(|g| g.threshold_raises).sum();
+    assert!(raises > 0, "the priority queue was used: {report:?}");
+}

@@ -1016,10 +1016,16 @@ fn worker_kernel<Op: AtosOperator>(ctx: &mut KernelContext<'_>) -> Result<(), Ba
     if idle_gpu {
         ctl_block[mine + ctl::SEEN] = seen;
     }
+    // The low queue is work for this launch only when the threshold may be raised now:
+    // nothing else queued, not even past this discrete launch's limits (items pushed
+    // during the launch). Otherwise a discrete launch whose local queue holds only such
+    // items would step forever without popping anything; it ends instead, and the
+    // relaunch takes them.
+    let may_raise = local.pending() == 0 && recv.pending() == 0;
     let more_here = !still.is_empty()
         || local.available(limits[0]) > 0
         || recv.available(limits[2]) > 0
-        || (prio && low.available(limits[1]) > 0)
+        || (prio && may_raise && low.available(limits[1]) > 0)
         || (Op::SWEEPS && st_block[state::CLEAN] < n_local && persistent);
     write_table(table, fetch, &still);
     let peer_bytes = std::mem::take(&mut st.peer_bytes);
