@@ -260,6 +260,9 @@ pub struct IterationRecord {
     pub active_gpus: u32,
     /// Compute phase length (slowest GPU), ps.
     pub compute_ps: u64,
+    /// Whether this superstep ran without frontier statistics (no decision could use
+    /// them): its active and processed edges and features read 0.
+    pub stats_skipped: bool,
     /// The whole superstep, ps.
     pub time_ps: u64,
 }
@@ -429,6 +432,8 @@ struct Gpu {
     returned: Vec<Option<(BufferId, usize)>>,
     frontier_len: u64,
     stats_now: FrontierStats,
+    /// The largest out-degree of the vertices this GPU owns (bounds its frontier's edges).
+    max_out_degree: u64,
     /// Whether this GPU owns a fragment (OSteal evicts GPUs: they sit out every kernel and
     /// every synchronisation until ownership is handed back).
     active: bool,
@@ -448,10 +453,6 @@ fn token(phase: u8, step: u32, gpu: u32, peer: u32) -> Token {
             | (u64::from(gpu & 0xffff) << 16)
             | u64::from(peer & 0xffff),
     )
-}
-
-fn phase_of(t: Token) -> u8 {
-    (t.0 >> 56) as u8
 }
 
 fn gpu_of(t: Token) -> usize {
@@ -559,12 +560,15 @@ pub fn run<B: Backend + ?Sized>(
     // The superstep and total load of Alg. 2's last run.
     let mut last_osteal: Option<(u32, u64)> = None;
     let mut step = 0u32;
+    // Whether the current superstep's frontier statistics were skipped.
+    let mut stats_skipped = false;
     while step < max_supersteps {
         let total: u64 = gpus.iter().map(|g| g.frontier_len).sum();
         if total == 0 {
             break;
         }
         let iteration_start = backend.now_ps();
+        let mut skipped_now = stats_skipped;
         outcome.frontier_sizes.push(total);
         let mut loads: Vec<u64> = gpus.iter().map(|g| g.stats_now.out_edges).collect();
         let mut features: Vec<Features> = gpus.iter().map(|g| g.stats_now.features()).collect();
@@ -630,6 +634,7 @@ pub fn run<B: Backend + ?Sized>(
                         step,
                     )?;
                     move_ps = backend.now_ps() - moved_at;
+                    skipped_now = false;
                     move_estimate_ps = move_ps;
                     osteal =
                         OstealDecision::Moved { from: workers as u32, to: choice.workers as u32 };
@@ -913,20 +918,50 @@ pub fn run<B: Backend + ?Sized>(
             let tk = token(NEXT, step, g as u32, 0);
             backend.read_to_host(gpu.compute, BufferSlice::new(gpu.fixed[9], 0, peers + 3), tk)?;
             reads.push(tk);
-            // The next superstep's statistics in the same round trip as the counters (the
-            // stats kernel reads the frontier length on the device).
-            reads.push(launch_stats(backend, gpu, g, step + 1)?);
         }
         let mut next_reduction = 0.0;
+        let mut next_len = vec![0u64; peers];
         for c in wait_all(backend, &reads)? {
-            if phase_of(c.token) == STATS {
-                store_stats(&mut gpus, c)?;
-                continue;
-            }
+            let g = gpu_of(c.token);
             let counters = host_u64(c.kind)?;
+            next_len[g] = counters[1];
             next_reduction += f64::from_bits(counters[crate::runtime::bsp::reduce_counter(peers)]);
         }
         reduction = next_reduction;
+        // The next superstep's frontier statistics (a kernel and a read on every worker)
+        // feed only the decisions (t1, t2, the cost model, Alg. 2) and the records: they are
+        // skipped when stealing is on but no decision can run next superstep (every
+        // frontier's length times its fragment's largest out-degree below t1, and Alg. 2
+        // not due), and after the last superstep. With stealing off they are kept for the
+        // records (`switchyard gum fit` learns from them).
+        let next_total: u64 = next_len.iter().sum();
+        let fsteal_may = rule.is_some()
+            && active.len() > 1
+            && active.iter().any(|&g| {
+                next_len[g as usize].saturating_mul(gpus[g as usize].max_out_degree)
+                    >= options.triggers.t1_min_max_edges
+            });
+        let osteal_may = can_move
+            && last_osteal.is_none_or(|(s, t)| {
+                step + 1 >= s.saturating_add(options.osteal_interval)
+                    || next_total >= 2 * t
+                    || 2 * next_total <= t
+            })
+            && options
+                .triggers
+                .osteal_fires(Some(backend.now_ps() - iteration_start), active.len() < peers);
+        stats_skipped =
+            next_total == 0 || ((options.fsteal || options.osteal) && !fsteal_may && !osteal_may);
+        if stats_skipped {
+            for &g in &active {
+                let gpu = &mut gpus[g as usize];
+                gpu.frontier_len = next_len[g as usize];
+                gpu.stats_now =
+                    FrontierStats { vertices: gpu.frontier_len, ..FrontierStats::from_degrees([]) };
+            }
+        } else {
+            collect_stats(backend, &mut gpus, step + 1)?;
+        }
         let record = IterationRecord {
             iteration: step,
             frontier: frontier_now,
@@ -948,6 +983,7 @@ pub fn run<B: Backend + ?Sized>(
             decision_ps,
             decision_time_ps,
             compute_ps,
+            stats_skipped: skipped_now,
             time_ps: backend.now_ps() - iteration_start,
         };
         let sync_ps = record.time_ps.saturating_sub(compute_ps + decision_ps + move_ps);
@@ -1413,6 +1449,14 @@ fn upload<B: Backend + ?Sized>(
     let mut counters = vec![0u64; peers + 3];
     counters[1] = frontier_len;
     let in_degree: Vec<u32> = globals.iter().map(|&v| in_degree_global[v as usize]).collect();
+    let max_out_degree = sub
+        .global_degree
+        .iter()
+        .zip(&sub.owner_of_local)
+        .filter(|&(_, &home)| home == gpu)
+        .map(|(&d, _)| u64::from(d))
+        .max()
+        .unwrap_or(0);
     let contents: Vec<(ElemType, usize, &str, HostData)> = vec![
         (ElemType::U64, local + 1, "offsets", HostData::U64(std::mem::take(&mut sub.offsets))),
         (ElemType::U32, arcs, "targets", HostData::U32(std::mem::take(&mut sub.targets))),
@@ -1472,6 +1516,7 @@ fn upload<B: Backend + ?Sized>(
         returned: vec![None; peers],
         frontier_len,
         stats_now: FrontierStats::default(),
+        max_out_degree,
         active: true,
     })
 }
