@@ -200,7 +200,8 @@ pub enum OstealDecision {
     /// t3 fired, but no worker count can pay for Alg. 2's decision: the best any other
     /// count could save over the supersteps a move must pay back in (a lower bound of each
     /// count's `E` against an upper bound of the current one's) is below the decision's
-    /// cost. Nothing is charged.
+    /// cost. Nothing is charged; when no count can gain at all the check, like a run,
+    /// waits for the interval or a load that doubles or halves before it is made again.
     NotWorth,
     /// Alg. 2 ran and kept the worker count.
     Kept,
@@ -595,11 +596,20 @@ pub fn run<B: Backend + ?Sized>(
                 penalty_ps: move_estimate_ps as f64 / horizon,
             };
             let decision_ps = options.decision.osteal_ps(peers);
-            let pays = planner::osteal::may_pay(&cost, &loads, &tree, per_worker_ps, moving)
-                * horizon
-                > decision_ps as f64;
-            if pays {
+            let gain = planner::osteal::may_pay(&cost, &loads, &tree, per_worker_ps, moving);
+            let pays = gain * horizon > decision_ps as f64;
+            // When no count could gain even with a free move, the next check waits for the
+            // interval or for the load to double or halve, as after a run of Alg. 2 (a
+            // frontier of the same class asks the same question again); a gain that the
+            // move's amortised cost or the short horizon eats is checked again next
+            // superstep, when the horizon is longer.
+            let free = planner::MoveCost { penalty_ps: 0.0, ..moving };
+            let could_ever =
+                planner::osteal::may_pay(&cost, &loads, &tree, per_worker_ps, free) > 0.0;
+            if pays || !could_ever {
                 last_osteal = Some((step, total));
+            }
+            if pays {
                 report.osteal_runs += 1;
                 osteal_ps = decision_ps;
                 charge_host_work(backend, osteal_ps, token(DECIDE, step, 0, 1))?;
