@@ -359,7 +359,7 @@ if [ "$part" = gum ]; then
     for n in $counts_gum; do
       expect=steal; [ $algo = pr ] && expect=plain  # PageRank has no steal rule
       gum_check "$algo rmat18 $n logical GPUs, FSteal forced" $expect --generate $rmat \
-        --algo $algo --gpus $n --logical-gpus --gum-osteal off --gum-t1 1 --gum-t2 1
+        --algo $algo --gpus $n --logical-gpus --gum-osteal off --gum-fsteal forced --gum-t1 1 --gum-t2 1
     done
   done
   road=rgg:n=200000,degree=3,seed=7

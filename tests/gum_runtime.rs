@@ -120,7 +120,8 @@ fn stealing_moves_edges_and_still_validates() {
     let triggers =
         Triggers { t1_min_max_edges: 1, t2_min_imbalance_edges: 1, ..Triggers::default() };
     for algorithm in [Algorithm::Bfs, Algorithm::Sssp, Algorithm::Cc] {
-        let gum = GumOptions { triggers, osteal: false, ..GumOptions::default() };
+        let gum =
+            GumOptions { triggers, osteal: false, fsteal_forced: true, ..GumOptions::default() };
         let out = config(algorithm, 8, gum, 3).run(&g, "rmat12").expect("run succeeds");
         assert!(out.report.validation.as_ref().unwrap().is_ok());
         let report = out.report.gum.unwrap();

@@ -90,9 +90,10 @@ pub struct RunOptions {
     /// Atos options.
     #[command(flatten)]
     pub atos: super::atos_args::AtosArgs,
-    /// GUM: frontier stealing (FSteal) on or off.
+    /// GUM: frontier stealing (FSteal) on, off, or forced (a plan whenever t1 and t2 fire,
+    /// executed whether or not it is predicted to pay: for checking the mechanism).
     #[arg(long, value_enum, default_value = "on")]
-    pub gum_fsteal: OnOff,
+    pub gum_fsteal: FstealArg,
     /// GUM: ownership stealing (OSteal) on or off.
     #[arg(long, value_enum, default_value = "on")]
     pub gum_osteal: OnOff,
@@ -120,6 +121,11 @@ pub struct RunOptions {
     /// when it runs out, recorded in the report).
     #[arg(long, default_value_t = SolverLimits::default().time_limit_ms)]
     pub gum_solver_time_limit_ms: u64,
+    /// GUM: whose Table I features the plan's `g(W)` is evaluated on: the superstep's whole
+    /// frontier (`pooled`, one `g` for every fragment) or each fragment's (`per-fragment`,
+    /// Eq. 2's `g(W_i)`).
+    #[arg(long, value_enum, default_value = "pooled")]
+    pub gum_cost_features: CostFeaturesArg,
     /// Inject a fault into the simulated machine (repeatable):
     /// `link-degrade:link=A-B[,bandwidth=F][,latency_ns=N][,at_us=T]`,
     /// `link-fail:link=A-B[,at_us=T]`, `straggler:gpu=I,slowdown=X[,at_us=T]`,
@@ -127,6 +133,26 @@ pub struct RunOptions {
     /// nanoseconds). See README, "Faults".
     #[arg(long = "fault", value_name = "SPEC")]
     pub faults: Vec<FaultSpec>,
+}
+
+/// [`switchyard::runtime::gum::CostFeatures`] as the CLI spells it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum CostFeaturesArg {
+    /// The superstep's whole frontier.
+    Pooled,
+    /// Each fragment's own frontier.
+    PerFragment,
+}
+
+/// `--gum-fsteal` as the CLI spells it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum FstealArg {
+    /// Plans where they are predicted to pay.
+    On,
+    /// No frontier stealing.
+    Off,
+    /// A plan, executed, whenever t1 and t2 fire.
+    Forced,
 }
 
 /// A switch as the CLI spells it.
@@ -142,7 +168,8 @@ impl RunOptions {
     /// GUM's options from the command line (checked when the run starts).
     pub fn gum(&self) -> GumOptions {
         GumOptions {
-            fsteal: self.gum_fsteal == OnOff::On,
+            fsteal: self.gum_fsteal != FstealArg::Off,
+            fsteal_forced: self.gum_fsteal == FstealArg::Forced,
             osteal: self.gum_osteal == OnOff::On,
             osteal_interval: self.gum_osteal_interval,
             triggers: Triggers {
@@ -154,6 +181,10 @@ impl RunOptions {
             solver: SolverLimits {
                 max_workers: self.gum_solver_max_workers,
                 time_limit_ms: self.gum_solver_time_limit_ms,
+            },
+            cost_features: match self.gum_cost_features {
+                CostFeaturesArg::Pooled => switchyard::runtime::gum::CostFeatures::Pooled,
+                CostFeaturesArg::PerFragment => switchyard::runtime::gum::CostFeatures::PerFragment,
             },
             ..GumOptions::default()
         }

@@ -600,7 +600,10 @@ pub fn draw(seed: u64, options: &SwarmOptions) -> Result<(SwarmCase, Topology, C
             t2_min_imbalance_edges: *pick(&mut rng, &[1u64, 32, t1]),
             ..Triggers::default()
         };
-        GumOptions { fsteal: rng.random_bool(0.8), triggers, ..GumOptions::default() }
+        // Forced: every plan t1 and t2 allow is executed, so the stealing path is exercised
+        // whether or not it would pay.
+        let fsteal = rng.random_bool(0.8);
+        GumOptions { fsteal, fsteal_forced: fsteal, triggers, ..GumOptions::default() }
     } else {
         GumOptions::default()
     };
@@ -803,7 +806,12 @@ impl SwarmCase {
             }
             RuntimeKind::Gum => {
                 let g = &self.gum;
-                push("--gum-fsteal", if g.fsteal { "on" } else { "off" }.into());
+                let fsteal = match (g.fsteal, g.fsteal_forced) {
+                    (false, _) => "off",
+                    (true, false) => "on",
+                    (true, true) => "forced",
+                };
+                push("--gum-fsteal", fsteal.into());
                 push("--gum-t1", g.triggers.t1_min_max_edges.to_string());
                 push("--gum-t2", g.triggers.t2_min_imbalance_edges.to_string());
             }

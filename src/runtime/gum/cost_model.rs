@@ -91,6 +91,38 @@ impl FrontierStats {
         s
     }
 
+    /// The statistics of several frontiers taken together (their union).
+    pub fn pooled(parts: &[FrontierStats]) -> FrontierStats {
+        let mut s = FrontierStats {
+            out_min: u64::MAX,
+            in_min: u64::MAX,
+            bucket_vertices: vec![0; HISTOGRAM_BUCKETS],
+            bucket_edges: vec![0; HISTOGRAM_BUCKETS],
+            ..Default::default()
+        };
+        for p in parts.iter().filter(|p| p.vertices > 0) {
+            s.vertices += p.vertices;
+            s.out_edges += p.out_edges;
+            s.in_edges += p.in_edges;
+            s.out_min = s.out_min.min(p.out_min);
+            s.out_max = s.out_max.max(p.out_max);
+            s.in_min = s.in_min.min(p.in_min);
+            s.in_max = s.in_max.max(p.in_max);
+            s.out_d_ln_d += p.out_d_ln_d;
+            for (a, b) in s.bucket_vertices.iter_mut().zip(&p.bucket_vertices) {
+                *a += b;
+            }
+            for (a, b) in s.bucket_edges.iter_mut().zip(&p.bucket_edges) {
+                *a += b;
+            }
+        }
+        if s.vertices == 0 {
+            s.out_min = 0;
+            s.in_min = 0;
+        }
+        s
+    }
+
     /// The six Table I features.
     pub fn features(&self) -> Features {
         let n = self.vertices as f64;
@@ -372,6 +404,21 @@ pub fn rmsre(pairs: impl IntoIterator<Item = (f64, f64)>) -> f64 {
 mod tests {
     use super::*;
     use crate::graph::summary::{degree_entropy, gini};
+
+    #[test]
+    fn pooled_statistics_are_those_of_the_union() {
+        let a = [(3u64, 1u64), (0, 4), (17, 2)];
+        let b = [(1u64, 9u64), (250, 1)];
+        let pooled = FrontierStats::pooled(&[
+            FrontierStats::from_degrees(a),
+            FrontierStats::from_degrees([]),
+            FrontierStats::from_degrees(b),
+        ]);
+        let union = FrontierStats::from_degrees(a.into_iter().chain(b));
+        assert_eq!(pooled.features(), union.features());
+        assert_eq!((pooled.vertices, pooled.out_edges, pooled.in_min), (5, 271, 1));
+        assert_eq!(FrontierStats::pooled(&[]), FrontierStats::from_degrees([]));
+    }
 
     #[test]
     fn there_are_210_monomials_constant_first() {

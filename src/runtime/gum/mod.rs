@@ -102,6 +102,10 @@ impl DecisionCost {
 pub struct GumOptions {
     /// Frontier stealing on (when the algorithm has a steal rule and t1, t2 fire).
     pub fsteal: bool,
+    /// FSteal plans and executes whenever t1 and t2 fire, without asking whether the plan
+    /// pays ([`FstealDecision::NotWorth`], [`FstealDecision::Rejected`]): for tests and
+    /// checks of the stealing mechanism, not for speed.
+    pub fsteal_forced: bool,
     /// Ownership stealing on (min-combined algorithms without aux values, when t3 fires).
     pub osteal: bool,
     /// OSteal: supersteps between two runs of Alg. 2 while the total load stays within a
@@ -117,6 +121,15 @@ pub struct GumOptions {
     pub decision: DecisionCost,
     /// Local memory bandwidth used for `B_ii` when the backend does not know it, bytes/s.
     pub memory_bandwidth_fallback_bytes_per_s: u64,
+    /// Whose Table I features `g(W)` is evaluated on when a plan is made.
+    pub cost_features: CostFeatures,
+    /// What one stolen range costs its thief beyond its edges, in ps: the separate kernel
+    /// of §V-A step 4 (a launch) and the read of its pair count. The paper leaves this
+    /// "outside our cost model"; ours charges it when deciding whether a plan pays (a plan
+    /// is executed only if its makespan plus these costs beats not stealing). Default
+    /// 10 us: a V100 launch and its minimum kernel (about 6 us on the simulated one) and a
+    /// device-to-host read.
+    pub steal_range_overhead_ps: u64,
     /// Stop after this many supersteps.
     pub max_supersteps: u32,
 }
@@ -125,15 +138,33 @@ impl Default for GumOptions {
     fn default() -> Self {
         GumOptions {
             fsteal: true,
+            fsteal_forced: false,
             osteal: true,
             osteal_interval: 16,
             triggers: Triggers::default(),
             solver: SolverLimits::default(),
             decision: DecisionCost::default(),
             memory_bandwidth_fallback_bytes_per_s: 900_000_000_000,
+            cost_features: CostFeatures::Pooled,
+            steal_range_overhead_ps: 10_000_000,
             max_supersteps: 1_000_000,
         }
     }
+}
+
+/// Whose Table I features the plan's `g(W)` is evaluated on.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum CostFeatures {
+    /// The superstep's whole frontier (every fragment's statistics pooled): one `g` for
+    /// every fragment. The default: the polynomial's error (RMSRE 0.30) is mostly noise
+    /// between fragments whose frontiers cost the same per edge (a random partition), and
+    /// the min-max plan treats that noise as real differences (measured on R-MAT 18 SSSP,
+    /// superstep 2: `g` from 97 to 156 ps per edge over fragments that all took 178, and a
+    /// plan moving 273,828 edges for a spread of 131,264).
+    Pooled,
+    /// Each fragment's own frontier, `g(W_i)` as Eq. 2 writes it.
+    PerFragment,
 }
 
 /// What FSteal did in one superstep.
@@ -144,6 +175,14 @@ pub enum FstealDecision {
     Off,
     /// t1 or t2 did not fire.
     NotTriggered,
+    /// t1 and t2 fired, but the predicted imbalance (the busiest worker's predicted time
+    /// over the perfectly balanced one) is below what a plan costs (its decision and one
+    /// stolen range), or the busiest frontier is one adjacency list (Alg. 1 never splits
+    /// one): no plan is solved and nothing is charged.
+    NotWorth,
+    /// A plan was solved, but with its stolen ranges' overhead its makespan does not beat
+    /// not stealing: the decision is charged, the plan is not executed.
+    Rejected,
     /// A plan was solved and executed.
     Planned,
     /// The solver failed: no stealing this superstep (the documented fallback).
@@ -158,6 +197,12 @@ pub enum OstealDecision {
     Off,
     /// t3 or the interval did not fire.
     NotTriggered,
+    /// t3 fired, but no worker count can pay for Alg. 2's decision: the best any other
+    /// count could save over the supersteps a move must pay back in (a lower bound of each
+    /// count's `E` against an upper bound of the current one's) is below the decision's
+    /// cost. Nothing is charged; when no count can gain at all the check, like a run,
+    /// waits for the interval or a load that doubles or halves before it is made again.
+    NotWorth,
     /// Alg. 2 ran and kept the worker count.
     Kept,
     /// Alg. 2 ran and ownership moved: evicted GPUs' fragments went to survivors, or
@@ -216,6 +261,9 @@ pub struct IterationRecord {
     pub active_gpus: u32,
     /// Compute phase length (slowest GPU), ps.
     pub compute_ps: u64,
+    /// Whether this superstep ran without frontier statistics (no decision could use
+    /// them): its active and processed edges and features read 0.
+    pub stats_skipped: bool,
     /// The whole superstep, ps.
     pub time_ps: u64,
 }
@@ -325,9 +373,40 @@ impl From<GumOutcome> for crate::runtime::Outcome {
     }
 }
 
-/// Bytes a processed edge reads (target id and, for weighted rules, its weight).
-fn bytes_per_edge(rule: Option<StealRule>) -> f64 {
-    if rule == Some(StealRule::MinPlusWeight) { 8.0 } else { 4.0 }
+/// Bytes a worker reads per edge of a fragment whose frontier has `stats`, wherever the
+/// fragment lives: what the stolen-range kernel reads from the victim (offsets 16, the
+/// frontier id 4 and the source's value 4 per vertex; the target 4, its weight 4 for a
+/// weighted rule, and the target's value 4 per edge). `c_ij` divides it by `B_ij`. (Until
+/// this was counted the plan assumed 8 bytes per edge while the kernel read 12 plus 24 per
+/// vertex, so remote edges cost more than planned.)
+pub fn bytes_per_edge(stats: &FrontierStats, rule: Option<StealRule>) -> f64 {
+    let weighted = if rule == Some(StealRule::MinPlusWeight) { 4.0 } else { 0.0 };
+    let edges = stats.out_edges.max(1) as f64;
+    8.0 + weighted + 24.0 * stats.vertices as f64 / edges
+}
+
+/// The features `g(W)` is evaluated on for each fragment (see [`CostFeatures`]).
+fn plan_features(gpus: &[Gpu], which: CostFeatures) -> Vec<Features> {
+    match which {
+        CostFeatures::PerFragment => gpus.iter().map(|g| g.stats_now.features()).collect(),
+        CostFeatures::Pooled => {
+            let all: Vec<FrontierStats> = gpus.iter().map(|g| g.stats_now.clone()).collect();
+            vec![FrontierStats::pooled(&all).features(); gpus.len()]
+        }
+    }
+}
+
+/// The per-edge costs `c_ij` of this superstep's plan.
+fn plan_costs(
+    gpus: &[Gpu],
+    bandwidth: &[Vec<u64>],
+    model: &CostModel,
+    options: &GumOptions,
+    rule: Option<StealRule>,
+) -> Vec<Vec<f64>> {
+    let features = plan_features(gpus, options.cost_features);
+    let bytes: Vec<f64> = gpus.iter().map(|g| bytes_per_edge(&g.stats_now, rule)).collect();
+    cost_matrix(bandwidth, &features, model, &bytes)
 }
 
 /// A growable device buffer of `u32` pairs with its length counter.
@@ -354,6 +433,8 @@ struct Gpu {
     returned: Vec<Option<(BufferId, usize)>>,
     frontier_len: u64,
     stats_now: FrontierStats,
+    /// The largest out-degree of the vertices this GPU owns (bounds its frontier's edges).
+    max_out_degree: u64,
     /// Whether this GPU owns a fragment (OSteal evicts GPUs: they sit out every kernel and
     /// every synchronisation until ownership is handed back).
     active: bool,
@@ -481,12 +562,15 @@ pub fn run<B: Backend + ?Sized>(
     // The superstep and total load of Alg. 2's last run.
     let mut last_osteal: Option<(u32, u64)> = None;
     let mut step = 0u32;
+    // Whether the current superstep's frontier statistics were skipped.
+    let mut stats_skipped = false;
     while step < max_supersteps {
         let total: u64 = gpus.iter().map(|g| g.frontier_len).sum();
         if total == 0 {
             break;
         }
         let iteration_start = backend.now_ps();
+        let mut skipped_now = stats_skipped;
         outcome.frontier_sizes.push(total);
         let mut loads: Vec<u64> = gpus.iter().map(|g| g.stats_now.out_edges).collect();
         let mut features: Vec<Features> = gpus.iter().map(|g| g.stats_now.features()).collect();
@@ -502,33 +586,53 @@ pub fn run<B: Backend + ?Sized>(
         if let Some(previous_ps) = previous.filter(|_| can_move && due)
             && options.triggers.osteal_fires(Some(previous_ps), workers < peers)
         {
-            last_osteal = Some((step, total));
-            report.osteal_runs += 1;
-            osteal_ps = options.decision.osteal_ps(peers);
-            charge_host_work(backend, osteal_ps, token(DECIDE, step, 0, 1))?;
-            let cost = cost_matrix(&bandwidth, &features, model, bytes_per_edge(operators.steal));
+            let cost = plan_costs(&gpus, &bandwidth, model, options, operators.steal);
             let per_worker_ps = sync_per_worker_ps(&sync_by_workers);
             // A move must pay for itself within as many supersteps as the run has taken so
             // far (the expected rest of a run of unknown length): none at the start of a
             // run whose frontier is about to grow, cheap ones deep in a long tail.
+            let horizon = f64::from(step.max(1));
             let moving = planner::MoveCost {
                 current: workers,
-                penalty_ps: move_estimate_ps as f64 / f64::from(step.max(1)),
+                penalty_ps: move_estimate_ps as f64 / horizon,
             };
-            match planner::choose_workers(
-                &cost,
-                &loads,
-                &tree,
-                per_worker_ps,
-                moving,
-                &options.solver,
-            ) {
-                Err(e) => osteal = OstealDecision::Fallback(e.to_string()),
-                Ok(choice) if choice.workers == workers => {
+            let decision_ps = options.decision.osteal_ps(peers);
+            let gain = planner::osteal::may_pay(&cost, &loads, &tree, per_worker_ps, moving);
+            let pays = gain * horizon > decision_ps as f64;
+            // When no count could gain even with a free move, the next check waits for the
+            // interval or for the load to double or halve, as after a run of Alg. 2 (a
+            // frontier of the same class asks the same question again); a gain that the
+            // move's amortised cost or the short horizon eats is checked again next
+            // superstep, when the horizon is longer.
+            let free = planner::MoveCost { penalty_ps: 0.0, ..moving };
+            let could_ever =
+                planner::osteal::may_pay(&cost, &loads, &tree, per_worker_ps, free) > 0.0;
+            if pays || !could_ever {
+                last_osteal = Some((step, total));
+            }
+            if pays {
+                report.osteal_runs += 1;
+                osteal_ps = decision_ps;
+                charge_host_work(backend, osteal_ps, token(DECIDE, step, 0, 1))?;
+            }
+            let choice = pays.then(|| {
+                planner::choose_workers(
+                    &cost,
+                    &loads,
+                    &tree,
+                    per_worker_ps,
+                    moving,
+                    &options.solver,
+                )
+            });
+            match choice {
+                None => osteal = OstealDecision::NotWorth,
+                Some(Err(e)) => osteal = OstealDecision::Fallback(e.to_string()),
+                Some(Ok(choice)) if choice.workers == workers => {
                     osteal = OstealDecision::Kept;
                     osteal_estimates = choice.estimates;
                 }
-                Ok(choice) => {
+                Some(Ok(choice)) => {
                     osteal_estimates = choice.estimates;
                     hosts = (0..parts).map(|f| tree.owner(choice.workers, f)).collect();
                     let moved_at = backend.now_ps();
@@ -541,6 +645,7 @@ pub fn run<B: Backend + ?Sized>(
                         step,
                     )?;
                     move_ps = backend.now_ps() - moved_at;
+                    skipped_now = false;
                     move_estimate_ps = move_ps;
                     osteal =
                         OstealDecision::Moved { from: workers as u32, to: choice.workers as u32 };
@@ -560,12 +665,37 @@ pub fn run<B: Backend + ?Sized>(
                 (FstealDecision::NotTriggered, None, 0)
             }
             Some(r) => {
-                let cost = cost_matrix(&bandwidth, &features, model, bytes_per_edge(Some(r)));
+                let cost = plan_costs(&gpus, &bandwidth, model, options, Some(r));
                 let cost = planner::osteal::restrict(&cost, &active);
                 let ps = options.decision.fsteal_ps(active.len());
-                match planner::solve_min_max(&cost, &loads, &options.solver) {
-                    Ok(plan) => (FstealDecision::Planned, Some(plan.edges), ps),
-                    Err(e) => (FstealDecision::Fallback(e.to_string()), None, ps),
+                let overhead = options.steal_range_overhead_ps as f64;
+                // Example 5's "cover the overhead", in time: the most a plan can save (the
+                // busiest worker's predicted time over a perfect balance) against what a
+                // plan costs at least (its decision and one stolen range).
+                let own: Vec<f64> = (0..peers).map(|j| cost[j][j] * loads[j] as f64).collect();
+                let alone = active.iter().map(|&j| own[j as usize]).fold(0.0, f64::max);
+                let balanced =
+                    active.iter().map(|&j| own[j as usize]).sum::<f64>() / active.len() as f64;
+                let busiest = active
+                    .iter()
+                    .map(|&j| j as usize)
+                    .max_by(|&a, &b| own[a].total_cmp(&own[b]).then(b.cmp(&a)));
+                let splittable = busiest.is_some_and(|b| gpus[b].stats_now.vertices > 1);
+                let worth = splittable && alone - balanced >= ps as f64 + overhead;
+                if !worth && !options.fsteal_forced {
+                    (FstealDecision::NotWorth, None, 0)
+                } else {
+                    match planner::solve_min_max(&cost, &loads, &options.solver) {
+                        Ok(plan)
+                            if options.fsteal_forced
+                                || planner::makespan_with_ranges(&cost, &plan.edges, overhead)
+                                    < alone =>
+                        {
+                            (FstealDecision::Planned, Some(plan.edges), ps)
+                        }
+                        Ok(_) => (FstealDecision::Rejected, None, ps),
+                        Err(e) => (FstealDecision::Fallback(e.to_string()), None, ps),
+                    }
                 }
             }
         };
@@ -801,12 +931,48 @@ pub fn run<B: Backend + ?Sized>(
             reads.push(tk);
         }
         let mut next_reduction = 0.0;
+        let mut next_len = vec![0u64; peers];
         for c in wait_all(backend, &reads)? {
+            let g = gpu_of(c.token);
             let counters = host_u64(c.kind)?;
+            next_len[g] = counters[1];
             next_reduction += f64::from_bits(counters[crate::runtime::bsp::reduce_counter(peers)]);
         }
         reduction = next_reduction;
-        collect_stats(backend, &mut gpus, step + 1)?;
+        // The next superstep's frontier statistics (a kernel and a read on every worker)
+        // feed only the decisions (t1, t2, the cost model, Alg. 2) and the records: they are
+        // skipped when stealing is on but no decision can run next superstep (every
+        // frontier's length times its fragment's largest out-degree below t1, and Alg. 2
+        // not due), and after the last superstep. With stealing off they are kept for the
+        // records (`switchyard gum fit` learns from them).
+        let next_total: u64 = next_len.iter().sum();
+        let fsteal_may = rule.is_some()
+            && active.len() > 1
+            && active.iter().any(|&g| {
+                next_len[g as usize].saturating_mul(gpus[g as usize].max_out_degree)
+                    >= options.triggers.t1_min_max_edges
+            });
+        let osteal_may = can_move
+            && last_osteal.is_none_or(|(s, t)| {
+                step + 1 >= s.saturating_add(options.osteal_interval)
+                    || next_total >= 2 * t
+                    || 2 * next_total <= t
+            })
+            && options
+                .triggers
+                .osteal_fires(Some(backend.now_ps() - iteration_start), active.len() < peers);
+        stats_skipped =
+            next_total == 0 || ((options.fsteal || options.osteal) && !fsteal_may && !osteal_may);
+        if stats_skipped {
+            for &g in &active {
+                let gpu = &mut gpus[g as usize];
+                gpu.frontier_len = next_len[g as usize];
+                gpu.stats_now =
+                    FrontierStats { vertices: gpu.frontier_len, ..FrontierStats::from_degrees([]) };
+            }
+        } else {
+            collect_stats(backend, &mut gpus, step + 1)?;
+        }
         let record = IterationRecord {
             iteration: step,
             frontier: frontier_now,
@@ -828,6 +994,7 @@ pub fn run<B: Backend + ?Sized>(
             decision_ps,
             decision_time_ps,
             compute_ps,
+            stats_skipped: skipped_now,
             time_ps: backend.now_ps() - iteration_start,
         };
         let sync_ps = record.time_ps.saturating_sub(compute_ps + decision_ps + move_ps);
@@ -955,12 +1122,13 @@ fn bandwidth_matrix<B: Backend + ?Sized>(
         .collect()
 }
 
-/// `c_ij = bytes / B_ij + g(W_i)` in picoseconds per edge (§III-B).
+/// `c_ij = bytes_i / B_ij + g(W_i)` in picoseconds per edge (§III-B), `bytes_i` the bytes
+/// a worker reads per edge of fragment `i`.
 pub fn cost_matrix(
     bandwidth: &[Vec<u64>],
     features: &[Features],
     model: &CostModel,
-    bytes_per_edge: f64,
+    bytes_per_edge: &[f64],
 ) -> Vec<Vec<f64>> {
     let n = bandwidth.len();
     (0..n)
@@ -969,7 +1137,7 @@ pub fn cost_matrix(
             (0..n)
                 .map(|j| {
                     let b = bandwidth[i][j] as f64;
-                    if b > 0.0 { bytes_per_edge * 1e12 / b + g } else { f64::INFINITY }
+                    if b > 0.0 { bytes_per_edge[i] * 1e12 / b + g } else { f64::INFINITY }
                 })
                 .collect()
         })
@@ -995,33 +1163,50 @@ fn collect_stats<B: Backend + ?Sized>(
 ) -> Result<(), RuntimeError> {
     let mut reads = Vec::with_capacity(gpus.len());
     for (g, gpu) in gpus.iter().enumerate().filter(|(_, gpu)| gpu.active) {
-        backend.launch(
-            gpu.compute,
-            Launch {
-                kernel: "gum_frontier_stats",
-                buffers: vec![
-                    gpu.fixed[5],
-                    gpu.in_degree,
-                    gpu.fixed[7],
-                    gpu.fixed[9],
-                    gpu.stats,
-                    gpu.prefix,
-                ],
-                scalars: vec![],
-                work_items: gpu.frontier_len,
-            },
-            None,
-        )?;
-        let tk = token(STATS, step, g as u32, 0);
-        backend.read_to_host(gpu.compute, BufferSlice::new(gpu.stats, 0, STATS_WORDS), tk)?;
-        reads.push(tk);
+        reads.push(launch_stats(backend, gpu, g, step)?);
     }
     for c in wait_all(backend, &reads)? {
-        let g = gpu_of(c.token);
-        let stats = read_stats(&host_u64(c.kind)?);
-        gpus[g].frontier_len = stats.vertices;
-        gpus[g].stats_now = stats;
+        store_stats(gpus, c)?;
     }
+    Ok(())
+}
+
+/// Launches the stats kernel on GPU `g` and the read of its statistics; returns the read's
+/// token (phase `STATS`).
+fn launch_stats<B: Backend + ?Sized>(
+    backend: &mut B,
+    gpu: &Gpu,
+    g: usize,
+    step: u32,
+) -> Result<Token, RuntimeError> {
+    backend.launch(
+        gpu.compute,
+        Launch {
+            kernel: "gum_frontier_stats",
+            buffers: vec![
+                gpu.fixed[5],
+                gpu.in_degree,
+                gpu.fixed[7],
+                gpu.fixed[9],
+                gpu.stats,
+                gpu.prefix,
+            ],
+            scalars: vec![],
+            work_items: gpu.frontier_len,
+        },
+        None,
+    )?;
+    let tk = token(STATS, step, g as u32, 0);
+    backend.read_to_host(gpu.compute, BufferSlice::new(gpu.stats, 0, STATS_WORDS), tk)?;
+    Ok(tk)
+}
+
+/// Stores a completed statistics read: the GPU's frontier length and statistics.
+fn store_stats(gpus: &mut [Gpu], c: crate::backend::Completion) -> Result<(), RuntimeError> {
+    let g = gpu_of(c.token);
+    let stats = read_stats(&host_u64(c.kind)?);
+    gpus[g].frontier_len = stats.vertices;
+    gpus[g].stats_now = stats;
     Ok(())
 }
 
@@ -1275,6 +1460,14 @@ fn upload<B: Backend + ?Sized>(
     let mut counters = vec![0u64; peers + 3];
     counters[1] = frontier_len;
     let in_degree: Vec<u32> = globals.iter().map(|&v| in_degree_global[v as usize]).collect();
+    let max_out_degree = sub
+        .global_degree
+        .iter()
+        .zip(&sub.owner_of_local)
+        .filter(|&(_, &home)| home == gpu)
+        .map(|(&d, _)| u64::from(d))
+        .max()
+        .unwrap_or(0);
     let contents: Vec<(ElemType, usize, &str, HostData)> = vec![
         (ElemType::U64, local + 1, "offsets", HostData::U64(std::mem::take(&mut sub.offsets))),
         (ElemType::U32, arcs, "targets", HostData::U32(std::mem::take(&mut sub.targets))),
@@ -1334,6 +1527,7 @@ fn upload<B: Backend + ?Sized>(
         returned: vec![None; peers],
         frontier_len,
         stats_now: FrontierStats::default(),
+        max_out_degree,
         active: true,
     })
 }

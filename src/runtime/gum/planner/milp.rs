@@ -87,6 +87,21 @@ pub fn makespan(cost: &[Vec<f64>], edges: &[Vec<u64>]) -> f64 {
         .fold(0.0, f64::max)
 }
 
+/// The makespan of an integer plan when every stolen range (an `edges[i][j] > 0` with
+/// `i != j`) also costs its worker `per_range` (its separate kernel, §V-A step 4, which
+/// the paper leaves outside the cost model).
+pub fn makespan_with_ranges(cost: &[Vec<f64>], edges: &[Vec<u64>], per_range: f64) -> f64 {
+    let n = cost.len();
+    (0..n)
+        .map(|j| {
+            (0..n)
+                .filter(|&i| edges[i][j] > 0)
+                .map(|i| cost[i][j] * edges[i][j] as f64 + if i == j { 0.0 } else { per_range })
+                .sum::<f64>()
+        })
+        .fold(0.0, f64::max)
+}
+
 /// Solves the min-max problem of Eq. 1 for `cost` (n x n, per edge, `INFINITY` = forbidden)
 /// and `loads` (active edges per fragment).
 pub fn solve_min_max(
@@ -363,5 +378,16 @@ mod tests {
         assert!(err.to_string().contains("more than the solver's guard of 1"), "{err}");
         let err = solve_min_max(&[vec![0.0]], &[1], &SolverLimits::default()).unwrap_err();
         assert!(err.to_string().contains("must be positive"), "{err}");
+    }
+
+    #[test]
+    fn every_stolen_range_costs_its_thief() {
+        let cost = vec![vec![1.0, 2.0], vec![2.0, 1.0]];
+        // Worker 1 takes 10 of fragment 0's edges: 10 x 2 + 90 x 1 = 110, plus one range.
+        let edges = vec![vec![100, 10], vec![0, 90]];
+        assert_eq!(makespan(&cost, &edges), 110.0);
+        assert_eq!(makespan_with_ranges(&cost, &edges, 50.0), 160.0);
+        // The victim's own range costs nothing extra.
+        assert_eq!(makespan_with_ranges(&cost, &[vec![100, 0], vec![0, 90]], 50.0), 100.0);
     }
 }

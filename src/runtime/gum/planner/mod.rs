@@ -8,7 +8,9 @@ pub mod osteal;
 pub mod ranges;
 pub mod reduction_tree;
 
-pub use milp::{SolveError, SolverLimits, StealPlan, makespan, solve_min_max};
+pub use milp::{
+    SolveError, SolverLimits, StealPlan, makespan, makespan_with_ranges, solve_min_max,
+};
 pub use osteal::{MoveCost, OstealChoice, WorkerEstimate, choose_workers};
 pub use ranges::{VertexRange, prefix_sums, select_ranges};
 pub use reduction_tree::{ReductionTree, TreeError};

@@ -63,6 +63,40 @@ pub fn restrict(cost: &[Vec<f64>], workers: &[u32]) -> Vec<Vec<f64>> {
         .collect()
 }
 
+/// The most a superstep could gain from Alg. 2 choosing another worker count than
+/// `moving.current`, in ps (0 when none can gain), without solving anything: the current
+/// count's estimate is at most its no-stealing makespan plus `p m`; any other count's is at
+/// least its perfectly balanced cheapest work (every edge at its cheapest `c_ij`, spread
+/// over `m` workers) plus `p m` plus the move's penalty. The runtime runs Alg. 2 only when
+/// this times the supersteps a move has to pay back in exceeds the decision's cost (our
+/// reading of §V-B's "we can bypass the OSteal algorithm with prior knowledge").
+pub fn may_pay(
+    cost: &[Vec<f64>],
+    loads: &[u64],
+    tree: &ReductionTree,
+    sync_per_worker_ps: f64,
+    moving: MoveCost,
+) -> f64 {
+    let n = tree.gpus();
+    let current = moving.current.clamp(1, n);
+    let keep = (0..n)
+        .filter(|&j| loads[j] > 0 && cost[j][j].is_finite())
+        .map(|j| cost[j][j] * loads[j] as f64)
+        .fold(0.0, f64::max)
+        + sync_per_worker_ps * current as f64;
+    let work: f64 = (0..n)
+        .map(|i| {
+            let cheapest =
+                cost[i].iter().copied().filter(|c| c.is_finite()).fold(f64::INFINITY, f64::min);
+            if loads[i] == 0 || !cheapest.is_finite() { 0.0 } else { cheapest * loads[i] as f64 }
+        })
+        .sum();
+    (1..=n)
+        .filter(|&m| m != current)
+        .map(|m| keep - (work / m as f64 + sync_per_worker_ps * m as f64 + moving.penalty_ps))
+        .fold(0.0, f64::max)
+}
+
 /// Runs Alg. 2 over `m = 1..=n` for per-edge costs `cost` (picoseconds), active edges
 /// `loads`, synchronisation cost `sync_per_worker_ps` and the cost of a move `moving`.
 pub fn choose_workers(
@@ -168,6 +202,42 @@ mod tests {
         let cheap = MoveCost { current: 8, penalty_ps: 100e6 };
         let shrunk = choose_workers(&costs(), &[5; 8], &tree, 20e6, cheap, &limits).unwrap();
         assert_eq!(shrunk.workers, 1);
+    }
+
+    #[test]
+    fn alg_2_runs_only_when_another_worker_count_can_gain() {
+        let tree = ReductionTree::build(dgx1()).unwrap();
+        // A tail of a few edges with 20 us of synchronisation per worker: shrinking to one
+        // worker could save up to 7 x 20 us a superstep.
+        let free = MoveCost { current: 8, penalty_ps: 0.0 };
+        let gain = may_pay(&costs(), &[5; 8], &tree, 20e6, free);
+        assert!(gain > 139e6 && gain <= 140e6, "{gain}");
+        // A move that costs more per superstep than that: nothing can gain.
+        let costly = MoveCost { current: 8, penalty_ps: 200e6 };
+        assert_eq!(may_pay(&costs(), &[5; 8], &tree, 20e6, costly), 0.0);
+        // Fifty million balanced edges each: fewer workers only add work.
+        assert_eq!(may_pay(&costs(), &[50_000_000; 8], &tree, 20e6, free), 0.0);
+        // The bound is never below what Alg. 2 finds.
+        let tail = choose_workers(&costs(), &[5; 8], &tree, 20e6, free, &SolverLimits::default());
+        let tail = tail.unwrap();
+        let found = tail.estimates[7].estimate_ps - tail.estimates[0].estimate_ps;
+        assert!(gain >= found - 1.0, "{gain} < {found}");
+    }
+
+    #[test]
+    fn a_move_costing_more_than_the_run_is_refused() {
+        // The GPU measurement of issue 21: R-MAT 22 on 2 logical GPUs, a 45 ms run, and a
+        // move measured at 1.6 s. Even with a generous 1 ms of synchronisation per worker
+        // and a tail of a few edges, at superstep 10 the amortised move (160 ms a
+        // superstep) outweighs anything one worker fewer could save: Alg. 2 is not run,
+        // and run anyway it keeps both workers.
+        let tree =
+            ReductionTree::build(vec![vec![1, 25_000_000_000], vec![25_000_000_000, 1]]).unwrap();
+        let cost = vec![vec![100.0, 500.0], vec![500.0, 100.0]];
+        let moving = MoveCost { current: 2, penalty_ps: 1.6e12 / 10.0 };
+        assert_eq!(may_pay(&cost, &[50, 40], &tree, 1e9, moving), 0.0);
+        let kept = choose_workers(&cost, &[50, 40], &tree, 1e9, moving, &SolverLimits::default());
+        assert_eq!(kept.unwrap().workers, 2);
     }
 
     #[test]
