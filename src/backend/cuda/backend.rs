@@ -1332,6 +1332,12 @@ impl Backend for CudaBackend {
         Ok(())
     }
 
+    fn progress_watchdog_ps(&self) -> Option<u64> {
+        Some(
+            u64::try_from(self.watchdog.as_nanos()).unwrap_or(u64::MAX / 1000).saturating_mul(1000),
+        )
+    }
+
     fn alloc_mapped(
         &mut self,
         elem: ElemType,
