@@ -691,7 +691,12 @@ pub fn run<B: Backend + ?Sized>(
             }
             t if t.0 >= 2_000_000 && t.0 < 2_000_000 + k as u64 => {
                 aggregators_running -= 1;
-                agg_running[gpu_of(t, 2_000_000) as usize] = false;
+                let g = gpu_of(t, 2_000_000);
+                agg_running[g as usize] = false;
+                if !stopped {
+                    stop(backend, ctl_block, k)?;
+                    return Err(ended_early(kernels::AGGREGATOR, g));
+                }
             }
             t if monitor.pending.contains_key(&t) => {
                 monitor.landed(t, c.kind)?;
@@ -700,6 +705,10 @@ pub fn run<B: Backend + ?Sized>(
                 let g = gpu_of(t, 1_000_000);
                 let i = g as usize;
                 running[i] = false;
+                if persistent && !stopped {
+                    stop(backend, ctl_block, k)?;
+                    return Err(ended_early(kernel, g));
+                }
                 if !persistent && !stopped {
                     let idle = ctl_now[i * ctl::STRIDE + ctl::IDLE] == 1;
                     if ctl_now[i * ctl::STRIDE + ctl::OVERFLOW] != 0 {
@@ -907,6 +916,22 @@ fn check_paths<B: Backend + ?Sized>(
         }
     }
     Ok(())
+}
+
+/// A persistent kernel that ended before the host raised STOP: its work would be left
+/// undone (an aggregator's pairs never sent) and the run would never terminate.
+fn ended_early(kernel: &str, g: u32) -> RuntimeError {
+    BackendError::Kernel {
+        kernel: kernel.into(),
+        message: format!(
+            "gpu{g}'s persistent `{kernel}` ended before the host raised STOP, so the work it \
+             holds would never be done; the host raised STOP and gave up. A launch that \
+             fails its shape check ends at once (its error word names the check): rerun to \
+             see whether it repeats, try --atos-kernel discrete or --atos-comm direct, and \
+             report the options"
+        ),
+    }
+    .into()
 }
 
 /// First token of the progress watchdog's reads.
