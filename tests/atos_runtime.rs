@@ -429,3 +429,79 @@ fn a_discrete_launch_with_the_priority_queue_ends_when_only_new_items_are_left()
     let raises: u64 = report.per_gpu.iter().map(|g| g.threshold_raises).sum();
     assert!(raises > 0, "the priority queue was used: {report:?}");
 }
+
+/// Runs BFS from vertex 0 on Atos over a bare simulator of `gpus` DGX-1 GPUs (vertex `v` on
+/// GPU `v % gpus`), with the progress watch the CUDA backend asks for set to `watch_ps`.
+fn atos_bfs_watched(
+    graph: &Csr,
+    gpus: u32,
+    options: &AtosOptions,
+    watch_ps: Option<u64>,
+) -> Result<Vec<u32>, switchyard::runtime::RuntimeError> {
+    use switchyard::backend::sim::{SimBackend, SimConfig};
+    let topology = Topology::bundled("dgx1-v100").expect("bundled topology");
+    let mut backend = SimBackend::new(
+        topology,
+        gpus,
+        switchyard::driver::builtin_kernels(),
+        SimConfig::default(),
+    )
+    .expect("sim backend");
+    backend.set_progress_watchdog_ps(watch_ps);
+    let app = Algorithm::Bfs
+        .instance(&AlgorithmParams { source: 0, ..AlgorithmParams::default() })
+        .atos()
+        .expect("BFS has Atos operators");
+    let owner: Vec<u32> = (0..graph.num_vertices()).map(|v| v % gpus).collect();
+    let out = switchyard::runtime::atos::run(
+        &mut backend,
+        graph,
+        &owner,
+        gpus,
+        app.as_ref(),
+        options,
+        1,
+    )?;
+    Ok(out.values)
+}
+
+#[test]
+fn atos_runs_with_the_progress_watch_on_and_give_the_same_levels() {
+    // On CUDA the host reads every GPU's queue counters and state block on streams of their
+    // own while the workers run (the progress watchdog): those reads must land, be drained
+    // before the results are read, and change nothing.
+    let (_, graph) = &graphs()[0];
+    for gpus in [1, 4] {
+        for kernel in [KernelStrategy::Persistent, KernelStrategy::Discrete] {
+            for comm in [Comm::Direct, Comm::Aggregated { batch_bytes: 256, wait_polls: 2 }] {
+                if gpus == 1 && comm != Comm::Direct {
+                    continue;
+                }
+                let o = AtosOptions { comm, ..options(WorkerWidth::Cta, kernel) };
+                let plain = atos_bfs_watched(graph, gpus, &o, None).expect("runs");
+                let watched = atos_bfs_watched(graph, gpus, &o, Some(10_000_000_000_000))
+                    .unwrap_or_else(|e| panic!("{gpus} GPUs, {o:?}: {e}"));
+                assert_eq!(plain, watched, "{gpus} GPUs, {o:?}");
+                assert!(plain.iter().filter(|&&l| l != u32::MAX).count() > 1000);
+            }
+        }
+    }
+}
+
+#[test]
+fn an_atos_run_whose_counters_stand_still_for_the_limit_fails_naming_them() {
+    // A limit of 1 ps: the first two polls that read the same counters are a stall. The run
+    // stops with the error a hung CUDA run gives, not a hang.
+    let (_, graph) = &graphs()[0];
+    let o = options(WorkerWidth::Cta, KernelStrategy::Persistent);
+    let e = atos_bfs_watched(graph, 2, &o, Some(1)).expect_err("the watch fires").to_string();
+    for want in [
+        "Atos made no progress",
+        "gpu0 `atos_bfs_worker` (persistent)",
+        "gpu1: sent",
+        "SWITCHYARD_CUDA_WATCHDOG_S",
+        "raised STOP",
+    ] {
+        assert!(e.contains(want), "missing {want:?} in: {e}");
+    }
+}

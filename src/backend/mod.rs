@@ -586,6 +586,16 @@ pub trait Backend {
     /// runtime already spent the real (measured) time doing it.
     fn host_work(&mut self, cost_ps: u64, token: Token) -> Result<(), BackendError>;
 
+    /// How long, in [`Backend::now_ps`] time, a runtime that polls persistent kernels may
+    /// see none of the counters it watches change before it gives up with an error naming
+    /// what is in flight. A persistent kernel that never ends is invisible to a wait-based
+    /// watchdog when the host's polls keep completing, so such runtimes watch progress
+    /// themselves. `None` (the default, and the simulator, whose virtual time and event
+    /// limits stop a hung run): no such watch. CUDA: `SWITCHYARD_CUDA_WATCHDOG_S`.
+    fn progress_watchdog_ps(&self) -> Option<u64> {
+        None
+    }
+
     /// Allocates `len` zeroed elements of mapped host memory: usable as a kernel argument
     /// on every device, read and written by the host at once, without stream order
     /// ([`Backend::read_mapped`], [`Backend::write_mapped`]); not counted as device memory.

@@ -379,6 +379,7 @@ pub struct SimBackend {
     launches: u64,
     trace: Vec<TraceSpan>,
     delays: Option<DeliveryDelays>,
+    progress_watchdog_ps: Option<u64>,
 }
 
 impl SimBackend {
@@ -436,7 +437,16 @@ impl SimBackend {
             waiter_seq: 0,
             launches: 0,
             trace: Vec::new(),
+            progress_watchdog_ps: None,
         })
+    }
+
+    /// Asks runtimes for a progress watch of `limit_ps` of virtual time
+    /// ([`Backend::progress_watchdog_ps`]), as CUDA does, so that the watch's code runs in
+    /// tests; `None` (the default): none, the simulator's own time and event limits stop a
+    /// hung run.
+    pub fn set_progress_watchdog_ps(&mut self, limit_ps: Option<u64>) {
+        self.progress_watchdog_ps = limit_ps;
     }
 
     /// The simulated machine.
@@ -1611,6 +1621,10 @@ impl Backend for SimBackend {
             )));
         }
         self.enqueue(stream, Op::Kernel(launch, config, token))
+    }
+
+    fn progress_watchdog_ps(&self) -> Option<u64> {
+        self.progress_watchdog_ps
     }
 
     fn host_work(&mut self, cost_ps: u64, token: Token) -> Result<(), BackendError> {

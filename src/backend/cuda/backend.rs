@@ -1235,6 +1235,42 @@ impl CudaBackend {
 }
 
 /// The error for a stream or mapped operation on the wrong kind of buffer.
+/// What [`Backend::next_completion`] delivers next on CUDA.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum NextSource {
+    /// The finished head of this stream (the earliest-submitted finished one).
+    Stream(usize),
+    /// The oldest host-work completion.
+    Ready,
+    /// Nothing is outstanding: `None`.
+    Nothing,
+    /// GPU work is outstanding and none of it has finished: poll again.
+    Wait,
+}
+
+/// The order of completions on CUDA: a GPU operation found finished goes before host work.
+///
+/// Host work ([`Backend::host_work`]) completes at once on CUDA, so a runtime that keeps
+/// one poll outstanding (Atos's host loop: a poll, read the mapped counters, the next poll)
+/// always has one ready. Delivering ready host work first, as this backend once did, starved
+/// every GPU completion behind an endless chain of polls: a discrete Atos launch that had
+/// ended was never reported, the host never relaunched it or saw it quiet, and the run spun
+/// forever with the GPU idle (and the watchdog, reset by every poll, never fired). A finished
+/// operation ended before now, so it comes first, as in the simulator, which orders both by
+/// time; host work is delivered when nothing finished is waiting.
+pub(crate) fn next_source(
+    finished_stream: Option<usize>,
+    ready: bool,
+    outstanding: usize,
+) -> NextSource {
+    match (finished_stream, ready) {
+        (Some(s), _) => NextSource::Stream(s),
+        (None, true) => NextSource::Ready,
+        (None, false) if outstanding == 0 => NextSource::Nothing,
+        (None, false) => NextSource::Wait,
+    }
+}
+
 fn not_mapped(buffer: BufferId) -> BackendError {
     BackendError::Usage(format!(
         "buffer {} is device memory, not mapped host memory: use read_to_host/write_from_host",
@@ -1294,6 +1330,12 @@ impl Backend for CudaBackend {
         let time_ps = self.now_ps();
         self.ready.push_back(Completion { token, time_ps, kind: CompletionKind::HostWork });
         Ok(())
+    }
+
+    fn progress_watchdog_ps(&self) -> Option<u64> {
+        Some(
+            u64::try_from(self.watchdog.as_nanos()).unwrap_or(u64::MAX / 1000).saturating_mul(1000),
+        )
     }
 
     fn alloc_mapped(
@@ -1988,9 +2030,6 @@ impl Backend for CudaBackend {
         let mut last_progress = Instant::now();
         let mut spins = 0u32;
         loop {
-            if let Some(c) = self.ready.pop_front() {
-                return Ok(Some(c));
-            }
             self.check_kernel_error()?;
             self.poll_kernel_timings()?;
             // The earliest-submitted finished head among the streams.
@@ -2010,19 +2049,23 @@ impl Backend for CudaBackend {
                     best = Some((front.seq, s));
                 }
             }
-            if outstanding == 0 {
-                return Ok(None);
-            }
-            if let Some((_, s)) = best {
-                let p = self.streams[s].pending.pop_front().expect("front exists");
-                let device = self.streams[s].device as usize;
-                self.devices[device].free_events.push(p.event);
-                self.check_kernel_error()?;
-                if let Some(c) = self.finish(p)? {
-                    return Ok(Some(c));
+            match next_source(best.map(|(_, s)| s), !self.ready.is_empty(), outstanding) {
+                NextSource::Stream(s) => {
+                    let p = self.streams[s].pending.pop_front().expect("front exists");
+                    let device = self.streams[s].device as usize;
+                    self.devices[device].free_events.push(p.event);
+                    self.check_kernel_error()?;
+                    if let Some(c) = self.finish(p)? {
+                        return Ok(Some(c));
+                    }
+                    last_progress = Instant::now();
+                    continue;
                 }
-                last_progress = Instant::now();
-                continue;
+                NextSource::Ready => {
+                    return Ok(self.ready.pop_front());
+                }
+                NextSource::Nothing => return Ok(None),
+                NextSource::Wait => {}
             }
             if last_progress.elapsed() > self.watchdog {
                 return Err(BackendError::Limit(format!(
@@ -2153,6 +2196,20 @@ mod tests {
 
     fn no_sim(_: &mut KernelContext<'_>) -> Result<(), BackendError> {
         Ok(())
+    }
+
+    #[test]
+    fn a_finished_gpu_operation_is_delivered_before_ready_host_work() {
+        use super::{NextSource, next_source};
+        // Atos's host loop always has a poll ready on CUDA: a finished kernel must still
+        // come out (the discrete-launch hang was this starvation).
+        assert_eq!(next_source(Some(3), true, 5), NextSource::Stream(3));
+        assert_eq!(next_source(Some(0), false, 1), NextSource::Stream(0));
+        // Host work when nothing has finished, whether or not GPU work is outstanding.
+        assert_eq!(next_source(None, true, 2), NextSource::Ready);
+        assert_eq!(next_source(None, true, 0), NextSource::Ready);
+        assert_eq!(next_source(None, false, 0), NextSource::Nothing);
+        assert_eq!(next_source(None, false, 4), NextSource::Wait);
     }
 
     /// `groute_cc_init` (`parent[v] = v`) with its one buffer allowed on another GPU.

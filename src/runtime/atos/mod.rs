@@ -28,6 +28,7 @@
 pub mod graph;
 pub mod kernels;
 pub mod termination;
+pub mod watchdog;
 
 use crate::backend::queue::{self, COUNTER_WORDS};
 use crate::backend::{
@@ -490,6 +491,15 @@ pub fn run<B: Backend + ?Sized>(
         streams.push(backend.create_stream(DeviceId(g), StreamPriority::Normal)?);
         agg_streams.push(backend.create_stream(DeviceId(g), StreamPriority::High)?);
     }
+    // The progress watchdog's streams (CUDA): reads of the queue counters and state blocks
+    // beside the running workers.
+    let watch_limit = backend.progress_watchdog_ps();
+    let mut monitor_streams = Vec::new();
+    if watch_limit.is_some() {
+        for g in 0..gpus {
+            monitor_streams.push(backend.create_stream(DeviceId(g), StreamPriority::High)?);
+        }
+    }
     let mut bufs = Vec::with_capacity(k);
     let mut capacities = Vec::with_capacity(k);
     let mut initial = Vec::with_capacity(k);
@@ -604,9 +614,12 @@ pub fn run<B: Backend + ?Sized>(
     let mut stopped = false;
     let mut poll_pending = false;
     let mut overflow: Option<u32> = None;
+    let mut agg_running = vec![aggregated; k];
+    let mut watch = watch_limit.map(|limit| watchdog::ProgressWatch::new(limit, start_ps));
+    let mut monitor = Monitor::new(k, watch_limit);
     loop {
         let workers_left = running.iter().filter(|&&r| r).count();
-        if stopped && workers_left == 0 && aggregators_running == 0 {
+        if stopped && workers_left == 0 && aggregators_running == 0 && monitor.pending.is_empty() {
             break;
         }
         if !poll_pending && !stopped {
@@ -652,15 +665,50 @@ pub fn run<B: Backend + ?Sized>(
                 if detector.observe(Wave::read(&ctl_now, k)) && all_quiet {
                     stop(backend, ctl_block, k)?;
                     stopped = true;
+                    continue;
+                }
+                if let Some(w) = watch.as_mut() {
+                    let now = backend.now_ps();
+                    monitor.sample(backend, &monitor_streams, &bufs, now)?;
+                    if let Some(still) = w.observe(&monitor.signature(&ctl_now), now) {
+                        // Kernels that still poll STOP end, so the process can exit.
+                        stop(backend, ctl_block, k)?;
+                        let gpus_seen: Vec<watchdog::GpuSnapshot> = (0..k)
+                            .map(|g| watchdog::GpuSnapshot {
+                                ctl: ctl_now[g * ctl::STRIDE..(g + 1) * ctl::STRIDE].to_vec(),
+                                queues: monitor.queues[g].clone(),
+                                state: monitor.state[g].clone(),
+                                worker_in_flight: running[g],
+                                aggregator_in_flight: agg_running[g],
+                            })
+                            .collect();
+                        return Err(BackendError::Limit(watchdog::stall_message(
+                            kernel, persistent, aggregated, still, &gpus_seen,
+                        ))
+                        .into());
+                    }
                 }
             }
             t if t.0 >= 2_000_000 && t.0 < 2_000_000 + k as u64 => {
                 aggregators_running -= 1;
+                let g = gpu_of(t, 2_000_000);
+                agg_running[g as usize] = false;
+                if !stopped {
+                    stop(backend, ctl_block, k)?;
+                    return Err(ended_early(kernels::AGGREGATOR, g));
+                }
+            }
+            t if monitor.pending.contains_key(&t) => {
+                monitor.landed(t, c.kind)?;
             }
             t if t.0 >= 1_000_000 && t.0 < 1_000_000 + k as u64 => {
                 let g = gpu_of(t, 1_000_000);
                 let i = g as usize;
                 running[i] = false;
+                if persistent && !stopped {
+                    stop(backend, ctl_block, k)?;
+                    return Err(ended_early(kernel, g));
+                }
                 if !persistent && !stopped {
                     let idle = ctl_now[i * ctl::STRIDE + ctl::IDLE] == 1;
                     if ctl_now[i * ctl::STRIDE + ctl::OVERFLOW] != 0 {
@@ -868,6 +916,122 @@ fn check_paths<B: Backend + ?Sized>(
         }
     }
     Ok(())
+}
+
+/// A persistent kernel that ended before the host raised STOP: its work would be left
+/// undone (an aggregator's pairs never sent) and the run would never terminate.
+fn ended_early(kernel: &str, g: u32) -> RuntimeError {
+    BackendError::Kernel {
+        kernel: kernel.into(),
+        message: format!(
+            "gpu{g}'s persistent `{kernel}` ended before the host raised STOP, so the work it \
+             holds would never be done; the host raised STOP and gave up. A launch that \
+             fails its shape check ends at once (its error word names the check): rerun to \
+             see whether it repeats, try --atos-kernel discrete or --atos-comm direct, and \
+             report the options"
+        ),
+    }
+    .into()
+}
+
+/// First token of the progress watchdog's reads.
+const MONITOR_TOKENS: u64 = 4_000_000;
+
+/// State words that count work (the watchdog's progress signal; the aggregator's poll and
+/// wait counts, which grow while it is stuck, are left out).
+const PROGRESS_STATE: [usize; 9] = [
+    state::VISITS,
+    state::TASKS,
+    state::EDGES,
+    state::PUSHES,
+    state::SENT,
+    state::RECEIVED,
+    state::RAISES,
+    state::BATCHES,
+    state::POPPED,
+];
+
+/// The progress watchdog's reads of every GPU's queue counters and state block, on streams
+/// of their own beside the workers (only where the backend asks for a progress watch).
+struct Monitor {
+    /// Per GPU, the counter blocks of its queues (`watchdog::QUEUE_NAMES`) as last read.
+    queues: Vec<Vec<Vec<u64>>>,
+    /// Per GPU, its state block as last read.
+    state: Vec<Vec<u64>>,
+    /// Reads in flight: token -> (GPU, 0..=3 a queue, 4 the state block).
+    pending: BTreeMap<Token, (usize, usize)>,
+    next_ps: u64,
+    every_ps: u64,
+    serial: u64,
+}
+
+impl Monitor {
+    fn new(k: usize, limit_ps: Option<u64>) -> Monitor {
+        Monitor {
+            queues: vec![vec![Vec::new(); 4]; k],
+            state: vec![Vec::new(); k],
+            pending: BTreeMap::new(),
+            next_ps: 0,
+            every_ps: limit_ps.map_or(u64::MAX, |l| (l / 16).max(1)),
+            serial: 0,
+        }
+    }
+
+    /// Reads every GPU's counters again when the last reads have landed and a sixteenth of
+    /// the limit has passed.
+    fn sample<B: Backend + ?Sized>(
+        &mut self,
+        backend: &mut B,
+        streams: &[StreamId],
+        bufs: &[GpuBuffers],
+        now_ps: u64,
+    ) -> Result<(), RuntimeError> {
+        if !self.pending.is_empty() || now_ps < self.next_ps || streams.len() < bufs.len() {
+            return Ok(());
+        }
+        self.next_ps = now_ps.saturating_add(self.every_ps);
+        for (g, b) in bufs.iter().enumerate() {
+            for (i, buf) in b.queue_counters.iter().copied().chain([b.state]).enumerate() {
+                let (_, len) = backend.buffer_shape(buf)?;
+                self.serial += 1;
+                let t = Token(MONITOR_TOKENS + self.serial);
+                backend.read_to_host(streams[g], BufferSlice::new(buf, 0, len), t)?;
+                self.pending.insert(t, (g, i));
+            }
+        }
+        Ok(())
+    }
+
+    /// Stores a read that landed.
+    fn landed(&mut self, token: Token, kind: CompletionKind) -> Result<(), RuntimeError> {
+        let Some((g, i)) = self.pending.remove(&token) else {
+            return Ok(());
+        };
+        let CompletionKind::HostRead(HostData::U64(v)) = kind else {
+            return Err(
+                BackendError::Usage("Atos: a counter read returned no u64 data".into()).into()
+            );
+        };
+        if i < 4 {
+            self.queues[g][i] = v;
+        } else {
+            self.state[g] = v;
+        }
+        Ok(())
+    }
+
+    /// What the watchdog compares: the control block, every queue counter, the state
+    /// words that count work.
+    fn signature(&self, ctl_now: &[u64]) -> Vec<u64> {
+        let mut sig = ctl_now.to_vec();
+        for (queues, st) in self.queues.iter().zip(&self.state) {
+            for q in queues {
+                sig.extend_from_slice(q);
+            }
+            sig.extend(PROGRESS_STATE.iter().map(|&i| st.get(i).copied().unwrap_or(0)));
+        }
+        sig
+    }
 }
 
 fn mapped_u64<B: Backend + ?Sized>(
