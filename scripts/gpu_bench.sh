@@ -25,6 +25,10 @@
 #            validated (time and ms per iteration), CDLP, LCC and real-weighted SSSP (bsp
 #            and Groute) on a 1M-vertex random geometric graph with real weights at 1 GPU
 #            and 2 logical GPUs, and `switchyard graphalytics` on tests/data/ldbc/*.
+#   trace    where a superstep's time goes: BSP BFS on R-MAT 22 (hub) on 1, 2 and 4 real GPUs
+#            (as many as the machine has) with `run --trace` (kernel spans from CUDA events);
+#            prints per GPU count the kernel busy time and the gaps between kernels by kind
+#            (inside a superstep, between supersteps), traces in $OUT/trace-bsp-bfs-N.json.
 #   faults   failure drills on one GPU, under a minute: a graph too large for a memory cap
 #            (SWITCHYARD_CUDA_MEMORY_CAP_MIB) is refused before any work with the sizes; an
 #            injected kernel error and an injected device fault (SWITCHYARD_CUDA_FAULT) name
@@ -163,6 +167,30 @@ fi
 if [ "$part" = graph500 ]; then
   timeout 300 "$BIN" calibrate graph500 --generate rmat:scale=22,ef=16 --json "$OUT/gpu_graph500_rmat22.json" \
     2>&1 | grep -vE "^search" || status=1
+fi
+if [ "$part" = trace ]; then
+  for g in $(echo "$counts" | tr , ' '); do
+    timeout 120 "$BIN" run --backend cuda --gpus "$g" --generate rmat:scale=22,ef=16 --weights \
+      --algo bfs --source 2756928 --trace "$OUT/trace-bsp-bfs-$g.json" 2>&1 |
+      grep -E '^(time|validation|error)' | sed "s/^/$g GPUs: /" || status=1
+    python3 - "$OUT/trace-bsp-bfs-$g.json" "$g" <<'PY' || status=1
+import json, sys
+events = [e for e in json.load(open(sys.argv[1]))["traceEvents"] if e.get("ph") == "X"]
+by_track = {}
+for e in events:
+    by_track.setdefault((e["pid"], e["tid"]), []).append(e)
+for track, ev in sorted(by_track.items()):
+    ev.sort(key=lambda e: e["ts"])
+    busy = sum(e["dur"] for e in ev)
+    gaps = [(b["ts"] - (a["ts"] + a["dur"]), b["name"]) for a, b in zip(ev, ev[1:])]
+    before_advance = sum(g for g, n in gaps if n.endswith("_advance"))
+    inside = sum(g for g, n in gaps if not n.endswith("_advance"))
+    span = ev[-1]["ts"] + ev[-1]["dur"] - ev[0]["ts"]
+    print(f"{sys.argv[2]} GPUs track {track}: {len(ev)} kernels, busy {busy/1e3:.2f} ms of "
+          f"{span/1e3:.2f} ms; gaps inside supersteps {inside/1e3:.2f} ms, between "
+          f"supersteps {before_advance/1e3:.2f} ms")
+PY
+  done
 fi
 if [ "$part" = faults ]; then
   nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv
