@@ -492,12 +492,18 @@ pub fn run<B: Backend + ?Sized>(
         agg_streams.push(backend.create_stream(DeviceId(g), StreamPriority::High)?);
     }
     // The progress watchdog's streams (CUDA): reads of the queue counters and state blocks
-    // beside the running workers.
+    // beside the running workers. Without aggregation the aggregator's streams are idle and
+    // carry them, so the runs validated on a GPU keep their streams as they were; with it
+    // each GPU gets one more stream.
     let watch_limit = backend.progress_watchdog_ps();
     let mut monitor_streams = Vec::new();
     if watch_limit.is_some() {
-        for g in 0..gpus {
-            monitor_streams.push(backend.create_stream(DeviceId(g), StreamPriority::High)?);
+        if aggregated {
+            for g in 0..gpus {
+                monitor_streams.push(backend.create_stream(DeviceId(g), StreamPriority::High)?);
+            }
+        } else {
+            monitor_streams.clone_from(&agg_streams);
         }
     }
     let mut bufs = Vec::with_capacity(k);
