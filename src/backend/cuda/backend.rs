@@ -50,8 +50,10 @@ use std::ffi::{CStr, CString, c_void};
 use std::sync::{Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
-/// Seconds without any finished operation after which a wait fails (override with the
-/// environment variable `SWITCHYARD_CUDA_WATCHDOG_S`).
+/// Seconds without any finished operation after which a wait fails, and without any
+/// change of the watched counters after which a runtime polling persistent kernels gives
+/// up ([`Backend::progress_watchdog_ps`]); override with the environment variable
+/// `SWITCHYARD_CUDA_WATCHDOG_S`.
 pub const DEFAULT_WATCHDOG_S: u64 = 120;
 
 mod probe;
