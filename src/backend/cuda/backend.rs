@@ -50,8 +50,10 @@ use std::ffi::{CStr, CString, c_void};
 use std::sync::{Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
-/// Seconds without any finished operation after which a wait fails (override with the
-/// environment variable `SWITCHYARD_CUDA_WATCHDOG_S`).
+/// Seconds without any finished operation after which a wait fails, and without any
+/// change of the watched counters after which a runtime polling persistent kernels gives
+/// up ([`Backend::progress_watchdog_ps`]); override with the environment variable
+/// `SWITCHYARD_CUDA_WATCHDOG_S`.
 pub const DEFAULT_WATCHDOG_S: u64 = 120;
 
 mod probe;
@@ -2111,8 +2113,48 @@ impl Backend for CudaBackend {
     }
 }
 
+impl CudaBackend {
+    /// Waits until every stream is idle, at most `limit`; false when one is still busy
+    /// then. A stream whose query fails (a faulted context) counts as idle: nothing more
+    /// will run on it.
+    fn streams_idle_within(&self, limit: Duration) -> bool {
+        let deadline = Instant::now() + limit;
+        for s in &self.streams {
+            let ctx = self.devices[s.device as usize].ctx;
+            loop {
+                // SAFETY: a live stream of a live context, made current first.
+                let r = unsafe {
+                    sys::cuCtxSetCurrent(ctx);
+                    sys::cuStreamQuery(s.raw)
+                };
+                if r != sys::CUresult::CUDA_ERROR_NOT_READY {
+                    break;
+                }
+                if Instant::now() >= deadline {
+                    return false;
+                }
+                std::thread::sleep(Duration::from_millis(1));
+            }
+        }
+        true
+    }
+}
+
 impl Drop for CudaBackend {
     fn drop(&mut self) {
+        // A kernel that never ends (a persistent kernel a watchdog gave up on, which did not
+        // heed STOP) must not keep the process from exiting: wait at most the watchdog, then
+        // leave everything to the driver, which ends the kernels and frees the memory when
+        // the process exits. Releasing handles a running kernel uses is not allowed.
+        if !self.streams_idle_within(self.watchdog) {
+            eprintln!(
+                "switchyard: GPU work was still running {} s after the run ended (a kernel \
+                 that never ends); its resources are left to the driver, which releases them \
+                 at exit",
+                self.watchdog.as_secs()
+            );
+            return;
+        }
         // Best effort: wait for the GPUs, then release what was created.
         // SAFETY: every handle below was created by this backend and is released once.
         unsafe {

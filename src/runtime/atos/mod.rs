@@ -492,12 +492,18 @@ pub fn run<B: Backend + ?Sized>(
         agg_streams.push(backend.create_stream(DeviceId(g), StreamPriority::High)?);
     }
     // The progress watchdog's streams (CUDA): reads of the queue counters and state blocks
-    // beside the running workers.
+    // beside the running workers. Without aggregation the aggregator's streams are idle and
+    // carry them, so the runs validated on a GPU keep their streams as they were; with it
+    // each GPU gets one more stream.
     let watch_limit = backend.progress_watchdog_ps();
     let mut monitor_streams = Vec::new();
     if watch_limit.is_some() {
-        for g in 0..gpus {
-            monitor_streams.push(backend.create_stream(DeviceId(g), StreamPriority::High)?);
+        if aggregated {
+            for g in 0..gpus {
+                monitor_streams.push(backend.create_stream(DeviceId(g), StreamPriority::High)?);
+            }
+        } else {
+            monitor_streams.clone_from(&agg_streams);
         }
     }
     let mut bufs = Vec::with_capacity(k);
@@ -616,7 +622,7 @@ pub fn run<B: Backend + ?Sized>(
     let mut overflow: Option<u32> = None;
     let mut agg_running = vec![aggregated; k];
     let mut watch = watch_limit.map(|limit| watchdog::ProgressWatch::new(limit, start_ps));
-    let mut monitor = Monitor::new(k, watch_limit);
+    let mut monitor = Monitor::new(k, watch_limit, start_ps);
     loop {
         let workers_left = running.iter().filter(|&&r| r).count();
         if stopped && workers_left == 0 && aggregators_running == 0 && monitor.pending.is_empty() {
@@ -966,19 +972,22 @@ struct Monitor {
 }
 
 impl Monitor {
-    fn new(k: usize, limit_ps: Option<u64>) -> Monitor {
+    /// The first reads come a sixteenth of the limit after `start_ps`, so a run shorter
+    /// than that (every benchmark) issues none inside its timed part.
+    fn new(k: usize, limit_ps: Option<u64>, start_ps: u64) -> Monitor {
+        let every_ps = limit_ps.map_or(u64::MAX, |l| (l / 16).max(1));
         Monitor {
             queues: vec![vec![Vec::new(); 4]; k],
             state: vec![Vec::new(); k],
             pending: BTreeMap::new(),
-            next_ps: 0,
-            every_ps: limit_ps.map_or(u64::MAX, |l| (l / 16).max(1)),
+            next_ps: start_ps.saturating_add(every_ps),
+            every_ps,
             serial: 0,
         }
     }
 
     /// Reads every GPU's counters again when the last reads have landed and a sixteenth of
-    /// the limit has passed.
+    /// the limit has passed since the last.
     fn sample<B: Backend + ?Sized>(
         &mut self,
         backend: &mut B,

@@ -2,10 +2,11 @@
 //!
 //! A persistent kernel that never ends is invisible to a wait-based watchdog (the CUDA
 //! backend's fires when no operation finishes for a while) because the host's polls keep
-//! completing. So, where the backend asks for it ([`crate::backend::Backend::
-//! progress_watchdog_ps`]; CUDA: `SWITCHYARD_CUDA_WATCHDOG_S`), the host loop watches what
-//! the GPUs publish: the mapped control block at every poll, and every few polls each GPU's
-//! queue counters and state block, read on a stream of their own while the workers run.
+//! completing. So, where the backend asks for it
+//! ([`Backend::progress_watchdog_ps`](crate::backend::Backend::progress_watchdog_ps); CUDA:
+//! `SWITCHYARD_CUDA_WATCHDOG_S`), the host loop watches what the GPUs publish: the mapped
+//! control block at every poll, and every sixteenth of the limit each GPU's queue counters
+//! and state block, read on a stream beside the workers.
 //! When none of it changes for the limit, the host raises STOP (persistent kernels that
 //! still poll it end) and fails with what was in flight, every counter, and what the
 //! counters suggest. [`ProgressWatch`] and [`stall_message`] are the pure parts, tested
