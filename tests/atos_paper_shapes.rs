@@ -7,13 +7,21 @@
 //! - seed 004 Table 4 / sec. 6.3: randomly permuted vertex ids cut colouring extra work,
 //!   below 1.5;
 //! - seed 003 Table III: on the 4-GPU DGX Station, the priority queue cuts BFS extra work
-//!   on a scale-free graph (CTA workers of 512 threads, FETCH_SIZE 32) by more than half.
+//!   on a scale-free graph (CTA workers of 512 threads, FETCH_SIZE 32) by more than half;
+//! - seed 004 Table 1: on one V100, persistent CTA workers run BFS on a road-like graph at
+//!   least 5 times faster than the bulk-synchronous runtime (virtual time); its other
+//!   shape (discrete kernels at least as fast as persistent ones on residual PageRank) is
+//!   not reached at the report's scale and not asserted;
+//! - seed 003 Table II: on the 4-GPU DGX Station, Atos (persistent CTA workers, remote
+//!   updates through the aggregator) runs BFS on a road-like graph faster than the
+//!   bulk-synchronous runtime and Groute.
 
 use switchyard::algo::{Algorithm, AlgorithmParams};
+use switchyard::driver::report::RunReport;
 use switchyard::driver::{BackendSetup, RunSpec, RuntimeKind, SimSetup, run};
 use switchyard::graph::Csr;
 use switchyard::graph::generate::{GeneratorSpec, generate};
-use switchyard::runtime::atos::{AtosOptions, KernelStrategy, WorkerWidth};
+use switchyard::runtime::atos::{AtosOptions, Comm, KernelStrategy, WorkerWidth};
 use switchyard_sim::interconnect::Fidelity;
 use switchyard_sim::topology::Topology;
 
@@ -43,12 +51,42 @@ fn atos(worker: WorkerWidth, kernel: KernelStrategy, fetch: u32) -> AtosOptions 
 
 /// Mean Atos extra work over seeds 1..=3, every run validated.
 fn extra(g: &Csr, name: &str, algorithm: Algorithm, gpus: u32, source: u32, o: AtosOptions) -> f64 {
+    let reports = runs(g, name, RuntimeKind::Atos, algorithm, gpus, source, o);
+    let sum: f64 = reports.iter().map(|r| r.atos.as_ref().expect("atos report").extra_work).sum();
+    sum / reports.len() as f64
+}
+
+/// Mean virtual time in milliseconds over seeds 1..=3, every run validated.
+fn time_ms(
+    g: &Csr,
+    name: &str,
+    runtime: RuntimeKind,
+    algorithm: Algorithm,
+    gpus: u32,
+    source: u32,
+    o: AtosOptions,
+) -> f64 {
+    let reports = runs(g, name, runtime, algorithm, gpus, source, o);
+    let sum_ps: u64 = reports.iter().map(|r| r.time_ps).sum();
+    sum_ps as f64 / reports.len() as f64 / 1e9
+}
+
+/// The validated reports of seeds 1..=3 (`o` is used by Atos runs only).
+fn runs(
+    g: &Csr,
+    name: &str,
+    runtime: RuntimeKind,
+    algorithm: Algorithm,
+    gpus: u32,
+    source: u32,
+    o: AtosOptions,
+) -> Vec<RunReport> {
     let setup = station();
-    let mut sum = 0.0;
+    let mut reports = Vec::new();
     for seed in 1..=3u64 {
         let spec = RunSpec {
             gpus,
-            runtime: RuntimeKind::Atos,
+            runtime,
             algorithm,
             params: AlgorithmParams { source, ..AlgorithmParams::default() },
             partitioner: "random".into(),
@@ -62,16 +100,22 @@ fn extra(g: &Csr, name: &str, algorithm: Algorithm, gpus: u32, source: u32, o: A
         };
         let case = format!(
             "{name} (reproduce: switchyard run --generate {name} --topology dgx-station-v100x4 \
-             --runtime atos --algo {} --gpus {gpus} --source {source} --seed {seed} {})",
+             --partitioner random --runtime {} --algo {} --gpus {gpus} --source {source} \
+             --seed {seed} {})",
+            runtime.name(),
             algorithm.name(),
-            o.cli_args().iter().map(|(f, v)| format!("{f} {v}")).collect::<Vec<_>>().join(" ")
+            if runtime == RuntimeKind::Atos {
+                o.cli_args().iter().map(|(f, v)| format!("{f} {v}")).collect::<Vec<_>>().join(" ")
+            } else {
+                String::new()
+            }
         );
         let out = run(g, name, &spec, &setup).unwrap_or_else(|e| panic!("{case}: {e}"));
         let v = out.report.validation.as_ref().expect("validated");
         assert!(v.is_ok(), "{case}: {v}");
-        sum += out.report.atos.as_ref().expect("atos report").extra_work;
+        reports.push(out.report);
     }
-    sum / 3.0
+    reports
 }
 
 #[test]
@@ -125,4 +169,40 @@ fn the_priority_queue_cuts_bfs_extra_work_on_a_scale_free_graph_at_four_gpus() {
     let b = extra(&g, name, Algorithm::Bfs, 4, s, prio);
     assert!(a > 1.01, "without priority there is extra work to cut: {a:.3}");
     assert!(b - 1.0 < (a - 1.0) / 2.0, "priority queue {b:.3} vs none {a:.3}: less than half");
+}
+
+/// The centre of a `side`-square grid numbered row by row.
+fn centre(side: u32) -> u32 {
+    (side / 2) * side + side / 2
+}
+
+#[test]
+fn persistent_cta_bfs_is_at_least_five_times_faster_than_bsp_on_a_road_like_graph() {
+    let name = "grid2d:w=64,h=64,drop=0.1,seed=2";
+    let g = graph(name);
+    let s = centre(64);
+    let o = atos(WorkerWidth::Cta, KernelStrategy::Persistent, 32);
+    let bsp = time_ms(&g, name, RuntimeKind::Bsp, Algorithm::Bfs, 1, s, o);
+    let persistent = time_ms(&g, name, RuntimeKind::Atos, Algorithm::Bfs, 1, s, o);
+    assert!(
+        bsp >= 5.0 * persistent,
+        "BSP {bsp:.3} ms vs persistent CTA {persistent:.3} ms (paper: 12.8x on road_usa)"
+    );
+}
+
+#[test]
+fn aggregated_atos_bfs_beats_bsp_and_groute_on_a_road_like_graph_at_four_gpus() {
+    // Through the aggregator only: with direct remote updates Atos wins on 64 x 64 and
+    // 128 x 128 grids but loses to BSP on 256 x 256 (reports/atos.md), so that is not
+    // asserted.
+    let name = "grid2d:w=64,h=64,drop=0.1,seed=2";
+    let g = graph(name);
+    let s = centre(64);
+    let direct = atos(WorkerWidth::Cta, KernelStrategy::Persistent, 32);
+    let aggregated = AtosOptions { comm: Comm::INFINIBAND, ..direct };
+    let bsp = time_ms(&g, name, RuntimeKind::Bsp, Algorithm::Bfs, 4, s, direct);
+    let groute = time_ms(&g, name, RuntimeKind::Groute, Algorithm::Bfs, 4, s, direct);
+    let atos_ms = time_ms(&g, name, RuntimeKind::Atos, Algorithm::Bfs, 4, s, aggregated);
+    assert!(atos_ms < bsp, "Atos aggregated {atos_ms:.3} ms vs BSP {bsp:.3} ms");
+    assert!(atos_ms < groute, "Atos aggregated {atos_ms:.3} ms vs Groute {groute:.3} ms");
 }
