@@ -40,18 +40,11 @@ fn spec(
     seed: u64,
 ) -> RunSpec {
     RunSpec {
-        gpus,
-        runtime,
-        algorithm,
         params: AlgorithmParams { source, ..AlgorithmParams::default() },
-        partitioner: "random".into(),
         seed,
-        bsp: Default::default(),
-        groute: Default::default(),
-        gum: Default::default(),
         atos,
-        validate: true,
         command_line: vec!["atos_shapes".into()],
+        ..RunSpec::new(algorithm, runtime, gpus)
     }
 }
 

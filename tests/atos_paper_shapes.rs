@@ -85,18 +85,11 @@ fn runs(
     let mut reports = Vec::new();
     for seed in 1..=3u64 {
         let spec = RunSpec {
-            gpus,
-            runtime,
-            algorithm,
             params: AlgorithmParams { source, ..AlgorithmParams::default() },
-            partitioner: "random".into(),
             seed,
-            bsp: Default::default(),
-            groute: Default::default(),
-            gum: Default::default(),
             atos: o,
-            validate: true,
             command_line: vec!["atos_paper_shapes".into()],
+            ..RunSpec::new(algorithm, runtime, gpus)
         };
         let case = format!(
             "{name} (reproduce: switchyard run --generate {name} --topology dgx-station-v100x4 \

@@ -25,18 +25,11 @@ fn setup(topology: &str, jitter_ps: u64) -> BackendSetup {
 
 fn spec(algorithm: Algorithm, gpus: u32, source: u32, atos: AtosOptions, seed: u64) -> RunSpec {
     RunSpec {
-        gpus,
-        runtime: RuntimeKind::Atos,
-        algorithm,
         params: AlgorithmParams { source, epsilon: 1e-3, ..AlgorithmParams::default() },
-        partitioner: "random".into(),
         seed,
-        bsp: Default::default(),
-        groute: Default::default(),
-        gum: Default::default(),
         atos,
-        validate: true,
         command_line: vec!["atos_runtime".into()],
+        ..RunSpec::new(algorithm, RuntimeKind::Atos, gpus)
     }
 }
 

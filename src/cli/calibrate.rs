@@ -216,9 +216,12 @@ fn runs(args: RunsArgs) -> anyhow::Result<()> {
     let resolved = resolve_graph(&args.graph, args.options.seed)?;
     let (graph, name) = (&resolved.csr, resolved.name.clone());
     // Bad parameters (a --source the file does not have) fail before any output.
-    for &algo in &args.algos {
-        args.options.params_from_file(algo, &resolved)?;
-    }
+    // `--source` is the file's vertex id, as for `switchyard run`.
+    let params = args
+        .algos
+        .iter()
+        .map(|&algo| Ok((algo, args.options.params_from_file(algo, &resolved)?.0)))
+        .collect::<anyhow::Result<Vec<_>>>()?;
     let label = args.label.clone().unwrap_or(name.clone());
     eprintln!(
         "graph {label}: {} vertices, {} arcs, loaded in {:.1} s",
@@ -243,10 +246,8 @@ fn runs(args: RunsArgs) -> anyhow::Result<()> {
         "floor ms",
         "x floor"
     );
-    for &algo in &args.algos {
+    for &(algo, params) in &params {
         for (i, &gpus) in args.gpu_counts.iter().enumerate() {
-            // `--source` is the file's vertex id, as for `switchyard run`.
-            let (params, _) = args.options.params_from_file(algo, &resolved)?;
             let mut spec = args.options.spec_with(
                 algo,
                 args.runtime,

@@ -34,18 +34,10 @@ pub fn log_samples(
     for algorithm in FIT_ALGORITHMS {
         let hub = (0..graph.num_vertices()).max_by_key(|&v| graph.degree(v)).unwrap_or(0);
         let spec = RunSpec {
-            gpus,
-            runtime: RuntimeKind::Gum,
-            algorithm,
             params: AlgorithmParams { source: hub, iterations: 5, ..AlgorithmParams::default() },
-            partitioner: "random".into(),
             seed,
-            bsp: Default::default(),
-            groute: Default::default(),
             gum: GumOptions { fsteal: false, osteal: false, ..GumOptions::default() },
-            atos: Default::default(),
-            validate: true,
-            command_line: Vec::new(),
+            ..RunSpec::new(algorithm, RuntimeKind::Gum, gpus)
         };
         let setup = BackendSetup::Sim(SimSetup {
             topology: topology.clone(),

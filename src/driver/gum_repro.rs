@@ -302,18 +302,10 @@ impl Runner<'_> {
             }
         );
         let spec = RunSpec {
-            gpus,
-            runtime,
-            algorithm,
             params: AlgorithmParams { source: graph.source, ..AlgorithmParams::default() },
-            partitioner: "random".into(),
             seed: self.options.seed,
-            bsp: Default::default(),
-            groute: Default::default(),
             gum: stealing.apply(self.options.gum()),
-            atos: Default::default(),
-            validate: true,
-            command_line: Vec::new(),
+            ..RunSpec::new(algorithm, runtime, gpus)
         };
         let setup = BackendSetup::Sim(SimSetup {
             topology: self.topology.clone(),

@@ -117,6 +117,28 @@ pub struct RunSpec {
     pub command_line: Vec<String>,
 }
 
+impl RunSpec {
+    /// `algorithm` on `runtime` over `gpus` GPUs with everything else at its default:
+    /// default parameters, a random partition, seed 1, each runtime's default options,
+    /// validation on, no command line. Set what differs with struct update syntax.
+    pub fn new(algorithm: Algorithm, runtime: RuntimeKind, gpus: u32) -> RunSpec {
+        RunSpec {
+            gpus,
+            runtime,
+            algorithm,
+            params: AlgorithmParams::default(),
+            partitioner: "random".into(),
+            seed: 1,
+            bsp: BspOptions::default(),
+            groute: WorklistOptions::default(),
+            gum: GumOptions::default(),
+            atos: AtosOptions::default(),
+            validate: true,
+            command_line: Vec::new(),
+        }
+    }
+}
+
 /// How the simulator is set up for a run.
 #[derive(Clone, Debug)]
 pub struct SimSetup {

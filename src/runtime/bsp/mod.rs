@@ -18,8 +18,8 @@ pub use primitive::BspPrimitive;
 pub use subgraph::{Duplication, Subgraph, build_subgraphs, build_subgraphs_with_all_arcs};
 
 use crate::backend::{
-    Backend, BackendError, BufferId, BufferSlice, CompletionKind, DeviceId, ElemType, HostData,
-    KernelContext, KernelEffects, Launch, Scalar, StreamId, StreamPriority, Token,
+    Backend, BackendError, BufferId, BufferSlice, Completion, CompletionKind, DeviceId, ElemType,
+    HostData, KernelContext, KernelEffects, Launch, Scalar, StreamId, StreamPriority, Token,
 };
 use crate::graph::Csr;
 use crate::runtime::{RuntimeError, wait_all};
@@ -398,21 +398,17 @@ pub fn run<B: Backend + ?Sized>(
                 None,
             )?;
             if peers > 1 {
-                let t = token(PHASE_COUNTS, superstep, g32, 0);
-                backend.read_to_host(
-                    slots.compute,
-                    BufferSlice::new(slots.fixed[9], 0, peers + 3),
-                    t,
-                )?;
-                reads.push(t);
+                reads.push(read_counters(
+                    backend,
+                    slots,
+                    peers,
+                    token(PHASE_COUNTS, superstep, g32, 0),
+                )?);
             }
         }
         let mut sent = vec![vec![0u64; peers]; peers];
         for c in wait_all(backend, &reads)? {
-            let CompletionKind::HostRead(HostData::U64(counters)) = c.kind else {
-                return Err(BackendError::Usage("counters read returned no u64 data".into()).into());
-            };
-            let g = gpu_of(c.token);
+            let (g, counters) = counters_of(c)?;
             sent[g].copy_from_slice(&counters[2..2 + peers]);
         }
         // 2. push packages to peers.
@@ -474,20 +470,11 @@ pub fn run<B: Backend + ?Sized>(
                     None,
                 )?;
             }
-            let t = token(PHASE_NEXT, superstep, g32, 0);
-            backend.read_to_host(
-                slots.compute,
-                BufferSlice::new(slots.fixed[9], 0, peers + 3),
-                t,
-            )?;
-            reads.push(t);
+            reads.push(read_counters(backend, slots, peers, token(PHASE_NEXT, superstep, g32, 0))?);
         }
         let mut next_reduction = 0.0;
         for c in wait_all(backend, &reads)? {
-            let CompletionKind::HostRead(HostData::U64(counters)) = c.kind else {
-                return Err(BackendError::Usage("counters read returned no u64 data".into()).into());
-            };
-            let g = gpu_of(c.token);
+            let (g, counters) = counters_of(c)?;
             gpus[g].frontier_len = counters[1];
             next_reduction += f64::from_bits(counters[reduce_counter(peers)]);
         }
@@ -499,6 +486,26 @@ pub fn run<B: Backend + ?Sized>(
     gather(backend, &gpus, &subgraphs, primitive, n, &mut outcome)?;
     outcome.edges_visited = backend.stats().devices.iter().map(|d| d.edges).sum();
     Ok(outcome)
+}
+
+/// Reads GPU `slots`' counter block (frontier length, package counts, reduction) to the
+/// host after the work queued on its compute stream; returns the read's token.
+fn read_counters<B: Backend + ?Sized>(
+    backend: &mut B,
+    slots: &GpuSlots,
+    peers: usize,
+    t: Token,
+) -> Result<Token, BackendError> {
+    backend.read_to_host(slots.compute, BufferSlice::new(slots.fixed[9], 0, peers + 3), t)?;
+    Ok(t)
+}
+
+/// The GPU and counter words of a finished [`read_counters`].
+fn counters_of(c: Completion) -> Result<(usize, Vec<u64>), BackendError> {
+    let CompletionKind::HostRead(HostData::U64(counters)) = c.kind else {
+        return Err(BackendError::Usage("counters read returned no u64 data".into()));
+    };
+    Ok((gpu_of(c.token), counters))
 }
 
 fn validate<B: Backend + ?Sized>(

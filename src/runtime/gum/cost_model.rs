@@ -59,16 +59,30 @@ pub fn bucket_of(d: u64) -> usize {
 }
 
 impl FrontierStats {
-    /// Counts the statistics of a frontier from its vertices' (out, in) degrees (the
-    /// simulator's stats kernel and the tests use this).
-    pub fn from_degrees(degrees: impl IntoIterator<Item = (u64, u64)>) -> FrontierStats {
-        let mut s = FrontierStats {
+    /// An empty sum to add frontiers into (minima at their identity).
+    fn accumulator() -> FrontierStats {
+        FrontierStats {
             out_min: u64::MAX,
             in_min: u64::MAX,
             bucket_vertices: vec![0; HISTOGRAM_BUCKETS],
             bucket_edges: vec![0; HISTOGRAM_BUCKETS],
             ..Default::default()
-        };
+        }
+    }
+
+    /// The sum as statistics: an empty frontier's minima are 0.
+    fn settled(mut self) -> FrontierStats {
+        if self.vertices == 0 {
+            self.out_min = 0;
+            self.in_min = 0;
+        }
+        self
+    }
+
+    /// Counts the statistics of a frontier from its vertices' (out, in) degrees (the
+    /// simulator's stats kernel and the tests use this).
+    pub fn from_degrees(degrees: impl IntoIterator<Item = (u64, u64)>) -> FrontierStats {
+        let mut s = FrontierStats::accumulator();
         for (out, inn) in degrees {
             s.vertices += 1;
             s.out_edges += out;
@@ -84,22 +98,12 @@ impl FrontierStats {
             s.bucket_vertices[b] += 1;
             s.bucket_edges[b] += out;
         }
-        if s.vertices == 0 {
-            s.out_min = 0;
-            s.in_min = 0;
-        }
-        s
+        s.settled()
     }
 
     /// The statistics of several frontiers taken together (their union).
     pub fn pooled(parts: &[FrontierStats]) -> FrontierStats {
-        let mut s = FrontierStats {
-            out_min: u64::MAX,
-            in_min: u64::MAX,
-            bucket_vertices: vec![0; HISTOGRAM_BUCKETS],
-            bucket_edges: vec![0; HISTOGRAM_BUCKETS],
-            ..Default::default()
-        };
+        let mut s = FrontierStats::accumulator();
         for p in parts.iter().filter(|p| p.vertices > 0) {
             s.vertices += p.vertices;
             s.out_edges += p.out_edges;
@@ -116,11 +120,7 @@ impl FrontierStats {
                 *a += b;
             }
         }
-        if s.vertices == 0 {
-            s.out_min = 0;
-            s.in_min = 0;
-        }
-        s
+        s.settled()
     }
 
     /// The six Table I features.
