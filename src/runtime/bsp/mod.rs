@@ -57,7 +57,7 @@ pub const LOOP_ARCS_PER_VERTEX: u64 = 16;
 /// Words of a device-side loop's control buffer.
 pub const LOOP_CONTROL_WORDS: usize = 16;
 /// Most supersteps one launch of a device-side loop runs (the length of its log).
-pub const LOOP_LEVELS: u32 = 4096;
+pub const LOOP_LEVELS: u32 = 1024;
 /// Words of the log before the per-superstep input lengths.
 const LOOP_LOG_HEADER: usize = 3;
 
