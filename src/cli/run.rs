@@ -38,6 +38,11 @@ pub struct RunOptions {
     /// Communication strategy (broadcast needs --duplication all).
     #[arg(long, value_enum, default_value = "selective")]
     pub communication: CommunicationArg,
+    /// BSP on one GPU: run supersteps in the algorithm's device-side loop (BFS: one
+    /// cooperative launch for many levels) while the frontier has at most this many
+    /// vertices; 0 turns the loop off (every superstep through the host).
+    #[arg(long, default_value_t = switchyard::runtime::bsp::DEFAULT_LOOP_FRONTIER)]
+    pub bsp_loop_frontier: u64,
     /// Interconnect fidelity of the simulator.
     #[arg(long, value_enum, default_value = "flow")]
     pub fidelity: FidelityArg,
@@ -455,7 +460,12 @@ impl RunOptions {
             params,
             partitioner: self.partitioner.clone(),
             seed: self.seed,
-            bsp: BspOptions { duplication, communication, ..BspOptions::default() },
+            bsp: BspOptions {
+                duplication,
+                communication,
+                loop_frontier: self.bsp_loop_frontier,
+                ..BspOptions::default()
+            },
             groute: WorklistOptions {
                 packet_items: self.packet_size,
                 buffers: self.buffers,
