@@ -640,6 +640,8 @@ fn run_once<B: Backend + ?Sized>(
     wait_all(backend, &uploads)?;
     let start_ps = backend.now_ps();
     let (epsilon, damping) = app.epsilon_damping();
+    let light_fences =
+        std::env::var(kernels::scalar::FENCE_ENV).is_ok_and(|v| v.trim() == "acq_rel");
     let worker_scalars = |g: u32, persistent: bool| {
         vec![
             Scalar::U32(g),
@@ -653,6 +655,7 @@ fn run_once<B: Backend + ?Sized>(
             Scalar::F64(epsilon),
             Scalar::F64(damping),
             Scalar::U32(u32::from(options.keep_tasks)),
+            Scalar::U32(u32::from(light_fences)),
         ]
     };
     // With aggregation, each GPU's workers leave `aggregator_sms` of ITS SMs to the
