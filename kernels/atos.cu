@@ -132,6 +132,7 @@
 #define SC_EPSILON 8
 #define SC_DAMPING 9
 #define SC_KEEP 10
+#define SC_FENCE 11
 #define SC_BATCH_BYTES 2
 #define SC_WAIT_POLLS 3
 
@@ -155,6 +156,24 @@
 #define AT_FULL 0xffffffffu
 
 __device__ __forceinline__ u64 at_vol(const u64 *p) { return *(const volatile u64 *)p; }
+
+// A load with acquire semantics at GPU scope: what was written before a release of this word
+// (a fence, then the store or atomic) is visible to the loads after it, with no fence.
+__device__ __forceinline__ u64 at_acq(const u64 *p) {
+    u64 v;
+    asm volatile("ld.acquire.gpu.u64 %0, [%1];" : "=l"(v) : "l"(p) : "memory");
+    return v;
+}
+
+// The workers' fences. Their ordering points are message passing (write, fence, publish;
+// read the publication, fence, read), which fence.acq_rel orders; they are sequentially
+// consistent fences (__threadfence) unless the launch asks for the lighter ones (SC_FENCE,
+// set from SWITCHYARD_ATOS_FENCE=acq_rel). s_light is set before a block's first barrier.
+__shared__ int s_light;
+__device__ __forceinline__ void at_fence() {
+    if (s_light) asm volatile("fence.acq_rel.gpu;" ::: "memory");
+    else __threadfence();
+}
 __device__ __forceinline__ u32 at_vol32(const u32 *p) { return *(const volatile u32 *)p; }
 
 struct AtQ {
@@ -261,7 +280,7 @@ __device__ __forceinline__ u32 at_get(const AtQ &q, u64 i) { return __ldcg(q.ite
 // queue is another GPU's (system-scope ordering), else this GPU's own.
 __device__ void at_publish(const AtQ &q, u64 at, u64 n, bool sys) {
     if (sys) __threadfence_system();
-    else __threadfence();
+    else at_fence();
     atomicMax(q.c + Q_END_MAX, at + n);
     u64 count = atomicAdd(q.c + Q_END_COUNT, n) + n;
     if (count == at_vol(q.c + Q_END_MAX)) atomicMax(q.c + Q_END, count);
@@ -279,10 +298,10 @@ __device__ u64 at_pop(const AtQ &q, u64 want, u64 limit, u64 &at, u64 *open, u64
         if (s >= e) return 0;
         u64 take = e - s < want ? e - s : want;
         if (open) atomicAdd(open, take / unit);
-        __threadfence();
+        at_fence();
         if (atomicCAS(q.c + Q_START, s, s + take) == s) {
             at = s;
-            __threadfence();
+            at_fence();
             return take;
         }
         if (close) atomicAdd(close, take / unit);
@@ -294,10 +313,27 @@ __device__ u64 at_pop(const AtQ &q, u64 want, u64 limit, u64 &at, u64 *open, u64
 // Idle teams call it, so a publisher that saw a slot still being written below its own
 // does not leave END behind (one thread).
 __device__ void at_help_end(const AtQ &q, u64 e) {
-    u64 count = at_vol(q.c + Q_END_COUNT);
+    u64 count = at_acq(q.c + Q_END_COUNT);
     if (count <= e) return;
-    __threadfence();
     if (at_vol(q.c + Q_END_MAX) == count) atomicMax(q.c + Q_END, count);
+}
+
+// Takes what END has reached of the held reservation (END > hold[0]; one thread): START
+// counts it; the acquire load of END that saw it orders the reads of the items.
+__device__ u64 at_take_from(const AtQ &q, u64 *hold, u64 e, u64 &at) {
+    at = hold[0];
+    u64 take = (e < hold[1] ? e : hold[1]) - at;
+    hold[0] = at + take;
+    atomicAdd(q.c + Q_START, take);
+    return take;
+}
+
+// More of the held reservation, contiguous with what was taken (no new reservation): 0 when
+// END has not reached it or it is all taken (one thread).
+__device__ u64 at_take_more(const AtQ &q, u64 *hold, u64 &at) {
+    if (hold[0] >= hold[1]) return 0;
+    u64 e = at_acq(q.c + Q_END);
+    return e > hold[0] ? at_take_from(q, hold, e, at) : 0;
 }
 
 // A persistent team's pop (one thread): it holds a reservation hold[0]..hold[1] of indices,
@@ -311,22 +347,18 @@ __device__ u64 at_take_held(const AtQ &q, u64 *hold, u64 want, u64 &at) {
         hold[0] = atomicAdd(q.c + Q_START_ALLOC, want);
         hold[1] = hold[0] + want;
     }
-    u64 e = at_vol(q.c + Q_END);
-    if (e <= hold[0]) {
+    // A few polls here, without the team's barriers between them.
+    u64 e = at_acq(q.c + Q_END);
+    for (int i = 0; i < 8 && e <= hold[0]; i++) {
         at_help_end(q, e);
-        return 0;
+        e = at_acq(q.c + Q_END);
     }
-    at = hold[0];
-    u64 take = (e < hold[1] ? e : hold[1]) - at;
-    hold[0] = at + take;
-    atomicAdd(q.c + Q_START, take);
-    __threadfence();
-    return take;
+    return e > hold[0] ? at_take_from(q, hold, e, at) : 0;
 }
 
 // Frees popped slots at..at+n once read (one thread, after the readers' fences).
 __device__ void at_pop_done(const AtQ &q, u64 at, u64 n) {
-    __threadfence();
+    at_fence();
     atomicMax(q.c + Q_POP_MAX, at + n);
     u64 count = atomicAdd(q.c + Q_POP_COUNT, n) + n;
     if (count == at_vol(q.c + Q_POP_MAX)) atomicMax(q.c + Q_FREED, count);
@@ -352,7 +384,7 @@ __device__ bool at_push(const AtCtx &c, const AtQ &q, u32 w0, u32 w1, u32 words,
         at_put(q, at + (u64)rank * words, w0);
         if (words == 2) at_put(q, at + (u64)rank * words + 1, w1);
         if (sys) __threadfence_system();
-        else __threadfence();
+        else at_fence();
     }
     __syncwarp(peers);
     if (sy_lane() == leader && ok) {
@@ -422,7 +454,7 @@ __device__ void at_push_block(const AtCtx &c, const AtSink &s) {
     } else if (s.queue && s_pok[s.queue - 1]) {
         u32 skip = s.queue == 1 ? s_pk : 0;
         at_put(s.queue == 2 ? c.low : c.local, s_pat[s.queue - 1] + rank - skip, s.item);
-        __threadfence();
+        at_fence();
     }
     __syncthreads();
     if (threadIdx.x < 2) {
@@ -733,7 +765,7 @@ template <class Team> __device__ void at_color_task(const AtCtx &c, u32 item, At
         if (Team::rank() == 0) {
             n.visits++;
             atomicExch(c.value + v, colour);
-            __threadfence();
+            at_fence();
             if (AtColor::mark(c, v, AT_CHECK_QUEUED)) at_push_task(c, v | AT_TAG, 0);
         }
         Team::sync();
@@ -916,15 +948,15 @@ template <class App> __device__ bool at_idle(const AtCtx &c, u64 &seen) {
         atomicAdd(c.x + X_EPOCH, 1ull);
         return false;
     }
-    __threadfence();
+    at_fence();
     u64 closed = at_vol(c.x + X_CLOSED);
-    __threadfence();
+    at_fence();
     if (at_vol(c.recv.c + Q_END_ALLOC) != at_vol(c.recv.c + Q_START)) return false;
     for (u32 h = 0; h < c.gpus; h++) {
         AtQ q = at_agg(c, h);
         if (at_vol(q.c + Q_END_ALLOC) != at_vol(q.c + Q_START)) return false;
     }
-    __threadfence();
+    at_fence();
     u64 opened = at_vol(c.local.c + Q_END_ALLOC) + at_vol(c.low.c + Q_END_ALLOC) +
                  at_vol(c.x + X_OPENED);
     if (opened != closed) return false;
@@ -984,12 +1016,12 @@ template <class App, class Team> __device__ int at_sweep(const AtCtx &c) {
         }
         if (go) {
             atomicAdd(c.x + X_OPENED, 1ull);
-            __threadfence();
+            at_fence();
             epoch = at_vol(c.x + X_EPOCH);
-            __threadfence();
+            at_fence();
             base = atomicAdd(c.st + ST_CHECK, m);
             if (!c.persistent) atomicAdd(c.x + X_SWEPT, m);
-            __threadfence();
+            at_fence();
         }
     }
     if (!Team::bcast(go)) return 0;
@@ -1006,10 +1038,10 @@ template <class App, class Team> __device__ int at_sweep(const AtCtx &c) {
     if (Team::rank() == 0) {
         atomicAdd(c.st + ST_SWEPT, m);
         at_stat(0, m);
-        __threadfence();
+        at_fence();
         if (found) atomicAdd(c.x + X_EPOCH, 1ull);
         else at_clean_add(c, epoch, m);
-        __threadfence();
+        at_fence();
         atomicAdd(c.x + X_CLOSED, 1ull);
     }
     Team::sync();
@@ -1042,7 +1074,7 @@ template <class App, class Team> __device__ u32 at_receive(const AtCtx &c, u32 l
         v = at_get(c.recv, at + 2 * (u64)r);
         val = at_get(c.recv, at + 2 * (u64)r + 1);
     }
-    __threadfence();
+    at_fence();
     Team::sync();
     if (Team::rank() == 0) at_pop_done(c.recv, at, take);
     u32 received = 0;
@@ -1057,7 +1089,7 @@ template <class App, class Team> __device__ u32 at_receive(const AtCtx &c, u32 l
             if (App::receive(c, v, val, applied, prio)) at_push_task(c, v, prio);
         }
     }
-    __threadfence();
+    at_fence();
     bool any_received = Team::any(received != 0);
     if (App::SWEEPS && any_received && Team::rank() == 0) atomicAdd(c.x + X_EPOCH, 1ull);
     // Count the pairs received (headers excluded) and close every pair taken.
@@ -1077,7 +1109,7 @@ template <class App, class Team> __device__ u32 at_receive(const AtCtx &c, u32 l
     if (Team::rank() == 0) {
         if (got) atomicAdd(c.st + ST_RECEIVED, (u64)got);
         at_stat(0, got);
-        __threadfence();
+        at_fence();
         atomicAdd(c.x + X_CLOSED, (u64)pairs);
     }
     Team::sync();
@@ -1098,7 +1130,7 @@ __device__ u64 at_in_flight(const AtCtx &c) {
 // X_RAISING so the mark and the threshold move together).
 __device__ void at_maybe_raise(const AtCtx &c) {
     if (atomicCAS(c.x + X_RAISING, 0ull, 1ull) != 0) return;
-    __threadfence();
+    at_fence();
     u64 ls = at_vol(c.low.c + Q_START);
     if (ls >= at_vol(c.x + X_LOW_MARK) && at_vol(c.low.c + Q_END) != ls &&
         at_vol(c.local.c + Q_END) == at_vol(c.local.c + Q_START) &&
@@ -1107,7 +1139,7 @@ __device__ void at_maybe_raise(const AtCtx &c) {
         atomicAdd(c.st + ST_RAISES, 1ull);
         atomicMax(c.x + X_LOW_MARK, at_vol(c.low.c + Q_END));
     }
-    __threadfence();
+    at_fence();
     atomicExch(c.x + X_RAISING, 0ull);
 }
 
@@ -1157,7 +1189,7 @@ template <class App, bool THREAD> __device__ bool at_round_warp(const AtCtx &c, 
         if (THREAD) {
             bool have = sy_lane() < got;
             u32 item = have ? at_get(q, at + sy_lane()) : 0;
-            __threadfence();
+            at_fence();
             __syncwarp();
             if (sy_lane() == 0) {
                 at_pop_done(q, at, got);
@@ -1167,7 +1199,7 @@ template <class App, bool THREAD> __device__ bool at_round_warp(const AtCtx &c, 
             if (have && !at_deferred<App>(c, item, from)) at_task<App, AtSolo>(c, item, n);
         } else {
             u32 item = at_get(q, at);
-            __threadfence();
+            at_fence();
             __syncwarp();
             if (sy_lane() == 0) {
                 at_pop_done(q, at, got);
@@ -1180,11 +1212,11 @@ template <class App, bool THREAD> __device__ bool at_round_warp(const AtCtx &c, 
         }
         __syncwarp();
         at_flush_remote_warp(c);
-        __threadfence();
+        at_fence();
         __syncwarp();
         if (App::SWEEPS && sy_lane() == 0) atomicAdd(c.x + X_EPOCH, 1ull);
         if (sy_lane() == 0) {
-            __threadfence();
+            at_fence();
             atomicAdd(c.x + X_CLOSED, got);
         }
     }
@@ -1216,6 +1248,11 @@ template <class App> __device__ bool at_round_block(const AtCtx &c, AtCounts &n)
     bool worked = got != 0;
     if (got) {
         const AtQ &q = from ? c.low : c.local;
+        // Items this round took, at first..first+total: a persistent team takes what arrives
+        // in its reservation while it works before it frees and closes them (its next items
+        // wait for no one else, so the round's tail is not on their path).
+        u64 first = at, total = 0;
+        while (true) {
         for (u64 round = 0; round < got; round += blockDim.x) {
             u64 i = round + threadIdx.x;
             bool have = i < got;
@@ -1235,10 +1272,20 @@ template <class App> __device__ bool at_round_block(const AtCtx &c, AtCounts &n)
                 at_block_expand<App>(c, item, have, n);
             }
         }
-        __threadfence();
+        total += got;
+        if (!c.persistent || from != 0) break;
+        if (threadIdx.x == 0) s_got = at_take_more(c.local, s_hold, s_at);
+        __syncthreads();
+        got = s_got;
+        at = s_at;
+        __syncthreads();
+        if (got == 0) break;
+        }
+        got = total;
+        at_fence();
         __syncthreads();
         if (threadIdx.x == 0) {
-            at_pop_done(q, at, got);
+            at_pop_done(q, first, got);
             at_stat(AS_POPPED, got);
             at_stat(0, got);
         }
@@ -1258,7 +1305,7 @@ template <class App> __device__ bool at_round_block(const AtCtx &c, AtCounts &n)
         at_flush_remote_block(c);
         if (threadIdx.x == 0) {
             if (App::SWEEPS) atomicAdd(c.x + X_EPOCH, 1ull);
-            __threadfence();
+            at_fence();
             atomicAdd(c.x + X_CLOSED, got);
         }
         __syncthreads();
@@ -1291,7 +1338,7 @@ template <class App> __device__ bool at_idle_round(const AtCtx &c, u32 &idles) {
                 *(volatile u64 *)(c.x + X_PUBLISHED) = now;
             }
         }
-        __threadfence();
+        at_fence();
         atomicExch(c.x + X_LOCK, 0ull);
     }
     __nanosleep(idles < 64 ? 32 : 128);
@@ -1302,6 +1349,7 @@ template <class App> __device__ void at_worker(const SyArgs &a) {
     __shared__ AtCtx s_c;
     __shared__ int s_ok;
     if (threadIdx.x == 0) {
+        s_light = sy_u32(a, SC_FENCE) == 1;
         s_ok = at_check(a, sy_u32(a, SC_GPUS), sy_u32(a, SC_GPU));
         if (s_ok) {
             at_context(a, s_c);
@@ -1369,7 +1417,7 @@ template <class App> __device__ void at_worker(const SyArgs &a) {
     // A discrete launch's last block checks and publishes this GPU's idleness.
     __syncthreads();
     if (threadIdx.x == 0 && !c.persistent) {
-        __threadfence();
+        at_fence();
         if (atomicAdd(c.x + X_EXITED, 1ull) == gridDim.x - 1) {
             u64 seen = 0;
             bool idle = at_idle<App>(c, seen);
@@ -1384,6 +1432,7 @@ template <class App> __device__ void at_worker(const SyArgs &a) {
 // Before each launch (one thread): a discrete launch pops below the queue ends as they are
 // now; the exit count and the discrete sweep budget start over; no stop seen yet.
 __device__ void at_pre(const SyArgs &a) {
+    s_light = 0;
     if (!at_check(a, sy_u32(a, SC_GPUS), sy_u32(a, SC_GPU))) return;
     u64 *st = sy_buf<u64>(a, AT_STATE);
     u64 *x = sy_buf<u64>(a, AT_WORKERS);
@@ -1394,7 +1443,7 @@ __device__ void at_pre(const SyArgs &a) {
     x[X_SWEPT] = 0;
     x[X_LOCK] = 0;
     x[X_STOP] = 0;
-    __threadfence();
+    at_fence();
 }
 
 extern "C" __global__ void atos_bfs_worker__pre(const SyArgs a) { at_pre(a); }
@@ -1419,6 +1468,7 @@ extern "C" __global__ void atos_aggregator(const SyArgs a) {
         s_ok = at_check(a, sy_u32(a, SC_GPUS), sy_u32(a, SC_GPU));
         if (s_ok) at_context(a, s_c);
         s_stop = 0;
+        s_light = 0;
     }
     if (threadIdx.x < AT_NSTAT) s_stat[threadIdx.x] = 0;
     __syncthreads();
@@ -1486,7 +1536,7 @@ extern "C" __global__ void atos_aggregator(const SyArgs a) {
                     atomicAdd_system((unsigned long long *)at_ctl(c, h, C_RECV), n);
                     // Off the aggregation queue (this block is its only popper).
                     *(volatile u64 *)(q.c + Q_START) = start + 2 * n;
-                    __threadfence();
+                    at_fence();
                     *(volatile u64 *)(q.c + Q_FREED) = start + 2 * n;
                     c.st[ST_SENT_TO + h] += n + 1;
                     atomicAdd(c.st + ST_BATCHES, 1ull);

@@ -307,6 +307,15 @@ impl RunReport {
                 "atos: {} visits, {} {} ideal, extra work {:.3}; termination after {} waves",
                 a.visits, a.ideal_visits, a.ideal_is, a.extra_work, a.termination_waves
             );
+            if a.queue_growths > 0 {
+                let _ = writeln!(
+                    out,
+                    "atos: the queues overflowed and the run started again {} times with 4 \
+                     times larger queues ({} items per queue; time counts from the first start)",
+                    a.queue_growths,
+                    a.queue_capacity.iter().max().copied().unwrap_or(0)
+                );
+            }
         }
         let _ = writeln!(out, "validation: {validation}");
         out

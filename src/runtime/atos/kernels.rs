@@ -236,6 +236,12 @@ pub mod scalar {
     /// `u32` 1: CTA workers keep up to `FETCH` of the local tasks a round makes and run
     /// them next (their worker stays busy) instead of queueing them.
     pub const KEEP: usize = 10;
+    /// `u32` 1: the CUDA workers order with `fence.acq_rel` instead of sequentially
+    /// consistent fences (an experiment: `SWITCHYARD_ATOS_FENCE=acq_rel`; the simulator has no
+    /// fences).
+    pub const FENCE: usize = 11;
+    /// The environment variable that sets [`FENCE`] (`acq_rel`; anything else: 0).
+    pub const FENCE_ENV: &str = "SWITCHYARD_ATOS_FENCE";
     /// Aggregator: `u64` batch size in bytes (`BATCH_SIZE`).
     pub const BATCH_BYTES: usize = 2;
     /// Aggregator: `u32` polls before a partial batch goes (`WAIT_TIME`).
@@ -1255,6 +1261,7 @@ mod tests {
             ("SC_EPSILON", scalar::EPSILON),
             ("SC_DAMPING", scalar::DAMPING),
             ("SC_KEEP", scalar::KEEP),
+            ("SC_FENCE", scalar::FENCE),
             ("SC_BATCH_BYTES", scalar::BATCH_BYTES),
             ("SC_WAIT_POLLS", scalar::WAIT_POLLS),
         ];

@@ -26,6 +26,8 @@
 //! [`kernels::register_app`].
 
 pub mod graph;
+#[cfg(test)]
+mod growth_tests;
 pub mod kernels;
 pub mod termination;
 pub mod watchdog;
@@ -446,6 +448,9 @@ pub struct AtosReport {
     pub termination_waves: u64,
     /// Queue capacity per GPU, items.
     pub queue_capacity: Vec<u64>,
+    /// Times the run started again with 4 times larger queues after an overflow at the
+    /// capacity sized from the graph (its time counts from the first start).
+    pub queue_growths: u32,
     /// Per GPU.
     pub per_gpu: Vec<AtosGpuReport>,
 }
@@ -465,7 +470,24 @@ struct GpuBuffers {
     queue_counters: [BufferId; 4],
 }
 
-/// Runs `app` with Atos on `backend`: `owner[v]` is the GPU of vertex `v`.
+/// Times a run whose default-sized queues overflowed starts again with queues 4 times as
+/// large (an overflow stops a run with every refused item counted, so nothing is lost and
+/// the restart computes the same result).
+pub const MAX_QUEUE_GROWTHS: u32 = 2;
+
+/// What one attempt of a run ended with.
+enum Attempt {
+    /// The outcome and when the attempt started.
+    Done(Box<Outcome>, u64),
+    /// A queue overflowed: the message, the largest capacity, when the attempt started.
+    Overflowed(String, u64, u64),
+}
+
+/// Runs `app` with Atos on `backend`: `owner[v]` is the GPU of vertex `v`. Queues sized from
+/// the graph grow on overflow (up to [`MAX_QUEUE_GROWTHS`] restarts, 4 times larger each,
+/// while they fit the GPUs' memory); a capacity set in the options is kept, and an overflow
+/// at it is an error with the capacity to choose. The time reported counts from the first
+/// attempt's start.
 pub fn run<B: Backend + ?Sized>(
     backend: &mut B,
     graph: &Csr,
@@ -475,6 +497,69 @@ pub fn run<B: Backend + ?Sized>(
     options: &AtosOptions,
     seed: u64,
 ) -> Result<Outcome, RuntimeError> {
+    let mut scale = 1u64;
+    let mut first_start = None;
+    for growths in 0..=MAX_QUEUE_GROWTHS {
+        match run_once(backend, graph, owner, gpus, app, options, seed, scale)? {
+            Attempt::Done(mut out, start_ps) => {
+                if let Some(first) = first_start {
+                    out.compute_time_ps += start_ps.saturating_sub(first);
+                }
+                if let Some(a) = out.atos.as_mut() {
+                    a.queue_growths = growths;
+                }
+                return Ok(*out);
+            }
+            Attempt::Overflowed(message, capacity, start_ps) => {
+                first_start.get_or_insert(start_ps);
+                let grown = capacity.saturating_mul(4);
+                let fits = (0..gpus).all(|g| {
+                    queue_bytes(grown, options, gpus as usize)
+                        <= backend.device_info(DeviceId(g)).memory_bytes / 2
+                });
+                if options.queue_capacity.is_some() || growths == MAX_QUEUE_GROWTHS || !fits {
+                    let grew = if growths > 0 {
+                        format!(" (after growing the queues {growths} times from their default)")
+                    } else {
+                        String::new()
+                    };
+                    return Err(options_error(format!("{message}{grew}")));
+                }
+                scale = scale.saturating_mul(4);
+            }
+        }
+    }
+    unreachable!("the loop returns at its last growth")
+}
+
+/// Bytes of one GPU's queues at `capacity` items per queue (see `upload_gpu`).
+fn queue_bytes(capacity: u64, options: &AtosOptions, k: usize) -> u64 {
+    let c = capacity.max(1);
+    let low = if options.priority.is_some() { c } else { 1 };
+    let recv = if k > 1 { c.saturating_mul(2) } else { 2 };
+    let agg = if k > 1 && matches!(options.comm, Comm::Aggregated { .. }) {
+        c.saturating_mul(2)
+    } else {
+        2
+    };
+    c.saturating_add(low)
+        .saturating_add(recv)
+        .saturating_add(agg.saturating_mul(k as u64))
+        .saturating_mul(ElemType::U32.size_bytes())
+}
+
+/// One attempt of [`run`], with default-sized queues `scale` times their size.
+#[allow(clippy::too_many_arguments)]
+fn run_once<B: Backend + ?Sized>(
+    backend: &mut B,
+    graph: &Csr,
+    owner: &[u32],
+    gpus: u32,
+    app: &dyn AtosApp,
+    options: &AtosOptions,
+    seed: u64,
+    scale: u64,
+) -> Result<Attempt, RuntimeError> {
     options.check()?;
     let k = gpus as usize;
     if k == 0 || k > kernels::MAX_GPUS || backend.device_count() < gpus {
@@ -534,7 +619,9 @@ pub fn run<B: Backend + ?Sized>(
     for g in 0..gpus {
         let init = app.init(&ag, g);
         initial.push(init.items.len() as u64);
-        let cap = options.queue_capacity.unwrap_or_else(|| app.queue_capacity(&ag, g));
+        let cap = options
+            .queue_capacity
+            .unwrap_or_else(|| app.queue_capacity(&ag, g).saturating_mul(scale));
         capacities.push(cap);
         let (b, ups) =
             upload_gpu(backend, &ag, g, init, cap, options, streams[g as usize], &mut next_token)?;
@@ -553,6 +640,8 @@ pub fn run<B: Backend + ?Sized>(
     wait_all(backend, &uploads)?;
     let start_ps = backend.now_ps();
     let (epsilon, damping) = app.epsilon_damping();
+    let light_fences =
+        std::env::var(kernels::scalar::FENCE_ENV).is_ok_and(|v| v.trim() == "acq_rel");
     let worker_scalars = |g: u32, persistent: bool| {
         vec![
             Scalar::U32(g),
@@ -566,6 +655,7 @@ pub fn run<B: Backend + ?Sized>(
             Scalar::F64(epsilon),
             Scalar::F64(damping),
             Scalar::U32(u32::from(options.keep_tasks)),
+            Scalar::U32(u32::from(light_fences)),
         ]
     };
     // With aggregation, each GPU's workers leave `aggregator_sms` of ITS SMs to the
@@ -819,14 +909,22 @@ pub fn run<B: Backend + ?Sized>(
             .iter()
             .map(|(g, name, n)| format!("gpu{g}'s {name} queue refused {n} items"))
             .collect();
-        return Err(options_error(format!(
-            "Atos queue overflow ({}; capacity {} items per queue): the run stopped with \
-             every refused item counted, nothing was dropped silently; rerun with a larger \
-             --atos-queue-capacity (e.g. {})",
-            if detail.is_empty() { "reported by the workers".into() } else { detail.join(", ") },
-            capacities.iter().max().copied().unwrap_or(0),
-            capacities.iter().max().copied().unwrap_or(0).saturating_mul(4)
-        )));
+        let capacity = capacities.iter().max().copied().unwrap_or(0);
+        return Ok(Attempt::Overflowed(
+            format!(
+                "Atos queue overflow ({}; capacity {capacity} items per queue): the run stopped \
+                 with every refused item counted, nothing was dropped silently; rerun with a \
+                 larger --atos-queue-capacity (e.g. {})",
+                if detail.is_empty() {
+                    "reported by the workers".into()
+                } else {
+                    detail.join(", ")
+                },
+                capacity.saturating_mul(4)
+            ),
+            capacity,
+            start_ps,
+        ));
     }
     let values = ag.gather(&values);
     let has_aux =
@@ -876,26 +974,30 @@ pub fn run<B: Backend + ?Sized>(
         extra_work: visits as f64 / ideal.max(1) as f64,
         termination_waves: detector.waves,
         queue_capacity: capacities,
+        queue_growths: 0,
         per_gpu,
     };
     let sent: u64 = report.per_gpu.iter().map(|g| g.sent).sum();
     let edges: u64 = report.per_gpu.iter().map(|g| g.edges).sum();
-    Ok(Outcome {
-        values,
-        aux,
-        compute_time_ps: end_ps - start_ps,
-        work: WorkReport {
-            edges_visited: edges,
-            work_items: visits,
-            messages: sent,
-            bytes_sent: sent * 8,
-            frontier_sizes: Vec::new(),
-        },
-        supersteps: 0,
-        groute: None,
-        gum: None,
-        atos: Some(report),
-    })
+    Ok(Attempt::Done(
+        Box::new(Outcome {
+            values,
+            aux,
+            compute_time_ps: end_ps - start_ps,
+            work: WorkReport {
+                edges_visited: edges,
+                work_items: visits,
+                messages: sent,
+                bytes_sent: sent * 8,
+                frontier_sizes: Vec::new(),
+            },
+            supersteps: 0,
+            groute: None,
+            gum: None,
+            atos: Some(report),
+        }),
+        start_ps,
+    ))
 }
 
 /// Refuses pairs the options cannot reach: remote atomic mins need a peer path (not
@@ -1123,19 +1225,7 @@ fn upload_gpu<B: Backend + ?Sized>(
     // capacity near 2^64 overflowed that allocation). Sized from the graph, the queues fit
     // the host; the device allocation says if they do not fit the GPU.
     let memory = backend.device_info(d).memory_bytes;
-    let c = capacity.max(1);
-    let low = if options.priority.is_some() { c } else { 1 };
-    let recv = if k > 1 { c.saturating_mul(2) } else { 2 };
-    let agg = if k > 1 && matches!(options.comm, Comm::Aggregated { .. }) {
-        c.saturating_mul(2)
-    } else {
-        2
-    };
-    let queue_bytes = c
-        .saturating_add(low)
-        .saturating_add(recv)
-        .saturating_add(agg.saturating_mul(k as u64))
-        .saturating_mul(ElemType::U32.size_bytes());
+    let queue_bytes = queue_bytes(capacity, options, k);
     if options.queue_capacity.is_some() && queue_bytes > memory {
         return Err(options_error(format!(
             "--atos-queue-capacity {capacity}: gpu{g}'s queues would take {queue_bytes} \
