@@ -37,25 +37,26 @@ extern "C" __global__ void __launch_bounds__(SY_BLOCK) bfs_advance(const SyArgs 
     sy_count(a, items, op.edges, 0);
 }
 
-// BFS levels in one cooperative launch (bfs_levels in src/algo/bfs.rs): the bulk-synchronous
-// runtime's device-side loop on one GPU while the frontier is small. Each level expands the
-// input frontier exactly as bfs_advance does (same stamps, so the marker ends as the
-// superstep path leaves it) into the other frontier buffer, then one grid barrier whose
-// last block does the level's bookkeeping: it logs the input length, resets the next
-// level's counters and decides whether to go on. A level with huge vertices takes a second
-// barrier for their chunks. Slots: the 14 fixed ones, then 14: control (u64, device: see
-// L_*), 15: log (u64, mapped host memory: [0] levels run, [1] length of the last output,
-// [2] which buffer holds it (bit 0: 0 frontier_in, 1 frontier_out) | stop reason << 1
-// (0 empty or level limit, 1 too many vertices, 2 too many arcs), [3 + i] input length of
-// level i). Scalars: frontier_len u64, superstep u32, max_levels u32, most vertices u64,
-// most arcs u64.
+// The bulk-synchronous runtime's device-side loop on one GPU while the frontier is small
+// (src/runtime/bsp/device_loop.rs; BspPrimitive::loop_kernel): one cooperative launch runs
+// supersteps one after another, each expanding its input frontier exactly as the
+// algorithm's advance does (same op, same stamps, so values and the marker end as the
+// superstep path leaves them) into the other frontier buffer, then one grid barrier whose
+// last block does the superstep's bookkeeping: it logs the input length, resets the next
+// superstep's counters and decides whether to go on. A superstep with huge vertices takes a
+// second barrier for their chunks. Slots: the 14 fixed ones, then 14: control (u64, device:
+// see L_*), 15: log (u64, mapped host memory: [0] supersteps run, [1] length of the last
+// output, [2] which buffer holds it (bit 0: 0 frontier_in, 1 frontier_out) | stop reason <<
+// 1 (0 empty or superstep limit, 1 too many vertices, 2 too many arcs), [3 + i] input
+// length of superstep i). Scalars: frontier_len u64, superstep u32, max_supersteps u32, most
+// vertices u64, most arcs u64.
 #define L_ARRIVE 0
 #define L_GEN 1
-#define L_OUT 2    // and 3: output length of even and odd levels
-#define L_ARCS 4   // and 5: arcs of the output of even and odd levels
+#define L_OUT 2    // and 3: output length of even and odd supersteps
+#define L_ARCS 4   // and 5: out-arcs of the output of even and odd supersteps
 #define L_LEN 6    // the output length the leader saw
-#define L_STOP 7   // 0 go on, else 1 + the log's stop word
-#define L_HUGE 8   // the level's huge chunks, as the first barrier saw them
+#define L_STOP 7   // 0 go on, else 1 + the log's stop reason
+#define L_HUGE 8   // the superstep's huge chunks, as the first barrier saw them
 #define L_WORDS 16
 #define L_LOG 3
 
@@ -101,27 +102,8 @@ __device__ void sy_block_add(u64 *target, u64 x) {
     __syncthreads();
 }
 
-struct BfsLevelOp {
-    const SyArgs *a;
-    const Advance *d;
-    u32 *labels;
-    u32 level;
-    u64 edges;
-    u64 arcs;  // out-arcs of the vertices this thread discovered
-    __device__ bool prepare(u32, u64 n, u32 &) {
-        edges += n;
-        return true;
-    }
-    __device__ void visit(u32, u32, u64 e) {
-        u32 t = d->targets[e];
-        if (labels[t] == SY_UNREACHED && atomicCAS(&labels[t], SY_UNREACHED, level) == SY_UNREACHED) {
-            arcs += d->offsets[t + 1] - d->offsets[t];
-            sy_emit(*a, *d, t);
-        }
-    }
-};
-
-extern "C" __global__ void bfs_levels_fused__pre(const SyArgs a) {
+// Pre-pass of every loop kernel: checks the buffers, resets the control words.
+__device__ void sy_levels_pre(const SyArgs &a) {
     u64 *ctl = sy_buf<u64>(a, S_FIXED);
     if (a.len[S_FIXED] < L_WORDS) sy_fail(a, SY_ERR_LEN, L_WORDS, a.len[S_FIXED]);
     else if (a.len[S_FIXED + 1] < L_LOG + sy_u32(a, 2))
@@ -132,7 +114,9 @@ extern "C" __global__ void bfs_levels_fused__pre(const SyArgs a) {
     if (sy_u64(a, 0) > a.len[S_FIN]) sy_fail(a, SY_ERR_FRONTIER_LEN, sy_u64(a, 0), a.len[S_FIN]);
 }
 
-extern "C" __global__ void __launch_bounds__(SY_BLOCK) bfs_levels_fused(const SyArgs a) {
+// The loop; make(d) gives the superstep's op (the advance's, bound to d); atomics: count
+// one atomic per arc as the advance does.
+template <class Make> __device__ void sy_levels(const SyArgs &a, Make make, bool atomics) {
     if (a.len[S_FIXED] < L_WORDS || a.len[S_FIXED + 1] < L_LOG + sy_u32(a, 2)) return;
     if (sy_u64(a, 0) > a.len[S_FIN]) return;  // the pre-pass reported them
     u64 *ctl = sy_buf<u64>(a, S_FIXED);
@@ -143,7 +127,11 @@ extern "C" __global__ void __launch_bounds__(SY_BLOCK) bfs_levels_fused(const Sy
     u32 *buf[2] = {sy_buf<u32>(a, S_FIN), sy_buf<u32>(a, S_FOUT)};
     u64 cap[2] = {a.len[S_FIN], a.len[S_FOUT]};
     Advance d = sy_advance(a);
-    u32 *labels = sy_buf<u32>(a, S_VALUES);
+    d.param = 0.0;
+    d.gpu = 0;
+    d.extra = 0.0;
+    u64 out_arcs = 0;
+    d.out_arcs = &out_arcs;
     u64 len = sy_u64(a, 0), items = 0, edges = 0;
     bool lead = blockIdx.x == 0 && threadIdx.x == 0;
     for (u32 i = 0;; i++) {
@@ -156,7 +144,7 @@ extern "C" __global__ void __launch_bounds__(SY_BLOCK) bfs_levels_fused(const Sy
         d.superstep = first + i;
         d.stamp = 2 * d.superstep + 1;
         if (lead) items += len;
-        BfsLevelOp op{&a, &d, labels, d.superstep + 1, 0, 0};
+        auto op = make(d);
         sy_expand(a, d, op);
         // The bookkeeping, by one thread of the last block to arrive.
         auto keep = [&]() {
@@ -174,8 +162,8 @@ extern "C" __global__ void __launch_bounds__(SY_BLOCK) bfs_levels_fused(const Sy
             ctl[L_LEN] = next;
             ctl[L_STOP] = why == 3 ? 0 : 1 + why;
         };
-        sy_block_add(&ctl[L_ARCS + p], op.arcs);
-        op.arcs = 0;
+        sy_block_add(&ctl[L_ARCS + p], out_arcs);
+        out_arcs = 0;
         sy_grid_sync(ctl, [&]() {
             u64 huge = ((volatile u64 *)a.huge)[0];
             if (threadIdx.x == 0) ctl[L_HUGE] = huge;
@@ -183,7 +171,8 @@ extern "C" __global__ void __launch_bounds__(SY_BLOCK) bfs_levels_fused(const Sy
         });
         if (((volatile u64 *)ctl)[L_HUGE] != 0) {
             sy_expand_huge(a, op);
-            sy_block_add(&ctl[L_ARCS + p], op.arcs);
+            sy_block_add(&ctl[L_ARCS + p], out_arcs);
+            out_arcs = 0;
             sy_grid_sync(ctl, keep);
         }
         edges += op.edges;
@@ -199,7 +188,14 @@ extern "C" __global__ void __launch_bounds__(SY_BLOCK) bfs_levels_fused(const Sy
             break;
         }
     }
-    sy_count(a, items, edges, 0);
+    sy_count(a, items, edges, atomics ? edges : 0);
+}
+
+extern "C" __global__ void bfs_levels_fused__pre(const SyArgs a) { sy_levels_pre(a); }
+
+extern "C" __global__ void __launch_bounds__(SY_BLOCK) bfs_levels_fused(const SyArgs a) {
+    u32 *labels = sy_buf<u32>(a, S_VALUES);
+    sy_levels(a, [&](const Advance &d) { return BfsOp{&a, &d, labels, d.superstep + 1, 0}; }, false);
 }
 
 // ------------------------------------------------------------- SSSP (src/algo/sssp.rs)
@@ -243,6 +239,19 @@ extern "C" __global__ void __launch_bounds__(SY_BLOCK) sssp_advance(const SyArgs
     sy_expand(a, d, op);
     u64 items = (blockIdx.x == 0 && threadIdx.x == 0) ? d.frontier_len : 0;
     sy_count(a, items, op.edges, op.edges);
+}
+
+extern "C" __global__ void sssp_levels_fused__pre(const SyArgs a) {
+    sy_levels_pre(a);
+    if (a.len[S_WEIGHTS] != a.len[S_TARGETS])
+        sy_fail(a, SY_ERR_WEIGHTS, a.len[S_WEIGHTS], a.len[S_TARGETS]);
+}
+
+extern "C" __global__ void __launch_bounds__(SY_BLOCK) sssp_levels_fused(const SyArgs a) {
+    if (a.len[S_WEIGHTS] != a.len[S_TARGETS]) return;  // the pre-pass reported it
+    u32 *dist = sy_buf<u32>(a, S_VALUES);
+    const u32 *weights = sy_buf<const u32>(a, S_WEIGHTS);
+    sy_levels(a, [&](const Advance &d) { return SsspOp{&a, &d, dist, weights, 0}; }, true);
 }
 
 // Real weights (sssp_advance_f32): distances and weights are f32 bits; for non-negative
@@ -321,6 +330,13 @@ extern "C" __global__ void __launch_bounds__(SY_BLOCK) cc_advance(const SyArgs a
     sy_expand(a, d, op);
     u64 items = (blockIdx.x == 0 && threadIdx.x == 0) ? d.frontier_len : 0;
     sy_count(a, items, op.edges, op.edges);
+}
+
+extern "C" __global__ void cc_levels_fused__pre(const SyArgs a) { sy_levels_pre(a); }
+
+extern "C" __global__ void __launch_bounds__(SY_BLOCK) cc_levels_fused(const SyArgs a) {
+    u32 *labels = sy_buf<u32>(a, S_VALUES);
+    sy_levels(a, [&](const Advance &d) { return CcOp{&a, &d, labels, 0}; }, true);
 }
 
 // ------------------------------------------ Direction-optimizing BFS (src/algo/dobfs.rs)

@@ -156,6 +156,9 @@ struct Advance {
     double param;
     u32 gpu;
     double extra;
+    // A device-side loop's per-thread count of the out-arcs of the vertices this thread
+    // appended (null in an ordinary advance).
+    u64 *out_arcs;
 };
 
 __device__ Advance sy_advance(const SyArgs &a) {
@@ -173,13 +176,16 @@ __device__ Advance sy_advance(const SyArgs &a) {
     d.param = sy_f64(a, 3);
     d.gpu = sy_u32(a, 4);
     d.extra = sy_f64(a, 5);
+    d.out_arcs = nullptr;
     return d;
 }
 
 // Appends local vertex t to the output frontier unless this superstep's stamp is on it.
 __device__ __forceinline__ void sy_emit(const SyArgs &a, const Advance &d, u32 t) {
-    if (d.marker[t] != d.stamp && atomicExch(&d.marker[t], d.stamp) != d.stamp)
+    if (d.marker[t] != d.stamp && atomicExch(&d.marker[t], d.stamp) != d.stamp) {
         sy_push(a, &d.counters[0], d.fout, d.fout_cap, t);
+        if (d.out_arcs) *d.out_arcs += d.offsets[t + 1] - d.offsets[t];
+    }
 }
 
 // Common pre-pass of advance kernels: resets the output length, checks the input length.

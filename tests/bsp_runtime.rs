@@ -333,13 +333,12 @@ fn results_hold_under_jittered_latencies_and_kernel_times() {
     }
 }
 
-/// BFS on one GPU through the runtime directly: the outcome and the kernels launched.
-fn bfs_alone(
+/// `primitive` on one GPU through the runtime directly: the outcome and the kernels launched.
+fn alone(
     graph: &Csr,
-    source: u32,
+    primitive: &dyn switchyard::runtime::bsp::BspPrimitive,
     loop_frontier: u64,
 ) -> (switchyard::runtime::bsp::BspOutcome, u64) {
-    use switchyard::algo::bfs::Bfs;
     use switchyard::backend::Backend;
     use switchyard::backend::sim::{SimBackend, SimConfig};
     use switchyard::driver::builtin_kernels;
@@ -348,10 +347,17 @@ fn bfs_alone(
     let owner = vec![0; graph.num_vertices() as usize];
     let options = BspOptions { loop_frontier, ..BspOptions::default() };
     let outcome =
-        switchyard::runtime::bsp::run(&mut backend, graph, &owner, 1, &Bfs { source }, &options)
-            .unwrap();
+        switchyard::runtime::bsp::run(&mut backend, graph, &owner, 1, primitive, &options).unwrap();
     let kernels = backend.stats().devices[0].kernels;
     (outcome, kernels)
+}
+
+fn bfs_alone(
+    graph: &Csr,
+    source: u32,
+    loop_frontier: u64,
+) -> (switchyard::runtime::bsp::BspOutcome, u64) {
+    alone(graph, &switchyard::algo::bfs::Bfs { source }, loop_frontier)
 }
 
 #[test]
@@ -399,4 +405,31 @@ fn the_device_loop_hands_a_growing_frontier_back_to_the_host() {
     assert_eq!(looped.values, expected);
     assert_eq!(looped.frontier_sizes, host.frontier_sizes);
     assert!(kernels >= 2, "{kernels} launches");
+}
+
+#[test]
+fn sssp_and_cc_on_one_gpu_give_the_same_supersteps_with_the_device_loop() {
+    use switchyard::algo::cc::ConnectedComponents;
+    use switchyard::algo::sssp::{Sssp, SsspWeights};
+    let graph = with_uniform_weights(&real_graph("luxembourg_osm.mtx"), 1, 64, 3).unwrap();
+    let sssp = Sssp { source: 0, weights: SsspWeights::Int };
+    let expected: Vec<u32> = switchyard::graph::reference::sssp_distances_int(&graph, 0)
+        .unwrap()
+        .into_iter()
+        .map(|d| u32::try_from(d).unwrap_or(u32::MAX))
+        .collect();
+    for primitive in [&sssp as &dyn switchyard::runtime::bsp::BspPrimitive, &ConnectedComponents] {
+        let (host, host_kernels) = alone(&graph, primitive, 0);
+        if primitive.name() == "sssp" {
+            assert_eq!(host.values, expected, "sssp distances");
+        }
+        for limit in [switchyard::runtime::bsp::DEFAULT_LOOP_FRONTIER, 40] {
+            let (looped, kernels) = alone(&graph, primitive, limit);
+            let what = format!("{} with the loop up to {limit}", primitive.name());
+            assert_eq!(looped.values, host.values, "{what}");
+            assert_eq!(looped.frontier_sizes, host.frontier_sizes, "{what}");
+            assert_eq!(looped.edges_visited, host.edges_visited, "{what}");
+            assert!(kernels < host_kernels, "{what}: {kernels} launches, {host_kernels} without");
+        }
+    }
 }

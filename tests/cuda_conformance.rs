@@ -309,6 +309,10 @@ enum Cmp {
     Tables {
         counts: usize,
     },
+    /// A device-side loop's frontier buffer (slot 7 or 8): by the loop's log (slot 15, of
+    /// the expected run), the last output's entries as a set in the buffer that holds it,
+    /// the last input's in the other (what lies past them is scratch).
+    LoopFrontier,
     /// Pairs `(id, bits)` as a multiset, as many as `buffers[len_buffer][0]` says (u64).
     PairsCounted {
         len_buffer: usize,
@@ -411,6 +415,17 @@ fn compare(kernel: &str, rule: &[(usize, Cmp)], want: &[HostData], got: &[HostDa
                     live(w, &want[WL_CTL]),
                     live(g, &got[WL_CTL]),
                     "{kernel}: live worklist items"
+                );
+            }
+            Cmp::LoopFrontier => {
+                let log = want[15].as_u64().unwrap();
+                let (levels, last) = (log[0] as usize, log[1] as usize);
+                let holds_last = 7 + (log[2] & 1) as usize == i;
+                let len = if holds_last { last } else { log[2 + levels] as usize };
+                assert_eq!(
+                    set_prefix(w, len),
+                    set_prefix(g, len),
+                    "{kernel}: frontier {i} as a set"
                 );
             }
             Cmp::Close64 => {
@@ -581,6 +596,53 @@ fn checks() -> Vec<Check> {
             scalars: advance_scalars(independent.len(), 3, 0.0, 0.0),
             work_items: independent.len() as u64,
             rule: advance_rule(),
+        });
+    }
+
+    // The device-side loops (slots 14 control, 15 log; scalars frontier_len, superstep,
+    // max_supersteps, most_vertices, most_arcs). BFS: levels from the frontier at level 2
+    // until it empties, and again with limits that stop it once the frontier grows; SSSP and
+    // CC: one superstep of the independent frontier (more would depend on the order).
+    let loop_rule = || vec![(7, Cmp::LoopFrontier), (8, Cmp::LoopFrontier), (14, Cmp::Ignore)];
+    let loop_slots = |values: HostData, frontier: &[u32]| {
+        let mut slots =
+            Slots::new(&c, values, no_aux.clone(), frontier, one_gpu.clone(), false, 1, vec![])
+                .data;
+        slots.push(HostData::U64(vec![0; switchyard::runtime::bsp::LOOP_CONTROL_WORDS]));
+        slots.push(HostData::U64(vec![0; 3 + 64]));
+        slots
+    };
+    for (most_vertices, most_arcs) in [(u64::MAX, u64::MAX), (50, 5000)] {
+        checks.push(Check {
+            kernel: "bfs_levels",
+            inputs: loop_slots(HostData::U32(labels.clone()), &frontier),
+            scalars: vec![
+                Scalar::U64(frontier.len() as u64),
+                Scalar::U32(2),
+                Scalar::U32(64),
+                Scalar::U64(most_vertices),
+                Scalar::U64(most_arcs),
+            ],
+            work_items: frontier.len() as u64,
+            rule: loop_rule(),
+        });
+    }
+    let dist: Vec<u32> =
+        (0..n).map(|_| if rng.below(3) == 0 { u32::MAX } else { rng.below(500) as u32 }).collect();
+    let cc: Vec<u32> = (0..n).map(|v| (v as u32).min(rng.below(n as u64) as u32)).collect();
+    for (kernel, values) in [("sssp_levels", dist), ("cc_levels", cc)] {
+        checks.push(Check {
+            kernel,
+            inputs: loop_slots(HostData::U32(values), &independent),
+            scalars: vec![
+                Scalar::U64(independent.len() as u64),
+                Scalar::U32(3),
+                Scalar::U32(1),
+                Scalar::U64(u64::MAX),
+                Scalar::U64(u64::MAX),
+            ],
+            work_items: independent.len() as u64,
+            rule: loop_rule(),
         });
     }
 

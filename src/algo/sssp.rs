@@ -16,7 +16,7 @@ use super::{BspPrimitive, GraphAlgorithm, GrouteOperators, Needs, VertexResult};
 use crate::backend::{BackendError, ElemType, HostData, KernelContext, KernelDef, KernelRegistry};
 use crate::graph::reference::{self, FloatTolerance, ValidationReport, compare_exact};
 use crate::graph::{Csr, EdgeWeights, GraphError, ResultValue};
-use crate::runtime::bsp::{AdvanceArgs, Combiner};
+use crate::runtime::bsp::{AdvanceArgs, Combiner, sim_levels};
 use crate::runtime::groute::worklist::kernels::{
     Counts, Out, Visit, WorklistKernels, WorklistOperator, register_app,
 };
@@ -217,6 +217,12 @@ impl BspPrimitive for Sssp {
     fn initially_active(&self, v: u32) -> bool {
         v == self.source
     }
+    fn loop_kernel(&self) -> Option<&'static str> {
+        match self.weights {
+            SsspWeights::Int => Some("sssp_levels"),
+            SsspWeights::Float => None,
+        }
+    }
 }
 
 /// SSSP on Groute's distributed worklist (seed 000 section 4.5): distances relaxed with
@@ -386,6 +392,33 @@ pub fn register(registry: &mut KernelRegistry) {
         cuda_name: Some("sssp_advance"),
         remote_args: &[],
     });
+    registry.register(KernelDef {
+        name: "sssp_levels",
+        contract: "the bsp device-side loop (BspPrimitive::loop_kernel) of sssp_advance: its \
+                   supersteps one after another, frontier_in and frontier_out alternating; \
+                   buffers and scalars as bfs_levels",
+        sim: levels_loop,
+        cuda_name: Some("sssp_levels_fused"),
+        remote_args: &[],
+    });
+}
+
+/// The simulator's `sssp_levels`: SSSP's advance (integer weights), superstep after superstep.
+fn levels_loop(ctx: &mut KernelContext<'_>) -> Result<(), BackendError> {
+    if ctx.buffers.get(2).map_or(0, HostData::len) != ctx.buffers.get(1).map_or(0, HostData::len) {
+        return Err(BackendError::Kernel {
+            kernel: "sssp_levels".into(),
+            message: "the graph needs integer weights, one per arc".into(),
+        });
+    }
+    sim_levels(ctx, "sssp_levels", true, |dist, dv, t, w, _| {
+        let nd = dv.saturating_add(w);
+        let better = nd < dist[t];
+        if better {
+            dist[t] = nd;
+        }
+        better
+    })
 }
 
 fn advance(ctx: &mut KernelContext<'_>) -> Result<(), BackendError> {

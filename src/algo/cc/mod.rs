@@ -7,7 +7,7 @@ use super::{BspPrimitive, GraphAlgorithm, GrouteOperators, Needs, VertexResult};
 use crate::backend::{BackendError, ElemType, KernelContext, KernelDef, KernelRegistry};
 use crate::graph::reference::{self, ValidationReport, compare_components};
 use crate::graph::{Csr, GraphError};
-use crate::runtime::bsp::{AdvanceArgs, Combiner};
+use crate::runtime::bsp::{AdvanceArgs, Combiner, sim_levels};
 
 /// Weakly connected components.
 #[derive(Clone, Debug, Default)]
@@ -68,6 +68,9 @@ impl BspPrimitive for ConnectedComponents {
     fn initially_active(&self, _v: u32) -> bool {
         true
     }
+    fn loop_kernel(&self) -> Option<&'static str> {
+        Some("cc_levels")
+    }
 }
 
 /// Registers `cc_advance` and Groute's CC kernels.
@@ -79,6 +82,15 @@ pub fn register(registry: &mut KernelRegistry) {
                    atomic min and append lowered neighbours (once) to frontier_out",
         sim: advance,
         cuda_name: Some("cc_advance"),
+        remote_args: &[],
+    });
+    registry.register(KernelDef {
+        name: "cc_levels",
+        contract: "the bsp device-side loop (BspPrimitive::loop_kernel) of cc_advance: its \
+                   supersteps one after another, frontier_in and frontier_out alternating; \
+                   buffers and scalars as bfs_levels",
+        sim: levels_loop,
+        cuda_name: Some("cc_levels_fused"),
         remote_args: &[],
     });
 }
@@ -102,4 +114,15 @@ fn advance(ctx: &mut KernelContext<'_>) -> Result<(), BackendError> {
     }
     a.out.finish(a.counters, a.effects);
     Ok(())
+}
+
+/// The simulator's `cc_levels`: CC's advance, superstep after superstep.
+fn levels_loop(ctx: &mut KernelContext<'_>) -> Result<(), BackendError> {
+    sim_levels(ctx, "cc_levels", true, |labels, lv, t, _, _| {
+        let lower = lv < labels[t];
+        if lower {
+            labels[t] = lv;
+        }
+        lower
+    })
 }

@@ -9,10 +9,14 @@
 //! stops when every frontier is empty (global stop condition) or after the algorithm's
 //! superstep limit.
 
+mod device_loop;
 pub mod kernels;
 mod primitive;
 mod subgraph;
 
+pub use device_loop::{
+    DEFAULT_LOOP_FRONTIER, LOOP_ARCS_PER_VERTEX, LOOP_CONTROL_WORDS, LOOP_LEVELS, sim_levels,
+};
 pub use kernels::{Combiner, reduce_counter};
 pub use primitive::BspPrimitive;
 pub use subgraph::{Duplication, Subgraph, build_subgraphs, build_subgraphs_with_all_arcs};
@@ -23,6 +27,7 @@ use crate::backend::{
 };
 use crate::graph::Csr;
 use crate::runtime::{RuntimeError, wait_all};
+use device_loop::DeviceLoop;
 use kernels::FIXED_SLOTS;
 
 /// Where frontier updates are sent (seed 002 section III-C).
@@ -49,17 +54,6 @@ pub struct BspOptions {
     /// (and its output at most [`LOOP_ARCS_PER_VERTEX`] times as many arcs); 0: never.
     pub loop_frontier: u64,
 }
-
-/// Default of [`BspOptions::loop_frontier`].
-pub const DEFAULT_LOOP_FRONTIER: u64 = 1 << 16;
-/// Arcs per vertex of [`BspOptions::loop_frontier`] a device-side loop's output may have.
-pub const LOOP_ARCS_PER_VERTEX: u64 = 16;
-/// Words of a device-side loop's control buffer.
-pub const LOOP_CONTROL_WORDS: usize = 16;
-/// Most supersteps one launch of a device-side loop runs (the length of its log).
-pub const LOOP_LEVELS: u32 = 1024;
-/// Words of the log before the per-superstep input lengths.
-const LOOP_LOG_HEADER: usize = 3;
 
 impl Default for BspOptions {
     fn default() -> Self {
@@ -258,22 +252,22 @@ impl<'a> AdvanceArgs<'a> {
 }
 
 /// One GPU's buffers and streams.
-struct GpuSlots {
-    compute: StreamId,
+pub(crate) struct GpuSlots {
+    pub(crate) compute: StreamId,
     comm: StreamId,
-    /// The twelve fixed slots.
-    fixed: Vec<BufferId>,
+    /// The fixed slots.
+    pub(crate) fixed: Vec<BufferId>,
     /// Send package per peer (self: an empty buffer).
     send: Vec<BufferId>,
     /// Receive package per peer.
     recv: Vec<BufferId>,
     /// The primitive's scratch buffers (the last buffers of its advance and apply).
     scratch: Vec<BufferId>,
-    frontier_len: u64,
+    pub(crate) frontier_len: u64,
 }
 
 /// Token layout: phase in the top byte, then superstep, gpu, peer.
-fn token(phase: u8, superstep: u32, gpu: u32, peer: u32) -> Token {
+pub(crate) fn token(phase: u8, superstep: u32, gpu: u32, peer: u32) -> Token {
     Token(
         (u64::from(phase) << 56)
             | (u64::from(superstep & 0xff_ffff) << 32)
@@ -287,15 +281,15 @@ fn gpu_of(t: Token) -> usize {
 }
 
 /// The fixed slots of the input and output frontiers (see [`kernels`]).
-const SLOT_FRONTIER_IN: usize = 7;
-const SLOT_FRONTIER_OUT: usize = 8;
+pub(crate) const SLOT_FRONTIER_IN: usize = 7;
+pub(crate) const SLOT_FRONTIER_OUT: usize = 8;
 
 const PHASE_UPLOAD: u8 = 1;
 const PHASE_COUNTS: u8 = 2;
 const PHASE_COPY: u8 = 3;
 const PHASE_NEXT: u8 = 4;
 const PHASE_GATHER: u8 = 5;
-const PHASE_LOOP: u8 = 6;
+pub(crate) const PHASE_LOOP: u8 = 6;
 
 /// Runs `primitive` on `graph` partitioned by `owner` (`owner[v]` = GPU of vertex `v`) over
 /// the first `parts` devices of `backend`. `graph` must already be symmetrised when the
@@ -545,90 +539,6 @@ pub fn run<B: Backend + ?Sized>(
     gather(backend, &gpus, &subgraphs, primitive, n, &mut outcome)?;
     outcome.edges_visited = backend.stats().devices.iter().map(|d| d.edges).sum();
     Ok(outcome)
-}
-
-/// The buffers of an algorithm's device-side loop on one GPU ([`BspPrimitive::loop_kernel`]).
-struct DeviceLoop {
-    kernel: &'static str,
-    control: BufferId,
-    log: BufferId,
-}
-
-/// What one launch of a device-side loop did.
-struct LoopRun {
-    /// The input frontier length of each superstep it ran (at least one).
-    inputs: Vec<u64>,
-    /// Whether it stopped because the frontier grew past the limits.
-    grew: bool,
-}
-
-impl DeviceLoop {
-    /// The loop's buffers on GPU 0, or `None` where the backend has no mapped host memory.
-    fn new<B: Backend + ?Sized>(
-        backend: &mut B,
-        kernel: &'static str,
-    ) -> Result<Option<DeviceLoop>, BackendError> {
-        let log = LOOP_LOG_HEADER + LOOP_LEVELS as usize;
-        let log = match backend.alloc_mapped(ElemType::U64, log, "device loop log") {
-            Ok(log) => log,
-            Err(BackendError::Unavailable(_)) => return Ok(None),
-            Err(e) => return Err(e),
-        };
-        let control =
-            backend.alloc(DeviceId(0), ElemType::U64, LOOP_CONTROL_WORDS, "device loop control")?;
-        Ok(Some(DeviceLoop { kernel, control, log }))
-    }
-
-    /// Runs up to `most` supersteps from `superstep` in one launch on `slots`' GPU and
-    /// leaves its frontier as the host path would.
-    fn run<B: Backend + ?Sized>(
-        &self,
-        backend: &mut B,
-        slots: &mut GpuSlots,
-        superstep: u32,
-        most: u32,
-        options: &BspOptions,
-    ) -> Result<LoopRun, RuntimeError> {
-        // A launch that fails before its end must not leave an earlier launch's count.
-        backend.write_mapped(self.log, 0, HostData::U64(vec![0]))?;
-        let buffers = slots.fixed.iter().copied().chain([self.control, self.log]).collect();
-        backend.launch(
-            slots.compute,
-            Launch {
-                kernel: self.kernel,
-                buffers,
-                scalars: vec![
-                    Scalar::U64(slots.frontier_len),
-                    Scalar::U32(superstep),
-                    Scalar::U32(most),
-                    Scalar::U64(options.loop_frontier),
-                    Scalar::U64(options.loop_frontier.saturating_mul(LOOP_ARCS_PER_VERTEX)),
-                ],
-                work_items: slots.frontier_len,
-            },
-            None,
-        )?;
-        let t = token(PHASE_LOOP, superstep, 0, 0);
-        backend.host_callback(slots.compute, t)?;
-        wait_all(backend, &[t])?;
-        let HostData::U64(log) = backend.read_mapped(self.log)? else {
-            return Err(BackendError::Usage("the device loop's log is not u64".into()).into());
-        };
-        let levels = log[0] as usize;
-        if levels == 0 || levels > most as usize {
-            return Err(BackendError::Kernel {
-                kernel: self.kernel.into(),
-                message: format!("reported {levels} supersteps run, asked for 1..={most}"),
-            }
-            .into());
-        }
-        slots.frontier_len = log[1];
-        if log[2] & 1 == 1 {
-            slots.fixed.swap(SLOT_FRONTIER_IN, SLOT_FRONTIER_OUT);
-        }
-        let inputs = log[LOOP_LOG_HEADER..LOOP_LOG_HEADER + levels].to_vec();
-        Ok(LoopRun { inputs, grew: log[2] >> 1 != 0 })
-    }
 }
 
 /// Reads GPU `slots`' counter block (frontier length, package counts, reduction) to the
