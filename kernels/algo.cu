@@ -37,6 +37,171 @@ extern "C" __global__ void __launch_bounds__(SY_BLOCK) bfs_advance(const SyArgs 
     sy_count(a, items, op.edges, 0);
 }
 
+// BFS levels in one cooperative launch (bfs_levels in src/algo/bfs.rs): the bulk-synchronous
+// runtime's device-side loop on one GPU while the frontier is small. Each level expands the
+// input frontier exactly as bfs_advance does (same stamps, so the marker ends as the
+// superstep path leaves it) into the other frontier buffer, then one grid barrier whose
+// last block does the level's bookkeeping: it logs the input length, resets the next
+// level's counters and decides whether to go on. A level with huge vertices takes a second
+// barrier for their chunks. Slots: the 14 fixed ones, then 14: control (u64, device: see
+// L_*), 15: log (u64, mapped host memory: [0] levels run, [1] length of the last output,
+// [2] which buffer holds it (bit 0: 0 frontier_in, 1 frontier_out) | stop reason << 1
+// (0 empty or level limit, 1 too many vertices, 2 too many arcs), [3 + i] input length of
+// level i). Scalars: frontier_len u64, superstep u32, max_levels u32, most vertices u64,
+// most arcs u64.
+#define L_ARRIVE 0
+#define L_GEN 1
+#define L_OUT 2    // and 3: output length of even and odd levels
+#define L_ARCS 4   // and 5: arcs of the output of even and odd levels
+#define L_LEN 6    // the output length the leader saw
+#define L_STOP 7   // 0 go on, else 1 + the log's stop word
+#define L_HUGE 8   // the level's huge chunks, as the first barrier saw them
+#define L_WORDS 16
+#define L_LOG 3
+
+// A grid-wide barrier over ctl[L_ARRIVE] and ctl[L_GEN]; the last block to arrive runs
+// leader() (every thread of it) before the others go on.
+template <class F> __device__ void sy_grid_sync(u64 *ctl, F leader) {
+    __shared__ bool s_last;
+    __shared__ u64 s_gen;
+    __syncthreads();
+    if (threadIdx.x == 0) {
+        s_gen = ((volatile u64 *)ctl)[L_GEN];
+        __threadfence();
+        s_last = atomicAdd(&ctl[L_ARRIVE], 1ull) == gridDim.x - 1;
+    }
+    __syncthreads();
+    if (s_last) {
+        __threadfence();
+        leader();
+        __syncthreads();
+        if (threadIdx.x == 0) {
+            ctl[L_ARRIVE] = 0;
+            __threadfence();
+            atomicAdd(&ctl[L_GEN], 1ull);
+        }
+    } else if (threadIdx.x == 0) {
+        while (((volatile u64 *)ctl)[L_GEN] == s_gen) __nanosleep(32);
+        __threadfence();
+    }
+    __syncthreads();
+}
+
+// Adds every thread's x to *target: one atomic per block. Every thread must call it.
+__device__ void sy_block_add(u64 *target, u64 x) {
+    __shared__ u64 s[SY_BLOCK / 32];
+    for (int o = 16; o > 0; o >>= 1) x += __shfl_down_sync(0xffffffffu, x, o);
+    if (sy_lane() == 0) s[threadIdx.x >> 5] = x;
+    __syncthreads();
+    if (threadIdx.x == 0) {
+        u64 sum = 0;
+        for (u32 w = 0; w < blockDim.x / 32; w++) sum += s[w];
+        if (sum) atomicAdd(target, sum);
+    }
+    __syncthreads();
+}
+
+struct BfsLevelOp {
+    const SyArgs *a;
+    const Advance *d;
+    u32 *labels;
+    u32 level;
+    u64 edges;
+    u64 arcs;  // out-arcs of the vertices this thread discovered
+    __device__ bool prepare(u32, u64 n, u32 &) {
+        edges += n;
+        return true;
+    }
+    __device__ void visit(u32, u32, u64 e) {
+        u32 t = d->targets[e];
+        if (labels[t] == SY_UNREACHED && atomicCAS(&labels[t], SY_UNREACHED, level) == SY_UNREACHED) {
+            arcs += d->offsets[t + 1] - d->offsets[t];
+            sy_emit(*a, *d, t);
+        }
+    }
+};
+
+extern "C" __global__ void bfs_levels_fused__pre(const SyArgs a) {
+    u64 *ctl = sy_buf<u64>(a, S_FIXED);
+    if (a.len[S_FIXED] < L_WORDS) sy_fail(a, SY_ERR_LEN, L_WORDS, a.len[S_FIXED]);
+    else if (a.len[S_FIXED + 1] < L_LOG + sy_u32(a, 2))
+        sy_fail(a, SY_ERR_LEN, L_LOG + sy_u32(a, 2), a.len[S_FIXED + 1]);
+    else
+        for (int i = 0; i < L_WORDS; i++) ctl[i] = 0;
+    a.huge[0] = 0;
+    if (sy_u64(a, 0) > a.len[S_FIN]) sy_fail(a, SY_ERR_FRONTIER_LEN, sy_u64(a, 0), a.len[S_FIN]);
+}
+
+extern "C" __global__ void __launch_bounds__(SY_BLOCK) bfs_levels_fused(const SyArgs a) {
+    if (a.len[S_FIXED] < L_WORDS || a.len[S_FIXED + 1] < L_LOG + sy_u32(a, 2)) return;
+    if (sy_u64(a, 0) > a.len[S_FIN]) return;  // the pre-pass reported them
+    u64 *ctl = sy_buf<u64>(a, S_FIXED);
+    volatile u64 *log = sy_buf<u64>(a, S_FIXED + 1);
+    u32 first = sy_u32(a, 1);
+    u32 max_levels = sy_u32(a, 2);
+    u64 most_vertices = sy_u64(a, 3), most_arcs = sy_u64(a, 4);
+    u32 *buf[2] = {sy_buf<u32>(a, S_FIN), sy_buf<u32>(a, S_FOUT)};
+    u64 cap[2] = {a.len[S_FIN], a.len[S_FOUT]};
+    Advance d = sy_advance(a);
+    u32 *labels = sy_buf<u32>(a, S_VALUES);
+    u64 len = sy_u64(a, 0), items = 0, edges = 0;
+    bool lead = blockIdx.x == 0 && threadIdx.x == 0;
+    for (u32 i = 0;; i++) {
+        u32 p = i & 1;
+        d.frontier = buf[p];
+        d.frontier_len = len;
+        d.fout = buf[p ^ 1];
+        d.fout_cap = cap[p ^ 1];
+        d.counters = &ctl[L_OUT + p];
+        d.superstep = first + i;
+        d.stamp = 2 * d.superstep + 1;
+        if (lead) items += len;
+        BfsLevelOp op{&a, &d, labels, d.superstep + 1, 0, 0};
+        sy_expand(a, d, op);
+        // The bookkeeping, by one thread of the last block to arrive.
+        auto keep = [&]() {
+            if (threadIdx.x != 0) return;
+            u64 next = ((volatile u64 *)ctl)[L_OUT + p];
+            u64 arcs = ((volatile u64 *)ctl)[L_ARCS + p];
+            log[L_LOG + i] = len;
+            ctl[L_OUT + (p ^ 1)] = 0;
+            ctl[L_ARCS + (p ^ 1)] = 0;
+            a.huge[0] = 0;
+            u64 why = next == 0 || i + 1 >= max_levels ? 0
+                      : next > most_vertices          ? 1
+                      : arcs > most_arcs              ? 2
+                                                      : 3;
+            ctl[L_LEN] = next;
+            ctl[L_STOP] = why == 3 ? 0 : 1 + why;
+        };
+        sy_block_add(&ctl[L_ARCS + p], op.arcs);
+        op.arcs = 0;
+        sy_grid_sync(ctl, [&]() {
+            u64 huge = ((volatile u64 *)a.huge)[0];
+            if (threadIdx.x == 0) ctl[L_HUGE] = huge;
+            if (huge == 0) keep();
+        });
+        if (((volatile u64 *)ctl)[L_HUGE] != 0) {
+            sy_expand_huge(a, op);
+            sy_block_add(&ctl[L_ARCS + p], op.arcs);
+            sy_grid_sync(ctl, keep);
+        }
+        edges += op.edges;
+        u64 stop = ((volatile u64 *)ctl)[L_STOP];
+        len = ((volatile u64 *)ctl)[L_LEN];
+        if (stop != 0) {
+            if (lead) {
+                log[1] = len;
+                log[2] = (u64)(p ^ 1) | ((stop - 1) << 1);
+                log[0] = i + 1;
+                __threadfence_system();
+            }
+            break;
+        }
+    }
+    sy_count(a, items, edges, 0);
+}
+
 // ------------------------------------------------------------- SSSP (src/algo/sssp.rs)
 
 struct SsspOp {

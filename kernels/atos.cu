@@ -19,10 +19,15 @@
 // instead). Push: END_ALLOC reserves, the items are written, then END_MAX / END_COUNT / END
 // publish them (queue.rs); a reservation that would pass the slots not yet freed is not
 // written: it is added to OVERFLOW and the GPU's ctl OVERFLOW is raised (the host stops the
-// run and says which queue, never losing work silently). Pop: a compare-and-swap on START
-// below END (and below the discrete launch's limit), so START never passes END. Slots are
-// freed when the popper has read them: POP_MAX / POP_COUNT / FREED (CUDA-only words in the
-// OVERFLOW line) publish them the way END_MAX / END_COUNT / END publish pushes.
+// run and says which queue, never losing work silently). Pop, persistent teams on the local
+// queue: one atomicAdd on START_ALLOC reserves FETCH indices ahead, taken as END reaches them
+// (START counts the items taken); discrete launches, the low and the receive queues: a
+// compare-and-swap on START below END (and below the launch's or the low queue's limit), so
+// START never passes END. Slots are freed when the popper has read them: POP_MAX /
+// POP_COUNT / FREED (CUDA-only words in the OVERFLOW line) publish them the way END_MAX /
+// END_COUNT / END publish pushes. A CTA worker's pass over its arcs pushes its tasks with
+// one reservation per queue; statistics stay in shared memory until the launch ends; a
+// round on one GPU issues no system-scope fence or atomic.
 //
 // Remote updates between GPUs are plain device atomics and stores through peer pointers
 // (the same instructions between logical GPUs of one physical GPU): BFS's atomicMin that
@@ -76,6 +81,7 @@
 #define Q_POP_MAX 81
 #define Q_POP_COUNT 82
 #define Q_FREED 83
+#define Q_START_ALLOC 84
 #define Q_WORDS 96
 #define AT_RECV_CONSUMED 96
 #define AT_TAG 0x80000000u
@@ -125,6 +131,7 @@
 #define SC_CHECK_SIZE 7
 #define SC_EPSILON 8
 #define SC_DAMPING 9
+#define SC_KEEP 10
 #define SC_BATCH_BYTES 2
 #define SC_WAIT_POLLS 3
 
@@ -134,6 +141,10 @@
 #define X_EPOCH 32
 #define X_CLEAN 48
 #define X_EXITED 64
+#define X_LOW_MARK 65
+#define X_CHECKS 66
+#define X_PUBLISHED 67
+#define X_RAISING 68
 #define X_LOCK 80
 #define X_STOP 81
 #define X_SWEPT 96
@@ -168,7 +179,7 @@ struct AtCtx {
     u32 *pval[AT_PEERS];
     AtQ precv[AT_PEERS];
     u32 bases[AT_PEERS + 1];
-    u32 gpu, gpus, width, fetch, persistent, aggregated, delta, check_size, n_local;
+    u32 gpu, gpus, width, fetch, persistent, aggregated, delta, check_size, n_local, keep;
     double eps, damping;
 };
 
@@ -196,19 +207,37 @@ __device__ void at_overflowed(const AtCtx &c) {
     __threadfence_system();
 }
 
-// The launch's counts for the stream's counters (items, edges, atomics), as the simulator's
-// kernels report them: items started, popped, received and swept; arcs; updates, own-queue
-// pushes and PageRank's two atomics per start. Added to the stream's counters at exit.
-__shared__ u64 s_stat[3];
+// The block's counts, kept in shared memory and added once at exit (a per-round atomic on
+// a GPU-wide word is a serialised round trip on the hot path): 0-2 the stream's counters
+// (items, edges, atomics) as the simulator's kernels report them (items started, popped,
+// received and swept; arcs; updates, own-queue pushes and PageRank's two atomics per start),
+// then the state block's statistics (AS_* below: popped, tasks, visits, edges, pushes).
+#define AT_NSTAT 8
+#define AS_POPPED 3
+#define AS_TASKS 4
+#define AS_VISITS 5
+#define AS_EDGES 6
+#define AS_PUSHES 7
+__shared__ u64 s_stat[AT_NSTAT];
 
 __device__ __forceinline__ void at_stat(int i, u64 x) {
     if (x) atomicAdd(&s_stat[i], x);
 }
 
-// Adds the block's counts to the stream's counters (every thread calls it, at exit).
-__device__ void at_stat_flush(const SyArgs &a) {
+// Adds the block's counts to the stream's counters and the state block `st` (every thread
+// calls it, at exit; the host reads both only after the launch ends).
+__device__ void at_stat_flush(const SyArgs &a, u64 *st) {
     __syncthreads();
-    if (threadIdx.x < 3 && s_stat[threadIdx.x]) atomicAdd(&a.stats[threadIdx.x], s_stat[threadIdx.x]);
+    u32 i = threadIdx.x;
+    if (i < AT_NSTAT && s_stat[i]) {
+        u64 *to = i < 3 ? &a.stats[i]
+                  : st + (i == AS_POPPED ? ST_POPPED
+                          : i == AS_TASKS ? ST_TASKS
+                          : i == AS_VISITS ? ST_VISITS
+                          : i == AS_EDGES ? ST_EDGES
+                                          : ST_PUSHES);
+        atomicAdd(to, s_stat[i]);
+    }
 }
 
 // Reserves n slots of q at `at`; false (counted in OVERFLOW) when they would pass the slots
@@ -260,6 +289,41 @@ __device__ u64 at_pop(const AtQ &q, u64 want, u64 limit, u64 &at, u64 *open, u64
     }
 }
 
+// Raises END to END_COUNT when every reserved slot below END_MAX is written (END_COUNT read
+// first: a count equal to the maximum read after it means every slot below was written).
+// Idle teams call it, so a publisher that saw a slot still being written below its own
+// does not leave END behind (one thread).
+__device__ void at_help_end(const AtQ &q, u64 e) {
+    u64 count = at_vol(q.c + Q_END_COUNT);
+    if (count <= e) return;
+    __threadfence();
+    if (at_vol(q.c + Q_END_MAX) == count) atomicMax(q.c + Q_END, count);
+}
+
+// A persistent team's pop (one thread): it holds a reservation hold[0]..hold[1] of indices,
+// taken with one atomicAdd on START_ALLOC (no compare-and-swap to retry, so pops do not
+// serialise on START), and takes what END has reached of it; a whole reservation taken, it
+// reserves the next `want`. START counts the items taken (so START <= END still holds and
+// END - START is what waits), not an index. Discrete launches pop with at_pop (they must not
+// reserve past the launch's limit).
+__device__ u64 at_take_held(const AtQ &q, u64 *hold, u64 want, u64 &at) {
+    if (hold[0] >= hold[1]) {
+        hold[0] = atomicAdd(q.c + Q_START_ALLOC, want);
+        hold[1] = hold[0] + want;
+    }
+    u64 e = at_vol(q.c + Q_END);
+    if (e <= hold[0]) {
+        at_help_end(q, e);
+        return 0;
+    }
+    at = hold[0];
+    u64 take = (e < hold[1] ? e : hold[1]) - at;
+    hold[0] = at + take;
+    atomicAdd(q.c + Q_START, take);
+    __threadfence();
+    return take;
+}
+
 // Frees popped slots at..at+n once read (one thread, after the readers' fences).
 __device__ void at_pop_done(const AtQ &q, u64 at, u64 n) {
     __threadfence();
@@ -269,10 +333,10 @@ __device__ void at_pop_done(const AtQ &q, u64 at, u64 n) {
 }
 
 // Warp-aggregated push: the lanes that call it together push `words` (1 or 2) words each
-// into their queue (lanes naming the same queue share one reservation). `count`: a counter
-// to add the items pushed to (own queues: ST_PUSHES); `sys`: another GPU's queue. False when
-// the queue refused them.
-__device__ bool at_push(const AtCtx &c, const AtQ &q, u32 w0, u32 w1, u32 words, u64 *count,
+// into their queue (lanes naming the same queue share one reservation). `count`: count the
+// items pushed (own queues: ST_PUSHES); `sys`: another GPU's queue. False when the queue
+// refused them.
+__device__ bool at_push(const AtCtx &c, const AtQ &q, u32 w0, u32 w1, u32 words, bool count,
                         bool sys) {
     u32 active = __activemask();
     u32 peers = __match_any_sync(active, (unsigned long long)q.c);
@@ -294,7 +358,7 @@ __device__ bool at_push(const AtCtx &c, const AtQ &q, u32 w0, u32 w1, u32 words,
     if (sy_lane() == leader && ok) {
         at_publish(q, at, n, sys);
         if (count) {
-            atomicAdd(count, n / words);
+            at_stat(AS_PUSHES, n / words);
             at_stat(2, n / words);
         }
     }
@@ -303,9 +367,74 @@ __device__ bool at_push(const AtCtx &c, const AtQ &q, u32 w0, u32 w1, u32 words,
 
 // Pushes own vertex `item` (maybe tagged) as a task with priority `prio`: into the low
 // queue when the priority queue is on and prio >= the threshold, else the local queue.
+__device__ __forceinline__ bool at_is_low(const AtCtx &c, u32 prio) {
+    return c.delta != 0 && (u64)prio >= at_vol(c.st + ST_THRESHOLD);
+}
 __device__ void at_push_task(const AtCtx &c, u32 item, u32 prio) {
-    bool low = c.delta != 0 && (u64)prio >= at_vol(c.st + ST_THRESHOLD);
-    at_push(c, low ? c.low : c.local, item, 0, 1, c.st + ST_PUSHES, false);
+    at_push(c, at_is_low(c, prio) ? c.low : c.local, item, 0, 1, true, false);
+}
+
+// A task a CTA worker's thread found in one pass over its arcs (queue 1: local, 2: low, 0:
+// none): the block pushes a pass's tasks with one reservation per queue (at_push_block).
+struct AtSink {
+    u32 item, queue;
+};
+
+__shared__ u32 s_pn[2];
+__shared__ u64 s_pat[2];
+__shared__ int s_pok[2];
+// Kept tasks (SC_KEEP): up to c.keep local tasks the block runs next itself instead of
+// queueing them (s_kn of them in s_keep; s_pk kept by the current push).
+__shared__ u32 s_keep[AT_MAX_BLOCK];
+__shared__ u32 s_kn, s_pk;
+
+// Pushes the block's collected tasks (every thread calls it, with its sink): one reservation
+// and one publication per queue instead of one per warp; with c.keep, local tasks fill
+// s_keep first. s_pn is 0 between calls.
+__device__ void at_push_block(const AtCtx &c, const AtSink &s) {
+    if (!__syncthreads_or(s.queue != 0)) return;
+    u32 rank = 0;
+    for (u32 qi = 1; qi <= 2; qi++) {
+        u32 m = __ballot_sync(AT_FULL, s.queue == qi);
+        if (m) {
+            u32 leader = __ffs(m) - 1;
+            u32 b = 0;
+            if (sy_lane() == leader) b = atomicAdd(&s_pn[qi - 1], (u32)__popc(m));
+            b = __shfl_sync(AT_FULL, b, leader);
+            if (s.queue == qi) rank = b + __popc(m & ((1u << sy_lane()) - 1));
+        }
+    }
+    __syncthreads();
+    if (threadIdx.x < 2) {
+        u64 n = s_pn[threadIdx.x], at = 0;
+        if (threadIdx.x == 0) {
+            u32 k = c.keep > s_kn ? c.keep - s_kn : 0;
+            if (k > n) k = (u32)n;
+            s_pk = k;
+            n -= k;
+        }
+        s_pok[threadIdx.x] = n ? at_reserve(c, threadIdx.x ? c.low : c.local, n, at) : 0;
+        s_pat[threadIdx.x] = at;
+    }
+    __syncthreads();
+    if (s.queue == 1 && rank < s_pk) {
+        s_keep[s_kn + rank] = s.item;
+    } else if (s.queue && s_pok[s.queue - 1]) {
+        u32 skip = s.queue == 1 ? s_pk : 0;
+        at_put(s.queue == 2 ? c.low : c.local, s_pat[s.queue - 1] + rank - skip, s.item);
+        __threadfence();
+    }
+    __syncthreads();
+    if (threadIdx.x < 2) {
+        u64 n = s_pn[threadIdx.x] - (threadIdx.x == 0 ? s_pk : 0);
+        if (n && s_pok[threadIdx.x]) {
+            at_publish(threadIdx.x ? c.low : c.local, s_pat[threadIdx.x], n, false);
+            at_stat(AS_PUSHES, n);
+            at_stat(2, n);
+        }
+        s_pn[threadIdx.x] = 0;
+        if (threadIdx.x == 0) s_kn += s_pk;
+    }
 }
 
 // Per-warp counts of remote operations by target GPU (flushed per team round).
@@ -338,10 +467,11 @@ __device__ void at_flush_remote_warp(const AtCtx &c) {
     __syncwarp();
 }
 
-// The same for a whole block (every thread calls it).
+// The same for a whole block (every thread calls it). One GPU has no remote operations; a
+// round that issued none pays no system-scope fence.
 __device__ void at_flush_remote_block(const AtCtx &c) {
+    if (c.gpus < 2) return;
     __shared__ u32 s_sum[AT_MAX_GPUS + 1];
-    __threadfence_system();
     __syncthreads();
     u32 warps = blockDim.x >> 5;
     if (threadIdx.x < c.gpus) {
@@ -353,17 +483,19 @@ __device__ void at_flush_remote_block(const AtCtx &c) {
         s_sum[threadIdx.x] = n;
     }
     __syncthreads();
+    u32 total = 0;
+    for (u32 h = 0; h < c.gpus; h++) total += s_sum[h];
+    if (total == 0) return;
+    // The operations of every thread that issued one are visible before they are counted.
+    __threadfence_system();
+    __syncthreads();
     if (threadIdx.x == 0) {
-        u32 total = 0;
-        for (u32 h = 0; h < c.gpus; h++) total += s_sum[h];
-        if (total) {
-            atomicAdd_system((unsigned long long *)at_ctl(c, c.gpu, C_SENT), (u64)total);
-            atomicAdd(c.st + ST_SENT, (u64)total);
-            __threadfence_system();
-            for (u32 h = 0; h < c.gpus; h++)
-                if (s_sum[h])
-                    atomicAdd_system((unsigned long long *)at_ctl(c, h, C_RECV), (u64)s_sum[h]);
-        }
+        atomicAdd_system((unsigned long long *)at_ctl(c, c.gpu, C_SENT), (u64)total);
+        atomicAdd(c.st + ST_SENT, (u64)total);
+        __threadfence_system();
+        for (u32 h = 0; h < c.gpus; h++)
+            if (s_sum[h])
+                atomicAdd_system((unsigned long long *)at_ctl(c, h, C_RECV), (u64)s_sum[h]);
     }
     __syncthreads();
 }
@@ -429,25 +561,33 @@ struct AtCounts {
 // take what it consumes), arc (one arc of a started task), apply (an update of an own
 // vertex: push it?), receive (a pair from the receive queue), priority, sweep.
 
-// Sends update (t, val) by the application's rule: local at once, else aggregated, else a
-// remote atomic (min with push on improvement, f32 add) or a pair pushed to the owner.
-template <class App> __device__ void at_update(const AtCtx &c, u32 t, u32 val) {
+// Sends update (t, val) by the application's rule: local at once (a task it makes is pushed,
+// or left in `sink` for the block to push), else aggregated, else a remote atomic (min with
+// push on improvement, f32 add) or a pair pushed to the owner.
+template <class App> __device__ void at_update(const AtCtx &c, u32 t, u32 val, AtSink *sink) {
     u32 h = at_owner(c, t);
     u32 tl = t - c.bases[h];
     if (h == c.gpu) {
         u32 prio = 0;
-        if (App::apply(c, tl, val, prio)) at_push_task(c, tl, prio);
+        if (App::apply(c, tl, val, prio)) {
+            if (sink) {
+                sink->item = tl;
+                sink->queue = at_is_low(c, prio) ? 2 : 1;
+            } else {
+                at_push_task(c, tl, prio);
+            }
+        }
     } else if (c.aggregated) {
-        at_push(c, at_agg(c, h), tl, val, 2, nullptr, false);
+        at_push(c, at_agg(c, h), tl, val, 2, false, false);
     } else if (App::REMOTE_ADD) {
         atomicAdd((float *)c.pval[h] + tl, __uint_as_float(val));
         at_count_remote(h);
     } else if (App::REMOTE_MIN) {
         u32 old = atomicMin(c.pval[h] + tl, val);
-        if (val < old) at_push(c, c.precv[h], tl, val, 2, nullptr, true);
+        if (val < old) at_push(c, c.precv[h], tl, val, 2, false, true);
         at_count_remote(h);
     } else {
-        at_push(c, c.precv[h], tl, val, 2, nullptr, true);
+        at_push(c, c.precv[h], tl, val, 2, false, true);
         at_count_remote(h);
     }
 }
@@ -464,7 +604,9 @@ struct AtBfs {
         t.end = t.ok ? c.offsets[v + 1] : t.beg;
         return t;
     }
-    __device__ static void arc(const AtCtx &c, u32 carry, u32 t) { at_update<AtBfs>(c, t, carry); }
+    __device__ static void arc(const AtCtx &c, u32 carry, u32 t, AtSink *sink) {
+        at_update<AtBfs>(c, t, carry, sink);
+    }
     __device__ static bool apply(const AtCtx &c, u32 v, u32 val, u32 &prio) {
         prio = val;
         return val < atomicMin(c.value + v, val);
@@ -496,7 +638,9 @@ struct AtPr {
         t.end = t.ok ? end : beg;
         return t;
     }
-    __device__ static void arc(const AtCtx &c, u32 carry, u32 t) { at_update<AtPr>(c, t, carry); }
+    __device__ static void arc(const AtCtx &c, u32 carry, u32 t, AtSink *sink) {
+        at_update<AtPr>(c, t, carry, sink);
+    }
     // Adds the residual and queues nothing (Alg. 4 line 10): the sweep finds the vertex.
     __device__ static bool apply(const AtCtx &c, u32 v, u32 val, u32 &prio) {
         prio = 0;
@@ -542,7 +686,7 @@ struct AtColor {
         return __ldcg(p + (t - c.bases[h]));
     }
     __device__ static AtTask start(const AtCtx &, u32) { return AtTask(); }
-    __device__ static void arc(const AtCtx &, u32, u32) {}
+    __device__ static void arc(const AtCtx &, u32, u32, AtSink *) {}
     // A reassignment request: queue the vertex's assignment unless one is queued.
     __device__ static bool apply(const AtCtx &c, u32 v, u32, u32 &prio) {
         prio = 0;
@@ -610,7 +754,7 @@ template <class Team> __device__ void at_color_task(const AtCtx &c, u32 item, At
     for (u64 e = beg + Team::rank(); e < end; e += Team::size()) {
         u32 u = c.targets[e];
         if (u != me && AtColor::value_of(c, u) == mine) {
-            at_update<AtColor>(c, u, 0);
+            at_update<AtColor>(c, u, 0, nullptr);
             n.atomics++;
         }
     }
@@ -636,7 +780,8 @@ template <class App, class Team> __device__ void at_task(const AtCtx &c, u32 ite
     u64 carry = Team::bcast(t.carry);
     u64 beg = Team::bcast(t.beg);
     u64 end = Team::bcast(t.end);
-    for (u64 e = beg + Team::rank(); e < end; e += Team::size()) App::arc(c, (u32)carry, c.targets[e]);
+    for (u64 e = beg + Team::rank(); e < end; e += Team::size())
+        App::arc(c, (u32)carry, c.targets[e], nullptr);
     Team::sync();
 }
 
@@ -681,25 +826,28 @@ template <class App> __device__ void at_block_expand(const AtCtx &c, u32 item, b
     s_carry[threadIdx.x] = t.carry;
     __syncthreads();
     u32 total = s_warp[AT_MAX_WARPS];
-    for (u32 k = threadIdx.x; k < total; k += blockDim.x) {
-        u32 lo = 0, hi = blockDim.x - 1;
-        while (lo < hi) {
-            u32 mid = (lo + hi + 1) >> 1;
-            if (s_excl[mid] <= k) lo = mid; else hi = mid - 1;
+    // One arc per thread per pass; the pass's tasks are pushed by the block together.
+    for (u32 base = 0; base < total; base += blockDim.x) {
+        u32 k = base + threadIdx.x;
+        AtSink sink = {0, 0};
+        if (k < total) {
+            u32 lo = 0, hi = blockDim.x - 1;
+            while (lo < hi) {
+                u32 mid = (lo + hi + 1) >> 1;
+                if (s_excl[mid] <= k) lo = mid; else hi = mid - 1;
+            }
+            App::arc(c, s_carry[lo], c.targets[s_beg[lo] + (k - s_excl[lo])], &sink);
         }
-        App::arc(c, s_carry[lo], c.targets[s_beg[lo] + (k - s_excl[lo])]);
+        at_push_block(c, sink);
     }
     __syncthreads();
 }
 
-// Adds a team's counts to the state block (every thread of the team calls it).
-template <class Team> __device__ void at_add_counts(const AtCtx &c, AtCounts &n) {
-    u64 v[3] = {n.tasks, n.visits, n.edges};
-    for (int i = 0; i < 3; i++) {
-        u64 x = v[i];
-        for (int o = 16; o > 0; o >>= 1) x += __shfl_down_sync(AT_FULL, x, o);
-        if (sy_lane() == 0 && x) atomicAdd(c.st + (i == 0 ? ST_TASKS : i == 1 ? ST_VISITS : ST_EDGES), x);
-    }
+// Adds a thread's counts to the block's (at exit; see s_stat).
+__device__ void at_add_counts(AtCounts &n) {
+    at_stat(AS_TASKS, n.tasks);
+    at_stat(AS_VISITS, n.visits);
+    at_stat(AS_EDGES, n.edges);
     at_stat(1, n.edges);
     at_stat(2, n.atomics);
     n.tasks = n.visits = n.edges = n.atomics = 0;
@@ -730,6 +878,7 @@ __device__ void at_context(const SyArgs &a, AtCtx &c) {
     c.gpus = sy_u32(a, SC_GPUS);
     c.agg_seg = c.gpus ? a.len[AT_AGG_ITEMS] / c.gpus : 0;
     c.n_local = (u32)a.len[AT_VALUE];
+    c.keep = 0;
     const u32 *bases = sy_buf<const u32>(a, AT_BASES);
 #pragma unroll
     for (int h = 0; h < AT_PEERS; h++) {
@@ -935,33 +1084,62 @@ template <class App, class Team> __device__ u32 at_receive(const AtCtx &c, u32 l
     return pairs;
 }
 
-// Pops up to `want` task items for the team from the local queue, or (priority queue on,
-// nothing local or received) from the low queue after raising the threshold when nothing
-// is in flight. Items stay in the queue's slots until at_pop_done; `from` says which queue.
-template <class App> __device__ u64 at_take(const AtCtx &c, u64 want, u64 &at, int &from) {
-    u64 got = at_pop(c.local, want, at_limit(c, 0), at, nullptr, nullptr, 1);
+// In flight on this GPU: items taken from the local and low queues plus receive pairs and
+// sweeps taken, less those closed (one thread).
+__device__ u64 at_in_flight(const AtCtx &c) {
+    return at_vol(c.local.c + Q_START) + at_vol(c.low.c + Q_START) + at_vol(c.x + X_OPENED) -
+           at_vol(c.x + X_CLOSED);
+}
+
+// Raises the priority threshold when nothing below it is queued or in flight and the low
+// queue's items below its mark are all taken; the mark becomes the low queue's END, so the
+// items queued before this raise are popped after it, and those still at or above the
+// threshold, pushed back, wait for the next raise instead of going round (one thread, under
+// X_RAISING so the mark and the threshold move together).
+__device__ void at_maybe_raise(const AtCtx &c) {
+    if (atomicCAS(c.x + X_RAISING, 0ull, 1ull) != 0) return;
+    __threadfence();
+    u64 ls = at_vol(c.low.c + Q_START);
+    if (ls >= at_vol(c.x + X_LOW_MARK) && at_vol(c.low.c + Q_END) != ls &&
+        at_vol(c.local.c + Q_END) == at_vol(c.local.c + Q_START) &&
+        at_vol(c.recv.c + Q_END) == at_vol(c.recv.c + Q_START) && at_in_flight(c) == 0) {
+        atomicAdd(c.st + ST_THRESHOLD, (u64)c.delta);
+        atomicAdd(c.st + ST_RAISES, 1ull);
+        atomicMax(c.x + X_LOW_MARK, at_vol(c.low.c + Q_END));
+    }
+    __threadfence();
+    atomicExch(c.x + X_RAISING, 0ull);
+}
+
+// Takes up to `want` task items for the team from the local queue (persistent: from its
+// reservation `hold`, see at_take_held), or (priority queue on, nothing local or received)
+// from the low queue below its mark, raising the threshold first when nothing is in flight.
+// Items stay in the queue's slots until at_pop_done; `from` says which queue.
+template <class App> __device__ u64 at_take(const AtCtx &c, u64 want, u64 &at, int &from, u64 *hold) {
+    u64 got = c.persistent ? at_take_held(c.local, hold, want, at)
+                           : at_pop(c.local, want, at_limit(c, 0), at, nullptr, nullptr, 1);
     from = 0;
     if (got || c.delta == 0) return got;
+    if (at_vol(c.local.c + Q_END) != at_vol(c.local.c + Q_START)) return 0;
     if (at_vol(c.recv.c + Q_END) != at_vol(c.recv.c + Q_START)) return 0;
-    if (at_vol(c.low.c + Q_END) == at_vol(c.low.c + Q_START)) return 0;
-    // In flight: items popped plus receive pairs and sweeps taken, less those closed.
-    u64 in_flight = at_vol(c.local.c + Q_START) + at_vol(c.low.c + Q_START) + at_vol(c.x + X_OPENED) -
-                    at_vol(c.x + X_CLOSED);
-    if (in_flight == 0) {
-        u64 th = at_vol(c.st + ST_THRESHOLD);
-        if (atomicCAS(c.st + ST_THRESHOLD, th, th + c.delta) == th) atomicAdd(c.st + ST_RAISES, 1ull);
-    }
+    if (at_vol(c.low.c + Q_START) >= at_vol(c.x + X_LOW_MARK)) at_maybe_raise(c);
+    u64 limit = at_limit(c, 1), mark = at_vol(c.x + X_LOW_MARK);
     from = 1;
-    return at_pop(c.low, want, at_limit(c, 1), at, nullptr, nullptr, 1);
+    return at_pop(c.low, want, mark < limit ? mark : limit, at, nullptr, nullptr, 1);
 }
 
 // A popped item from the low queue whose priority is at or above the threshold goes back.
 template <class App> __device__ bool at_deferred(const AtCtx &c, u32 item, int from) {
     if (from != 1) return false;
     if ((u64)App::priority(c, item) < at_vol(c.st + ST_THRESHOLD)) return false;
-    at_push(c, c.low, item, 0, 1, c.st + ST_PUSHES, false);
+    at_push(c, c.low, item, 0, 1, true, false);
     return true;
 }
+
+// Persistent teams' reservations in the local queue (at_take_held): the block's, and each
+// warp's for thread and warp workers.
+__shared__ u64 s_hold[2];
+__shared__ u64 s_whold[AT_MAX_WARPS][2];
 
 // One round of a warp team (thread or warp workers): receive, else take tasks and run them
 // (then sweep, for sweeping applications); false when it found nothing to do.
@@ -969,7 +1147,7 @@ template <class App, bool THREAD> __device__ bool at_round_warp(const AtCtx &c, 
     if (at_receive<App, AtWarp>(c, 0)) return true;
     u64 at = 0, got = 0;
     int from = 0;
-    if (sy_lane() == 0) got = at_take<App>(c, THREAD ? 32 : 1, at, from);
+    if (sy_lane() == 0) got = at_take<App>(c, THREAD ? 32 : 1, at, from, s_whold[threadIdx.x >> 5]);
     got = __shfl_sync(AT_FULL, got, 0);
     bool worked = got != 0;
     if (got) {
@@ -983,7 +1161,7 @@ template <class App, bool THREAD> __device__ bool at_round_warp(const AtCtx &c, 
             __syncwarp();
             if (sy_lane() == 0) {
                 at_pop_done(q, at, got);
-                atomicAdd(c.st + ST_POPPED, got);
+                at_stat(AS_POPPED, got);
                 at_stat(0, got);
             }
             if (have && !at_deferred<App>(c, item, from)) at_task<App, AtSolo>(c, item, n);
@@ -993,7 +1171,7 @@ template <class App, bool THREAD> __device__ bool at_round_warp(const AtCtx &c, 
             __syncwarp();
             if (sy_lane() == 0) {
                 at_pop_done(q, at, got);
-                atomicAdd(c.st + ST_POPPED, got);
+                at_stat(AS_POPPED, got);
                 at_stat(0, got);
             }
             bool defer = false;
@@ -1009,7 +1187,6 @@ template <class App, bool THREAD> __device__ bool at_round_warp(const AtCtx &c, 
             __threadfence();
             atomicAdd(c.x + X_CLOSED, got);
         }
-        at_add_counts<AtWarp>(c, n);
     }
     if constexpr (App::SWEEPS) {
         // Persistent: a sweep that finds nothing is not work (the team goes idle); discrete:
@@ -1028,7 +1205,7 @@ template <class App> __device__ bool at_round_block(const AtCtx &c, AtCounts &n)
     if (threadIdx.x == 0) {
         u64 at = 0;
         int from = 0;
-        s_got = at_take<App>(c, c.fetch, at, from);
+        s_got = at_take<App>(c, c.fetch, at, from, s_hold);
         s_at = at;
         s_from = from;
     }
@@ -1062,8 +1239,21 @@ template <class App> __device__ bool at_round_block(const AtCtx &c, AtCounts &n)
         __syncthreads();
         if (threadIdx.x == 0) {
             at_pop_done(q, at, got);
-            atomicAdd(c.st + ST_POPPED, got);
+            at_stat(AS_POPPED, got);
             at_stat(0, got);
+        }
+        if constexpr (!App::COLOR) {
+            // Kept tasks: the block runs them itself (no queue round trip) until a pass keeps
+            // none; the popped items stay open (not closed) until then, so this GPU is busy.
+            while (s_kn) {
+                u32 k = s_kn;
+                bool have = threadIdx.x < k;
+                u32 item = have ? s_keep[threadIdx.x] : 0;
+                __syncthreads();
+                if (threadIdx.x == 0) s_kn = 0;
+                __syncthreads();
+                at_block_expand<App>(c, item, have, n);
+            }
         }
         at_flush_remote_block(c);
         if (threadIdx.x == 0) {
@@ -1071,7 +1261,6 @@ template <class App> __device__ bool at_round_block(const AtCtx &c, AtCounts &n)
             __threadfence();
             atomicAdd(c.x + X_CLOSED, got);
         }
-        at_add_counts<AtBlock>(c, n);
         __syncthreads();
     }
     if constexpr (App::SWEEPS) {
@@ -1081,22 +1270,31 @@ template <class App> __device__ bool at_round_block(const AtCtx &c, AtCounts &n)
     return worked;
 }
 
-// Idle in a persistent launch: one team at a time reads the host's stop flag and checks
-// and publishes this GPU's idleness; true when the run is stopped.
-template <class App> __device__ bool at_idle_round(const AtCtx &c) {
+// Idle in a persistent launch (one thread of the team; `idles`: the team's idle rounds in a
+// row). A team's first idle round and every eighth after it tries the lock; the holder checks
+// this GPU's idleness and publishes it to the host when it changed (X_PUBLISHED: 0, or the
+// SEEN published with IDLE + 1), and reads the host's stop flag (mapped host memory, a bus
+// round trip) when idle and at every sixteenth check otherwise. True when the run is stopped.
+template <class App> __device__ bool at_idle_round(const AtCtx &c, u32 &idles) {
     if (at_vol(c.x + X_STOP)) return true;
-    if (atomicCAS(c.x + X_LOCK, 0ull, 1ull) == 0) {
-        if (at_vol(c.ctl + (u64)c.gpus * C_STRIDE)) {
+    if ((idles++ & 7) == 0 && atomicCAS(c.x + X_LOCK, 0ull, 1ull) == 0) {
+        u64 seen = 0;
+        bool idle = at_idle<App>(c, seen);
+        u64 checks = at_vol(c.x + X_CHECKS);
+        *(volatile u64 *)(c.x + X_CHECKS) = checks + 1;
+        if ((idle || (checks & 15) == 0) && at_vol(c.ctl + (u64)c.gpus * C_STRIDE)) {
             *(volatile u64 *)(c.x + X_STOP) = 1;
         } else {
-            u64 seen = 0;
-            bool idle = at_idle<App>(c, seen);
-            at_publish_idle(c, idle, seen);
+            u64 was = at_vol(c.x + X_PUBLISHED), now = idle ? seen + 1 : 0;
+            if (was != now) {
+                at_publish_idle(c, idle, seen);
+                *(volatile u64 *)(c.x + X_PUBLISHED) = now;
+            }
         }
         __threadfence();
         atomicExch(c.x + X_LOCK, 0ull);
     }
-    __nanosleep(256);
+    __nanosleep(idles < 64 ? 32 : 128);
     return at_vol(c.x + X_STOP) != 0;
 }
 
@@ -1115,6 +1313,10 @@ template <class App> __device__ void at_worker(const SyArgs &a) {
             s_c.check_size = sy_u32(a, SC_CHECK_SIZE);
             s_c.eps = sy_f64(a, SC_EPSILON);
             s_c.damping = sy_f64(a, SC_DAMPING);
+            // Keeping is for CTA workers (see s_keep), at most one task per thread.
+            u32 keep = sy_u32(a, SC_KEEP) ? s_c.fetch : 0;
+            bool cta_team = s_c.width > 32 || (s_c.width == 32 && s_c.fetch > 1);
+            s_c.keep = cta_team ? (keep < blockDim.x ? keep : blockDim.x) : 0;
             if (s_c.width != 1 && s_c.width != 32 && s_c.width != blockDim.x) {
                 sy_fail(a, SY_ERR_LEN, s_c.width, blockDim.x);
                 s_ok = 0;
@@ -1123,36 +1325,47 @@ template <class App> __device__ void at_worker(const SyArgs &a) {
     }
     for (u32 i = threadIdx.x; i < AT_MAX_WARPS * AT_MAX_GPUS; i += blockDim.x)
         (&s_remote[0][0])[i] = 0;
-    if (threadIdx.x < 3) s_stat[threadIdx.x] = 0;
+    for (u32 i = threadIdx.x; i < AT_MAX_WARPS * 2; i += blockDim.x) (&s_whold[0][0])[i] = 0;
+    if (threadIdx.x < AT_NSTAT) s_stat[threadIdx.x] = 0;
+    if (threadIdx.x < 2) {
+        s_hold[threadIdx.x] = 0;
+        s_pn[threadIdx.x] = 0;
+    }
+    if (threadIdx.x == 0) s_kn = 0;
     __syncthreads();
     if (!s_ok) return;
     const AtCtx &c = s_c;
     AtCounts n = {0, 0, 0, 0};
+    u32 idles = 0;  // the team's idle rounds in a row (its first thread's)
     // A CTA worker of 32 threads that fetches one item is a warp worker.
     bool cta = c.width > 32 || (c.width == 32 && c.fetch > 1);
     if (cta) {
         while (true) {
-            bool worked = at_round_block<App>(c, n);
-            __shared__ int s_stop;
-            if (!worked) {
-                if (threadIdx.x == 0) s_stop = c.persistent ? at_idle_round<App>(c) : 1;
-                __syncthreads();
-                bool stop = s_stop != 0;
-                __syncthreads();
-                if (stop) break;
+            if (at_round_block<App>(c, n)) {
+                idles = 0;
+                continue;
             }
+            __shared__ int s_stop;
+            if (threadIdx.x == 0) s_stop = c.persistent ? at_idle_round<App>(c, idles) : 1;
+            __syncthreads();
+            bool stop = s_stop != 0;
+            __syncthreads();
+            if (stop) break;
         }
     } else {
         while (true) {
             bool worked = c.width == 1 ? at_round_warp<App, true>(c, n) : at_round_warp<App, false>(c, n);
-            if (!worked) {
-                int stop = 1;
-                if (sy_lane() == 0 && c.persistent) stop = at_idle_round<App>(c);
-                if (__shfl_sync(AT_FULL, stop, 0)) break;
+            if (worked) {
+                idles = 0;
+                continue;
             }
+            int stop = 1;
+            if (sy_lane() == 0 && c.persistent) stop = at_idle_round<App>(c, idles);
+            if (__shfl_sync(AT_FULL, stop, 0)) break;
         }
     }
-    at_stat_flush(a);
+    at_add_counts(n);
+    at_stat_flush(a, c.st);
     // A discrete launch's last block checks and publishes this GPU's idleness.
     __syncthreads();
     if (threadIdx.x == 0 && !c.persistent) {
@@ -1207,7 +1420,7 @@ extern "C" __global__ void atos_aggregator(const SyArgs a) {
         if (s_ok) at_context(a, s_c);
         s_stop = 0;
     }
-    if (threadIdx.x < 3) s_stat[threadIdx.x] = 0;
+    if (threadIdx.x < AT_NSTAT) s_stat[threadIdx.x] = 0;
     __syncthreads();
     if (!s_ok) return;
     const AtCtx &c = s_c;
@@ -1286,5 +1499,5 @@ extern "C" __global__ void atos_aggregator(const SyArgs a) {
         }
         __nanosleep(200);
     }
-    at_stat_flush(a);
+    at_stat_flush(a, c.st);
 }

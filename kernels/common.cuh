@@ -210,7 +210,7 @@ template <class Op> __device__ void sy_expand(const SyArgs &a, const Advance &d,
         u32 v = 0, state = 0;
         u64 beg = 0, end = 0;
         if (i < d.frontier_len) {
-            v = d.frontier[i];
+            v = __ldcg(&d.frontier[i]);  // L2: a device-side loop wrote it this launch
             beg = d.offsets[v];
             end = d.offsets[v + 1];
             if (!op.prepare(v, end - beg, state)) end = beg;
@@ -315,12 +315,15 @@ template <class Op> __device__ void sy_expand(const SyArgs &a, const Advance &d,
 // each) of the huge vertices the main pass set aside, one chunk per block at a time (counts
 // were taken there).
 template <class Op> __device__ void sy_expand_huge(const SyArgs &a, Op &op) {
-    u64 count = a.huge[0] < a.huge_cap ? a.huge[0] : a.huge_cap;
+    // Read through L2 (a device-side loop refills the list within one launch).
+    u64 count = __ldcg(&a.huge[0]);
+    if (count > a.huge_cap) count = a.huge_cap;
     for (u64 i = blockIdx.x; i < count; i += gridDim.x) {
         const u64 *entry = a.huge + 1 + 3 * i;
-        u32 v = (u32)entry[0];
-        u32 state = (u32)(entry[0] >> 32);
-        for (u64 e = entry[1] + threadIdx.x; e < entry[2]; e += blockDim.x) op.visit(v, state, e);
+        u64 head = __ldcg(&entry[0]), first = __ldcg(&entry[1]), end = __ldcg(&entry[2]);
+        u32 v = (u32)head;
+        u32 state = (u32)(head >> 32);
+        for (u64 e = first + threadIdx.x; e < end; e += blockDim.x) op.visit(v, state, e);
     }
 }
 

@@ -332,3 +332,71 @@ fn results_hold_under_jittered_latencies_and_kernel_times() {
         assert!(times.len() > 1, "{}: jitter changed no timing", algorithm.name());
     }
 }
+
+/// BFS on one GPU through the runtime directly: the outcome and the kernels launched.
+fn bfs_alone(
+    graph: &Csr,
+    source: u32,
+    loop_frontier: u64,
+) -> (switchyard::runtime::bsp::BspOutcome, u64) {
+    use switchyard::algo::bfs::Bfs;
+    use switchyard::backend::Backend;
+    use switchyard::backend::sim::{SimBackend, SimConfig};
+    use switchyard::driver::builtin_kernels;
+    let dgx1 = Topology::bundled("dgx1-v100").unwrap();
+    let mut backend = SimBackend::new(dgx1, 1, builtin_kernels(), SimConfig::default()).unwrap();
+    let owner = vec![0; graph.num_vertices() as usize];
+    let options = BspOptions { loop_frontier, ..BspOptions::default() };
+    let outcome =
+        switchyard::runtime::bsp::run(&mut backend, graph, &owner, 1, &Bfs { source }, &options)
+            .unwrap();
+    let kernels = backend.stats().devices[0].kernels;
+    (outcome, kernels)
+}
+
+#[test]
+fn one_gpu_bfs_runs_its_supersteps_in_a_device_loop_with_the_same_answers() {
+    let graph = real_graph("luxembourg_osm.mtx");
+    let expected = switchyard::graph::reference::bfs_levels(&graph, 0).unwrap();
+    let (host, host_kernels) = bfs_alone(&graph, 0, 0);
+    assert_eq!(host.values, expected, "supersteps through the host");
+    // Alone, a superstep is one advance: no split, no merge.
+    assert_eq!(host_kernels, u64::from(host.supersteps), "one launch per superstep");
+    assert!(host.supersteps > 1000, "luxembourg is deep: {} levels", host.supersteps);
+    // The default limit keeps luxembourg's frontier in the loop: one launch per LOOP_LEVELS.
+    // A limit of 40 vertices makes it leave and come back many times.
+    for limit in [switchyard::runtime::bsp::DEFAULT_LOOP_FRONTIER, 40] {
+        let (looped, kernels) = bfs_alone(&graph, 0, limit);
+        assert_eq!(looped.values, expected, "loop up to {limit} vertices");
+        assert_eq!(looped.supersteps, host.supersteps);
+        assert_eq!(looped.frontier_sizes, host.frontier_sizes);
+        assert_eq!(looped.edges_visited, host.edges_visited);
+        assert!(kernels < host_kernels, "{kernels} launches, {host_kernels} without the loop");
+        assert!(
+            looped.compute_time_ps < host.compute_time_ps,
+            "simulated {} ps with the loop, {} without",
+            looped.compute_time_ps,
+            host.compute_time_ps
+        );
+        let leaves = looped.frontier_sizes.iter().filter(|&&f| f > limit).count() as u64;
+        if limit == 40 {
+            assert!(leaves > 10 && kernels > leaves, "{leaves} supersteps above {limit}");
+        } else {
+            let launches = looped.supersteps.div_ceil(switchyard::runtime::bsp::LOOP_LEVELS);
+            assert_eq!(kernels, u64::from(launches), "{} levels", looped.supersteps);
+        }
+    }
+}
+
+#[test]
+fn the_device_loop_hands_a_growing_frontier_back_to_the_host() {
+    // A social graph's frontier grows past a small limit at once: the loop runs a superstep
+    // or two, the host takes the big ones, and the loop takes the tail again.
+    let graph = real_graph("facebook_combined.txt");
+    let expected = switchyard::graph::reference::bfs_levels(&graph, 0).unwrap();
+    let (host, _) = bfs_alone(&graph, 0, 0);
+    let (looped, kernels) = bfs_alone(&graph, 0, 16);
+    assert_eq!(looped.values, expected);
+    assert_eq!(looped.frontier_sizes, host.frontier_sizes);
+    assert!(kernels >= 2, "{kernels} launches");
+}

@@ -1655,6 +1655,7 @@ fn atos_check(
             Scalar::U32(0),
             Scalar::F64(epsilon_damping.0),
             Scalar::F64(epsilon_damping.1),
+            Scalar::U32(0),
         ],
         work_items: 32 * frontier.len() as u64,
         rule: vec![

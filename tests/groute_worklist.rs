@@ -226,6 +226,7 @@ fn a_full_worklist_grows_and_says_so_without_losing_work() {
             let mut c = config("dgx1-v100", 2, algorithm);
             c.spec.groute.initial_worklist_items = 8;
             c.spec.groute.out_items = 8; // raised to the largest out-degree
+            c.spec.groute.auto_size = false;
             c.spec.groute.fused = fused;
             let out = check(g, "--graph facebook_combined.txt", &c);
             let groute = out.report.groute.as_ref().expect("groute report");

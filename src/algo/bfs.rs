@@ -4,7 +4,8 @@ use super::{AtosApp, BspPrimitive, GraphAlgorithm, GrouteOperators, VertexResult
 use crate::backend::{BackendError, ElemType, HostData, KernelContext, KernelDef, KernelRegistry};
 use crate::graph::reference::{self, ValidationReport, compare_exact};
 use crate::graph::{Csr, GraphError};
-use crate::runtime::bsp::{AdvanceArgs, Combiner};
+use crate::runtime::bsp::kernels::FIXED_SLOTS;
+use crate::runtime::bsp::{AdvanceArgs, Combiner, LOOP_CONTROL_WORDS};
 use crate::runtime::groute::worklist::kernels::{
     Counts, Out, Visit, WorklistKernels, WorklistOperator, register_app,
 };
@@ -73,6 +74,9 @@ impl BspPrimitive for Bfs {
     }
     fn initially_active(&self, v: u32) -> bool {
         v == self.source
+    }
+    fn loop_kernel(&self) -> Option<&'static str> {
+        Some("bfs_levels")
     }
 }
 
@@ -173,6 +177,95 @@ pub fn register(registry: &mut KernelRegistry) {
         cuda_name: Some("bfs_advance"),
         remote_args: &[],
     });
+    registry.register(KernelDef {
+        name: "bfs_levels",
+        contract: "the bsp device-side loop (BspPrimitive::loop_kernel): bfs_advance's \
+                   supersteps one after another, the output of one the input of the next \
+                   (frontier_in and frontier_out alternate), until the output is empty, has \
+                   more than most_vertices vertices or more than most_arcs out-arcs, or \
+                   max_supersteps ran; buffers: the 14 bsp slots, control (u64), log (u64, \
+                   mapped); scalars: frontier_len u64, superstep u32, max_supersteps u32, \
+                   most_vertices u64, most_arcs u64",
+        sim: levels_loop,
+        cuda_name: Some("bfs_levels_fused"),
+        remote_args: &[],
+    });
+}
+
+/// The simulator's `bfs_levels` (see its contract and `kernels/algo.cu`).
+fn levels_loop(ctx: &mut KernelContext<'_>) -> Result<(), BackendError> {
+    let fail = |message: String| BackendError::Kernel { kernel: "bfs_levels".into(), message };
+    let mut len = ctx.scalar_u64(0)? as usize;
+    let first = ctx.scalar_u32(1)?;
+    let most_levels = ctx.scalar_u32(2)?;
+    let (most_vertices, most_arcs) = (ctx.scalar_u64(3)?, ctx.scalar_u64(4)?);
+    let Some([offsets, targets, _, values, _, _, marker, fin, fout, _, _, _, _, _, control, log]) =
+        ctx.buffers.get_mut(..FIXED_SLOTS + 2)
+    else {
+        return Err(fail(format!("expects {} buffers", FIXED_SLOTS + 2)));
+    };
+    let log = log.as_u64_mut()?;
+    if control.len() < LOOP_CONTROL_WORDS || log.len() < 3 + most_levels as usize {
+        return Err(fail(format!(
+            "control of {} words and log of {} for {most_levels} supersteps: too small",
+            control.len(),
+            log.len()
+        )));
+    }
+    if most_levels == 0 || len > fin.len() {
+        return Err(fail(format!("{most_levels} supersteps of frontier length {len} asked")));
+    }
+    let (offsets, targets) = (offsets.as_u64()?, targets.as_u32()?);
+    let (labels, marker) = (values.as_u32_mut()?, marker.as_u32_mut()?);
+    let (fin, fout) = (fin.as_u32_mut()?, fout.as_u32_mut()?);
+    let (mut items, mut edges, mut written, mut i) = (0u64, 0u64, 0u64, 0u32);
+    let (next, why) = loop {
+        let superstep = first + i;
+        let (stamp, level) = (2 * superstep + 1, superstep + 1);
+        let (src, dst) = if i % 2 == 0 { (&**fin, &mut **fout) } else { (&**fout, &mut **fin) };
+        let (mut next, mut arcs) = (0usize, 0u64);
+        for &v in &src[..len] {
+            let range = offsets[v as usize] as usize..offsets[v as usize + 1] as usize;
+            edges += range.len() as u64;
+            for &t in &targets[range] {
+                let t = t as usize;
+                if labels[t] == UNREACHED {
+                    labels[t] = level;
+                    if marker[t] != stamp {
+                        marker[t] = stamp;
+                        dst[next] = t as u32;
+                        next += 1;
+                        arcs += offsets[t + 1] - offsets[t];
+                    }
+                }
+            }
+        }
+        items += len as u64;
+        written += next as u64;
+        log[3 + i as usize] = len as u64;
+        i += 1;
+        let why = if next == 0 || i >= most_levels {
+            0
+        } else if next as u64 > most_vertices {
+            1
+        } else if arcs > most_arcs {
+            2
+        } else {
+            len = next;
+            continue;
+        };
+        break (next, why);
+    };
+    log[0] = u64::from(i);
+    log[1] = next as u64;
+    log[2] = u64::from(i % 2) | (why << 1);
+    let e = &mut ctx.effects;
+    e.items = items;
+    e.edges = edges;
+    e.bytes_read = items * 20;
+    e.bytes_written = written * 4;
+    e.rounds = u64::from(i);
+    Ok(())
 }
 
 fn advance(ctx: &mut KernelContext<'_>) -> Result<(), BackendError> {
@@ -241,6 +334,7 @@ impl AtosOperator for BfsAtos {
     const KERNELS: AtosKernels = AtosKernels { worker: "atos_bfs_worker" };
     const ON_CUDA: bool = true;
     const REMOTE_MIN: bool = true;
+    const KEEPS: bool = true;
     fn start(st: &mut LocalState<'_>, item: u32) -> Option<Started> {
         let level = *st.value.get(item as usize)?;
         (level != UNREACHED).then(|| Started {

@@ -643,6 +643,13 @@ pub trait Backend {
 
     /// Statistics so far.
     fn stats(&self) -> BackendStats;
+
+    /// Each device's kernel busy time so far, ps: `stats()`'s `kernel_busy_ps` alone, for
+    /// runtimes that take it every superstep (on CUDA `stats()` also reads the device
+    /// counters, a synchronisation and a copy per stream).
+    fn kernel_busy_ps(&self) -> Vec<u64> {
+        self.stats().devices.iter().map(|d| d.kernel_busy_ps).collect()
+    }
 }
 
 impl fmt::Display for DeviceId {

@@ -9,7 +9,9 @@
 //! capacity is not written: its size is added to `overflow` (the runtime reports it; work is
 //! never dropped silently) and `end` stops there.
 //!
-//! Pop: `idx = atomicAdd(start, n)`; items `idx..min(idx + n, end)` are the worker's.
+//! Pop: `idx = atomicAdd(start, n)`; items `idx..min(idx + n, end)` are the worker's (the
+//! simulator's pop below takes them at once; CUDA's persistent teams reserve with
+//! [`START_ALLOC`] and take a reservation as `end` reaches it).
 //!
 //! The functions here are the functional (simulator) implementation: a simulated kernel step
 //! and the simulator's remote pushes apply a whole batch at once, so after each call
@@ -39,6 +41,10 @@ pub const POP_COUNT: usize = OVERFLOW + 2;
 /// CUDA: slots below this were popped and read, so pushes may reuse them (`POP_COUNT`
 /// level with `POP_MAX` raises it, as `END_COUNT` level with `END_MAX` raises `END`).
 pub const FREED: usize = OVERFLOW + 3;
+/// CUDA kernels whose persistent teams pop by reservation (Atos's `start_alloc`): indices
+/// reserved ahead with one `atomicAdd` each; `start` then counts the items taken (still at
+/// most `end`). The simulator pops by `start` alone and leaves this 0.
+pub const START_ALLOC: usize = OVERFLOW + 4;
 /// Words of a counter block.
 pub const COUNTER_WORDS: usize = 6 * LINE_WORDS;
 

@@ -38,6 +38,11 @@ pub struct RunOptions {
     /// Communication strategy (broadcast needs --duplication all).
     #[arg(long, value_enum, default_value = "selective")]
     pub communication: CommunicationArg,
+    /// BSP on one GPU: run supersteps in the algorithm's device-side loop (BFS: one
+    /// cooperative launch for many levels) while the frontier has at most this many
+    /// vertices; 0 turns the loop off (every superstep through the host).
+    #[arg(long, default_value_t = switchyard::runtime::bsp::DEFAULT_LOOP_FRONTIER)]
+    pub bsp_loop_frontier: u64,
     /// Interconnect fidelity of the simulator.
     #[arg(long, value_enum, default_value = "flow")]
     pub fidelity: FidelityArg,
@@ -74,13 +79,16 @@ pub struct RunOptions {
     /// Groute: the fused worker (a persistent kernel) instead of a launch per batch.
     #[arg(long)]
     pub fused: bool,
-    /// Groute: most items one work kernel (or fused round) takes.
-    #[arg(long, default_value_t = WorklistOptions::default().batch_items)]
-    pub batch_items: u64,
+    /// Groute: most items one work kernel (or fused round) takes. Default: sized to the
+    /// graph with --out-items (a sixteenth of it, 65536..4194304); giving either size
+    /// fixes both (the other then takes 65536 items per batch, 262144 of output).
+    #[arg(long)]
+    pub batch_items: Option<u64>,
     /// Groute: capacity of the work kernel's output in items (a batch's out-degrees must
-    /// fit it; raised to the largest out-degree).
-    #[arg(long, default_value_t = WorklistOptions::default().out_items)]
-    pub out_items: usize,
+    /// fit it; raised to the largest out-degree). Default: a quarter of a GPU's share of
+    /// the arcs, 262144..67108864.
+    #[arg(long)]
+    pub out_items: Option<usize>,
     /// Groute: most rounds of one fused launch.
     #[arg(long, default_value_t = WorklistOptions::default().fused_max_rounds)]
     pub fused_max_rounds: u32,
@@ -439,6 +447,7 @@ impl RunOptions {
             CommunicationArg::Broadcast => Communication::Broadcast,
         };
         self.check_groute_sizes()?;
+        let defaults = WorklistOptions::default();
         if communication == Communication::Broadcast && duplication != Duplication::All {
             bail!(
                 "--communication broadcast needs --duplication all (receivers index by global id)"
@@ -451,17 +460,23 @@ impl RunOptions {
             params,
             partitioner: self.partitioner.clone(),
             seed: self.seed,
-            bsp: BspOptions { duplication, communication, ..BspOptions::default() },
+            bsp: BspOptions {
+                duplication,
+                communication,
+                loop_frontier: self.bsp_loop_frontier,
+                ..BspOptions::default()
+            },
             groute: WorklistOptions {
                 packet_items: self.packet_size,
                 buffers: self.buffers,
                 ring: self.ring,
                 priority_delta: self.priority_delta,
                 fused: self.fused,
-                batch_items: self.batch_items,
-                out_items: self.out_items,
+                batch_items: self.batch_items.unwrap_or(defaults.batch_items),
+                out_items: self.out_items.unwrap_or(defaults.out_items),
                 fused_max_rounds: self.fused_max_rounds,
                 initial_worklist_items: self.worklist_items,
+                auto_size: self.batch_items.is_none() && self.out_items.is_none(),
             },
             atos: self.atos.options(),
             gum: self.gum(),
@@ -477,8 +492,14 @@ impl RunOptions {
         let checks: [(&str, u64, u64, u64, &str); 6] = [
             ("--packet-size", self.packet_size as u64, 1, 1 << 24, "work items per packet"),
             ("--buffers", u64::from(self.buffers), 1, 1024, "receive buffers per link"),
-            ("--batch-items", self.batch_items, 1, ITEMS, "items per work kernel"),
-            ("--out-items", self.out_items as u64, 0, ITEMS, "items of work-kernel output"),
+            ("--batch-items", self.batch_items.unwrap_or(1), 1, ITEMS, "items per work kernel"),
+            (
+                "--out-items",
+                self.out_items.unwrap_or(0) as u64,
+                0,
+                ITEMS,
+                "items of work-kernel output",
+            ),
             ("--fused-max-rounds", u64::from(self.fused_max_rounds), 1, ITEMS, "rounds"),
             ("--worklist-items", self.worklist_items as u64, 0, ITEMS, "worklist items"),
         ];

@@ -590,6 +590,8 @@ pub fn draw(seed: u64, options: &SwarmOptions) -> Result<(SwarmCase, Topology, C
         } else {
             rng.random_range(1..=1024)
         },
+        // The command line names both sizes, which fixes them.
+        auto_size: false,
     };
     // GUM options, drawn last and only for GUM cases (the other draws stay as they were):
     // low thresholds so that small graphs steal.

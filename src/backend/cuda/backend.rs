@@ -2087,6 +2087,10 @@ impl Backend for CudaBackend {
         }
     }
 
+    fn kernel_busy_ps(&self) -> Vec<u64> {
+        (0..self.devices.len() as u32).map(|g| self.busy_ps(g)).collect()
+    }
+
     fn stats(&self) -> BackendStats {
         let devices = (0..self.devices.len() as u32)
             .map(|g| {

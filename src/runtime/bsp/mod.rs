@@ -44,7 +44,22 @@ pub struct BspOptions {
     pub communication: Communication,
     /// Stop after this many supersteps (a safety net; algorithms have their own limits).
     pub max_supersteps: u32,
+    /// On one GPU, run supersteps in the algorithm's device-side loop
+    /// ([`BspPrimitive::loop_kernel`]) while the frontier has at most this many vertices
+    /// (and its output at most [`LOOP_ARCS_PER_VERTEX`] times as many arcs); 0: never.
+    pub loop_frontier: u64,
 }
+
+/// Default of [`BspOptions::loop_frontier`].
+pub const DEFAULT_LOOP_FRONTIER: u64 = 1 << 16;
+/// Arcs per vertex of [`BspOptions::loop_frontier`] a device-side loop's output may have.
+pub const LOOP_ARCS_PER_VERTEX: u64 = 16;
+/// Words of a device-side loop's control buffer.
+pub const LOOP_CONTROL_WORDS: usize = 16;
+/// Most supersteps one launch of a device-side loop runs (the length of its log).
+pub const LOOP_LEVELS: u32 = 1024;
+/// Words of the log before the per-superstep input lengths.
+const LOOP_LOG_HEADER: usize = 3;
 
 impl Default for BspOptions {
     fn default() -> Self {
@@ -52,6 +67,7 @@ impl Default for BspOptions {
             duplication: Duplication::OneHop,
             communication: Communication::Selective,
             max_supersteps: 1_000_000,
+            loop_frontier: DEFAULT_LOOP_FRONTIER,
         }
     }
 }
@@ -274,11 +290,16 @@ fn gpu_of(t: Token) -> usize {
     ((t.0 >> 16) & 0xffff) as usize
 }
 
+/// The fixed slots of the input and output frontiers (see [`kernels`]).
+const SLOT_FRONTIER_IN: usize = 7;
+const SLOT_FRONTIER_OUT: usize = 8;
+
 const PHASE_UPLOAD: u8 = 1;
 const PHASE_COUNTS: u8 = 2;
 const PHASE_COPY: u8 = 3;
 const PHASE_NEXT: u8 = 4;
 const PHASE_GATHER: u8 = 5;
+const PHASE_LOOP: u8 = 6;
 
 /// Runs `primitive` on `graph` partitioned by `owner` (`owner[v]` = GPU of vertex `v`) over
 /// the first `parts` devices of `backend`. `graph` must already be symmetrised when the
@@ -335,6 +356,11 @@ pub fn run<B: Backend + ?Sized>(
         gpus.push(slots);
     }
     wait_all(backend, &uploads)?;
+    let alone = peers == 1 && primitive.apply_kernel().is_none();
+    let device_loop = match primitive.loop_kernel() {
+        Some(kernel) if alone && options.loop_frontier > 0 => DeviceLoop::new(backend, kernel)?,
+        _ => None,
+    };
     // Host set-up (O(n)) before the clock starts: the run's time is the GPUs' work.
     let mut reduction =
         primitive.initial_reduction(&(0..n).map(|v| graph.degree(v) as u32).collect::<Vec<_>>(), n);
@@ -352,12 +378,31 @@ pub fn run<B: Backend + ?Sized>(
     };
     let max_supersteps = primitive.max_supersteps().unwrap_or(u32::MAX).min(options.max_supersteps);
     let combiner = primitive.combiner().code();
+    // One GPU without an apply step sends nothing and its advance already de-duplicates
+    // its output by the superstep's stamp, so split and merge would only copy the output
+    // frontier into the next input: the two frontier buffers swap roles instead, and a
+    // superstep is the advance and one counter read.
     let mut superstep = 0u32;
+    // After a device-side loop stopped because its frontier grew, the next superstep goes
+    // through the host (the loop would take it whatever its size).
+    let mut grew = false;
     while superstep < max_supersteps {
         let total: u64 = gpus.iter().map(|g| g.frontier_len).sum();
         if total == 0 {
             break;
         }
+        if let Some(device_loop) = &device_loop
+            && !grew
+            && total <= options.loop_frontier
+        {
+            let most = (max_supersteps - superstep).min(LOOP_LEVELS);
+            let run = device_loop.run(backend, &mut gpus[0], superstep, most, options)?;
+            outcome.frontier_sizes.extend(&run.inputs);
+            superstep += run.inputs.len() as u32;
+            grew = run.grew;
+            continue;
+        }
+        grew = false;
         outcome.frontier_sizes.push(total);
         let param = primitive.advance_param(&outcome.frontier_sizes, n);
         // 1. advance + split, then read the package counters (one GPU sends nothing: no
@@ -385,6 +430,9 @@ pub fn run<B: Backend + ?Sized>(
                 },
                 None,
             )?;
+            if alone {
+                continue;
+            }
             backend.launch(
                 slots.compute,
                 Launch {
@@ -437,8 +485,18 @@ pub fn run<B: Backend + ?Sized>(
         wait_all(backend, &copies)?;
         // 3. merge (and apply), then read the next frontier sizes.
         let mut reads = Vec::with_capacity(peers);
-        for (g, slots) in gpus.iter().enumerate() {
+        for (g, slots) in gpus.iter_mut().enumerate() {
             let g32 = g as u32;
+            if alone {
+                slots.fixed.swap(SLOT_FRONTIER_IN, SLOT_FRONTIER_OUT);
+                reads.push(read_counters(
+                    backend,
+                    slots,
+                    peers,
+                    token(PHASE_NEXT, superstep, g32, 0),
+                )?);
+                continue;
+            }
             let stamp = 2 * superstep + 2;
             let mut scalars = vec![
                 Scalar::U32(g32),
@@ -479,7 +537,8 @@ pub fn run<B: Backend + ?Sized>(
         let mut next_reduction = 0.0;
         for c in wait_all(backend, &reads)? {
             let (g, counters) = counters_of(c)?;
-            gpus[g].frontier_len = counters[1];
+            // Alone, the advance's output (`[0]`) is the next frontier.
+            gpus[g].frontier_len = counters[usize::from(!alone)];
             next_reduction += f64::from_bits(counters[reduce_counter(peers)]);
         }
         reduction = next_reduction;
@@ -490,6 +549,90 @@ pub fn run<B: Backend + ?Sized>(
     gather(backend, &gpus, &subgraphs, primitive, n, &mut outcome)?;
     outcome.edges_visited = backend.stats().devices.iter().map(|d| d.edges).sum();
     Ok(outcome)
+}
+
+/// The buffers of an algorithm's device-side loop on one GPU ([`BspPrimitive::loop_kernel`]).
+struct DeviceLoop {
+    kernel: &'static str,
+    control: BufferId,
+    log: BufferId,
+}
+
+/// What one launch of a device-side loop did.
+struct LoopRun {
+    /// The input frontier length of each superstep it ran (at least one).
+    inputs: Vec<u64>,
+    /// Whether it stopped because the frontier grew past the limits.
+    grew: bool,
+}
+
+impl DeviceLoop {
+    /// The loop's buffers on GPU 0, or `None` where the backend has no mapped host memory.
+    fn new<B: Backend + ?Sized>(
+        backend: &mut B,
+        kernel: &'static str,
+    ) -> Result<Option<DeviceLoop>, BackendError> {
+        let log = LOOP_LOG_HEADER + LOOP_LEVELS as usize;
+        let log = match backend.alloc_mapped(ElemType::U64, log, "device loop log") {
+            Ok(log) => log,
+            Err(BackendError::Unavailable(_)) => return Ok(None),
+            Err(e) => return Err(e),
+        };
+        let control =
+            backend.alloc(DeviceId(0), ElemType::U64, LOOP_CONTROL_WORDS, "device loop control")?;
+        Ok(Some(DeviceLoop { kernel, control, log }))
+    }
+
+    /// Runs up to `most` supersteps from `superstep` in one launch on `slots`' GPU and
+    /// leaves its frontier as the host path would.
+    fn run<B: Backend + ?Sized>(
+        &self,
+        backend: &mut B,
+        slots: &mut GpuSlots,
+        superstep: u32,
+        most: u32,
+        options: &BspOptions,
+    ) -> Result<LoopRun, RuntimeError> {
+        // A launch that fails before its end must not leave an earlier launch's count.
+        backend.write_mapped(self.log, 0, HostData::U64(vec![0]))?;
+        let buffers = slots.fixed.iter().copied().chain([self.control, self.log]).collect();
+        backend.launch(
+            slots.compute,
+            Launch {
+                kernel: self.kernel,
+                buffers,
+                scalars: vec![
+                    Scalar::U64(slots.frontier_len),
+                    Scalar::U32(superstep),
+                    Scalar::U32(most),
+                    Scalar::U64(options.loop_frontier),
+                    Scalar::U64(options.loop_frontier.saturating_mul(LOOP_ARCS_PER_VERTEX)),
+                ],
+                work_items: slots.frontier_len,
+            },
+            None,
+        )?;
+        let t = token(PHASE_LOOP, superstep, 0, 0);
+        backend.host_callback(slots.compute, t)?;
+        wait_all(backend, &[t])?;
+        let HostData::U64(log) = backend.read_mapped(self.log)? else {
+            return Err(BackendError::Usage("the device loop's log is not u64".into()).into());
+        };
+        let levels = log[0] as usize;
+        if levels == 0 || levels > most as usize {
+            return Err(BackendError::Kernel {
+                kernel: self.kernel.into(),
+                message: format!("reported {levels} supersteps run, asked for 1..={most}"),
+            }
+            .into());
+        }
+        slots.frontier_len = log[1];
+        if log[2] & 1 == 1 {
+            slots.fixed.swap(SLOT_FRONTIER_IN, SLOT_FRONTIER_OUT);
+        }
+        let inputs = log[LOOP_LOG_HEADER..LOOP_LOG_HEADER + levels].to_vec();
+        Ok(LoopRun { inputs, grew: log[2] >> 1 != 0 })
+    }
 }
 
 /// Reads GPU `slots`' counter block (frontier length, package counts, reduction) to the

@@ -81,6 +81,19 @@ pub trait BspPrimitive {
     ) -> Vec<(ElemType, usize, &'static str)> {
         Vec::new()
     }
+    /// A kernel that runs several supersteps in one launch on one GPU (a device-side loop
+    /// of grid-wide rounds) while the frontier stays small, if the algorithm has one. Its
+    /// contract: the fixed slots, then a control buffer of [`super::LOOP_CONTROL_WORDS`]
+    /// `u64` (device memory) and a log of `u64` in mapped host memory (`[0]` supersteps run,
+    /// `[1]` the last output length, `[2]` bit 0: which frontier buffer holds that output (0
+    /// frontier_in, 1 frontier_out), higher bits: why it stopped (0 empty or the superstep
+    /// limit, 1 too many vertices, 2 too many arcs), `[3 + i]` the input length of its
+    /// superstep `i`); scalars `frontier_len u64, superstep u32, max_supersteps u32,
+    /// most_vertices u64, most_arcs u64`. Each of its supersteps must do exactly what the
+    /// advance kernel does, with the same stamps.
+    fn loop_kernel(&self) -> Option<&'static str> {
+        None
+    }
     /// Stop after this many supersteps even if the frontier is not empty.
     fn max_supersteps(&self) -> Option<u32> {
         None

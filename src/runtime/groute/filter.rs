@@ -235,7 +235,7 @@ pub fn filter<B: Backend + ?Sized>(
     check(backend, input, predicate, options)?;
     let gpus = backend.device_count() as usize;
     let start_ps = backend.now_ps();
-    let busy_before: Vec<u64> = backend.stats().devices.iter().map(|d| d.kernel_busy_ps).collect();
+    let busy_before: Vec<u64> = backend.kernel_busy_ps();
     let mut ctx = Context::new(backend);
     let devices = ctx.devices();
     let config = LinkConfig {
@@ -386,8 +386,7 @@ pub fn filter<B: Backend + ?Sized>(
         ctx.backend.free(out)?;
         ctx.backend.free(count)?;
     }
-    let busy_after: Vec<u64> =
-        ctx.backend.stats().devices.iter().map(|d| d.kernel_busy_ps).collect();
+    let busy_after: Vec<u64> = ctx.backend.kernel_busy_ps();
     let output: Vec<u32> = pieces.into_values().flatten().collect();
     Ok(FilterOutcome {
         output,

@@ -709,8 +709,7 @@ pub fn run<B: Backend + ?Sized>(
             None => Vec::new(),
         };
         // 4. Compute phase.
-        let busy_before: Vec<u64> =
-            backend.stats().devices.iter().take(peers).map(|d| d.kernel_busy_ps).collect();
+        let busy_before: Vec<u64> = backend.kernel_busy_ps().into_iter().take(peers).collect();
         let phase_start = backend.now_ps();
         let own_len: Vec<u64> = (0..peers)
             .map(|g| {
@@ -802,8 +801,7 @@ pub fn run<B: Backend + ?Sized>(
             }
         }
         returned.sort_unstable();
-        let busy_after: Vec<u64> =
-            backend.stats().devices.iter().take(peers).map(|d| d.kernel_busy_ps).collect();
+        let busy_after: Vec<u64> = backend.kernel_busy_ps().into_iter().take(peers).collect();
         let compute_ps = phase_end - phase_start;
         let busy: Vec<u64> = (0..peers).map(|g| busy_after[g] - busy_before[g]).collect();
         // Stolen results go back to their victims and are merged before the split.
@@ -862,9 +860,13 @@ pub fn run<B: Backend + ?Sized>(
                 },
                 None,
             )?;
-            let tk = token(COUNTS, step, g as u32, 0);
-            backend.read_to_host(gpu.compute, BufferSlice::new(gpu.fixed[9], 0, peers + 3), tk)?;
-            reads.push(tk);
+            // One GPU sends nothing: its package counters need no read.
+            if peers > 1 {
+                let tk = token(COUNTS, step, g as u32, 0);
+                let counters = BufferSlice::new(gpu.fixed[9], 0, peers + 3);
+                backend.read_to_host(gpu.compute, counters, tk)?;
+                reads.push(tk);
+            }
         }
         let mut sent = vec![vec![0u64; peers]; peers];
         for c in wait_all(backend, &reads)? {
