@@ -7,6 +7,7 @@ with the same launch of the same run on the simulator (`switchyard run --backend
 vertices), launch by launch in order per kernel name on GPU 0, then fits per kernel name
 
     span = fixed + items * item_ps + edges * edge_ps + atomics * atomic_ps + vertices * vertex_ps
+           + (rounds - 1) * round_ps
 
 by non-negative least squares on relative error (each launch weighted by 1/span, so that the
 many short launches and the few long ones both count), and prints TOML
@@ -23,7 +24,8 @@ import json
 import statistics
 import sys
 
-TERMS = ["items", "edges", "atomics", "vertices"]
+# In the order of preference when fits tie (two graphs give an exact fit to any two terms).
+TERMS = ["edges", "vertices", "items", "atomics", "rounds"]
 
 
 def spans(path):
@@ -71,10 +73,15 @@ def solve(rows, cols):
 
 
 def nnls(rows):
-    """Best non-negative fit over every subset of the terms (fixed is always in)."""
-    best = None
+    """Non-negative fit over subsets of the terms (fixed is always in): no more terms than
+    distinct launches tell apart, and the fewest terms whose error is within 5 % of the
+    best (ties: the earlier terms of TERMS)."""
     all_cols = ["fixed"] + TERMS
+    distinct = len({tuple(x[c] for c in all_cols) for x, _, _ in rows})
+    fits = []
     for r in range(len(TERMS) + 1):
+        if r + 1 > max(distinct, 1):
+            break
         for subset in itertools.combinations(TERMS, r):
             cols = ["fixed", *subset]
             if any(all(x[c] == 0 for x, _, _ in rows) for c in subset):
@@ -85,9 +92,11 @@ def nnls(rows):
             coef = dict.fromkeys(all_cols, 0.0)
             coef.update(zip(cols, sol))
             err = sum(w * (y - sum(coef[c] * x[c] for c in all_cols)) ** 2 for x, y, w in rows)
-            if best is None or err < best[0]:
-                best = (err, coef)
-    return best[1] if best else None
+            fits.append((r, err, coef))
+    if not fits:
+        return None
+    best = min(err for _, err, _ in fits)
+    return next(coef for _, err, coef in fits if err <= 1.05 * best + 1e-12)
 
 
 def main():
@@ -111,6 +120,8 @@ def main():
                       f"simulated: paired in order up to the shorter", file=sys.stderr)
             for r, s in zip(rq[name], sq[name]):
                 x = {"fixed": 1.0, **{t: float(s["args"].get(t, 0)) for t in TERMS}}
+                # Rounds after the first (a device-side loop's grid barriers).
+                x["rounds"] = max(x["rounds"] - 1.0, 0.0)
                 y = r["dur"] * 1e6  # us -> ps
                 by_kernel.setdefault(name, []).append((x, y, 1.0 / max(y, 1e6) ** 2))
                 sources.setdefault(name, set()).add(label)
@@ -134,9 +145,12 @@ def main():
             errs.append(abs(pred - y) / y if y else 0.0)
         print(f"[gpu_model.{model}.kernel_cost.{name}]")
         print(f"fixed_ns = {coef['fixed'] / 1e3:.3f}")
+        keys = {"items": "item_ps", "edges": "edge_ps", "atomics": "atomic_ps",
+                "vertices": "vertex_ps", "rounds": "round_ns"}
         for t in TERMS:
             if coef[t] > 0:
-                print(f"{t[:-1] if t != 'vertices' else 'vertex'}_ps = {coef[t]:.3f}")
+                scale = 1e3 if t == "rounds" else 1.0
+                print(f"{keys[t]} = {coef[t] / scale:.3f}")
         print(f'source = "fitted (scripts/calib_fit.py) on {len(rows)} launches of '
               f'{", ".join(sorted(sources[name]))}; median launch error '
               f'{100 * statistics.median(errs):.1f} %"')

@@ -65,6 +65,9 @@ pub struct KernelCost {
     pub atomic_ps: TimePs,
     /// Per local vertex swept.
     pub vertex_ps: TimePs,
+    /// Per grid-wide round of a persistent kernel after its first (a grid barrier and the
+    /// host-visible bookkeeping of a device-side loop); 0 charges `fixed_ps` instead.
+    pub round_ps: TimePs,
 }
 
 /// The performance model of one GPU type. All times in picoseconds, sizes in bytes.
@@ -155,7 +158,8 @@ impl GpuModel {
             .saturating_add(counts.atomics.saturating_mul(c.atomic_ps))
             .saturating_add(counts.vertices.saturating_mul(c.vertex_ps));
         let latency_ps = waves.max(counts.rounds).saturating_mul(self.dependent_access_ps);
-        let barriers_ps = counts.rounds.saturating_sub(1).saturating_mul(c.fixed_ps);
+        let round_ps = if c.round_ps > 0 { c.round_ps } else { c.fixed_ps };
+        let barriers_ps = counts.rounds.saturating_sub(1).saturating_mul(round_ps);
         barriers_ps.saturating_add(work_ps.max(latency_ps))
     }
 

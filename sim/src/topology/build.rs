@@ -279,6 +279,7 @@ fn kernel_costs(src: &Source, m: &RawGpuModel) -> Result<BTreeMap<String, Kernel
                 edge_ps: ps(&c.edge_ps, "edge_ps", 1.0)?,
                 atomic_ps: ps(&c.atomic_ps, "atomic_ps", 1.0)?,
                 vertex_ps: ps(&c.vertex_ps, "vertex_ps", 1.0)?,
+                round_ps: ps(&c.round_ns, "round_ns", 1e3)?,
             },
         );
     }

@@ -95,6 +95,8 @@ pub(crate) struct RawKernelCost {
     pub atomic_ps: Option<Spanned<f64>>,
     #[serde(default)]
     pub vertex_ps: Option<Spanned<f64>>,
+    #[serde(default)]
+    pub round_ns: Option<Spanned<f64>>,
     /// Where the numbers come from (free text; required so that none is unsourced).
     pub source: Spanned<String>,
 }
