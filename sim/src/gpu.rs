@@ -26,6 +26,8 @@
 //! marked "estimate" where it is one.
 
 use crate::time::TimePs;
+use std::collections::BTreeMap;
+use std::sync::Arc;
 
 /// What a kernel did, as counted by its functional (Rust) implementation.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -40,10 +42,32 @@ pub struct KernelCounts {
     pub bytes_read: u64,
     /// Bytes written to device memory.
     pub bytes_written: u64,
+    /// Local vertices (owned and proxies) the kernel's grid sweeps whatever its work items
+    /// (a pass over every vertex of the device); charged only by a [`KernelCost`].
+    pub vertices: u64,
     /// Grid-wide rounds of a persistent kernel (0 or 1: an ordinary kernel). Each round
     /// after the first costs a grid barrier (`kernel_min`) and at least one dependent
     /// access, but no launch.
     pub rounds: u64,
+}
+
+/// The cost of one kernel contract on one GPU model (all picoseconds), fitted from
+/// measured launches; see the module docs.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct KernelCost {
+    /// Time of a launch with no work (grid start and drain, pre- and post-passes).
+    pub fixed_ps: TimePs,
+    /// Per work item.
+    pub item_ps: TimePs,
+    /// Per edge.
+    pub edge_ps: TimePs,
+    /// Per global atomic.
+    pub atomic_ps: TimePs,
+    /// Per local vertex swept.
+    pub vertex_ps: TimePs,
+    /// Per grid-wide round of a persistent kernel after its first (a grid barrier and the
+    /// host-visible bookkeeping of a device-side loop); 0 charges `fixed_ps` instead.
+    pub round_ps: TimePs,
 }
 
 /// The performance model of one GPU type. All times in picoseconds, sizes in bytes.
@@ -79,6 +103,9 @@ pub struct GpuModel {
     pub copy_setup_ps: TimePs,
     /// Copy engines a GPU of this model has unless the topology says otherwise.
     pub copy_engines: u32,
+    /// Costs of named kernel contracts that replace the generic per-count costs (empty:
+    /// every kernel uses the generic ones).
+    pub kernel_costs: Arc<BTreeMap<String, KernelCost>>,
 }
 
 impl GpuModel {
@@ -102,6 +129,61 @@ impl GpuModel {
         self.kernel_min_ps
             .saturating_add(barriers_ps)
             .saturating_add(memory_ps.max(throughput_ps).max(latency_ps))
+    }
+
+    /// Time the GPU is busy executing kernel `name` with these counts: its
+    /// [`KernelCost`] where the model has one, else [`Self::kernel_time_ps`].
+    pub fn named_kernel_time_ps(&self, name: &str, counts: &KernelCounts) -> TimePs {
+        self.kernel_fixed_ps(name).saturating_add(self.kernel_body_ps(name, counts))
+    }
+
+    /// The part of a launch that does not depend on its counts: the kernel's fitted fixed
+    /// cost, else [`Self::kernel_min_ps`].
+    pub fn kernel_fixed_ps(&self, name: &str) -> TimePs {
+        self.kernel_costs.get(name).map_or(self.kernel_min_ps, |c| c.fixed_ps)
+    }
+
+    /// What a launch of `name` costs beyond [`Self::kernel_fixed_ps`] (a persistent
+    /// kernel's step pays this alone).
+    pub fn kernel_body_ps(&self, name: &str, counts: &KernelCounts) -> TimePs {
+        let Some(c) = self.kernel_costs.get(name) else {
+            return self.kernel_time_ps(counts) - self.kernel_min_ps;
+        };
+        let units = counts.items.max(counts.edges).max(counts.atomics);
+        let waves = units.div_ceil(self.resident_threads().max(1));
+        let work_ps = counts
+            .items
+            .saturating_mul(c.item_ps)
+            .saturating_add(counts.edges.saturating_mul(c.edge_ps))
+            .saturating_add(counts.atomics.saturating_mul(c.atomic_ps))
+            .saturating_add(counts.vertices.saturating_mul(c.vertex_ps));
+        let latency_ps = waves.max(counts.rounds).saturating_mul(self.dependent_access_ps);
+        let round_ps = if c.round_ps > 0 { c.round_ps } else { c.fixed_ps };
+        let barriers_ps = counts.rounds.saturating_sub(1).saturating_mul(round_ps);
+        barriers_ps.saturating_add(work_ps.max(latency_ps))
+    }
+
+    /// This model restricted to `sms` of its SMs (a kernel sharing the GPU): memory
+    /// bandwidth and the per-count kernel costs scale with the share.
+    pub fn on_sms(&self, sms: u32) -> GpuModel {
+        let full = self.sm_count.max(1);
+        let mut part = self.clone();
+        part.sm_count = sms;
+        part.memory_bandwidth_bytes_per_s = (u128::from(self.memory_bandwidth_bytes_per_s)
+            * u128::from(sms)
+            / u128::from(full)) as u64;
+        if !part.kernel_costs.is_empty() {
+            let scale = |ps: TimePs| {
+                (u128::from(ps) * u128::from(full)).div_ceil(u128::from(sms.max(1))) as TimePs
+            };
+            for c in Arc::make_mut(&mut part.kernel_costs).values_mut() {
+                c.item_ps = scale(c.item_ps);
+                c.edge_ps = scale(c.edge_ps);
+                c.atomic_ps = scale(c.atomic_ps);
+                c.vertex_ps = scale(c.vertex_ps);
+            }
+        }
+        part
     }
 
     /// Host-side cost of issuing one kernel launch.
@@ -150,6 +232,7 @@ mod tests {
             atomic_ps: 40,
             copy_setup_ps: 5_000_000,
             copy_engines: 2,
+            kernel_costs: Arc::default(),
         }
     }
 
@@ -182,6 +265,24 @@ mod tests {
             ..Default::default()
         });
         assert_eq!(t, 1_000_000 + 1_000_000_000, "memory-bound: 1 GB at 1 TB/s is 1 ms");
+    }
+
+    #[test]
+    fn a_kernel_with_a_cost_entry_uses_it_and_others_keep_the_generic_costs() {
+        let mut m = model();
+        let cost =
+            KernelCost { fixed_ps: 7_000_000, edge_ps: 3, vertex_ps: 2, ..Default::default() };
+        Arc::make_mut(&mut m.kernel_costs).insert("sweep".into(), cost);
+        let counts = KernelCounts { edges: 10_000, vertices: 50_000, ..Default::default() };
+        // 7 us fixed, then the larger of 130 ns of work (30 ns of edges, 100 ns of swept
+        // vertices) and ten waves of dependent accesses (5 us).
+        assert_eq!(m.named_kernel_time_ps("sweep", &counts), 7_000_000 + 5_000_000);
+        let big = KernelCounts { edges: 10_000, vertices: 5_000_000, ..Default::default() };
+        assert_eq!(m.named_kernel_time_ps("sweep", &big), 7_000_000 + 30_000 + 10_000_000);
+        assert_eq!(m.kernel_fixed_ps("sweep"), 7_000_000);
+        // Vertices are not charged without an entry; other kernels keep the formula.
+        assert_eq!(m.named_kernel_time_ps("other", &big), m.kernel_time_ps(&big));
+        assert_eq!(m.kernel_fixed_ps("other"), m.kernel_min_ps);
     }
 
     #[test]

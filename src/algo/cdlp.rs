@@ -256,6 +256,7 @@ fn apply(ctx: &mut KernelContext<'_>) -> Result<(), BackendError> {
     counters[1] = next_len as u64;
     counters[reduce_counter(peers)] = 0f64.to_bits();
     ctx.effects.items = labels.len() as u64;
+    ctx.effects.vertices = labels.len() as u64;
     ctx.effects.edges = arcs;
     ctx.effects.atomics = arcs;
     ctx.effects.bytes_read = arcs * 16;

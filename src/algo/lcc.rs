@@ -281,6 +281,7 @@ fn apply(ctx: &mut KernelContext<'_>) -> Result<(), BackendError> {
     counters[1] = 0;
     counters[reduce_counter(peers)] = 0f64.to_bits();
     ctx.effects.items = counts.len() as u64;
+    ctx.effects.vertices = counts.len() as u64;
     ctx.effects.bytes_read = counts.len() as u64 * 20;
     ctx.effects.bytes_written = counts.len() as u64 * 4;
     Ok(())

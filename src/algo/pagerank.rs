@@ -548,6 +548,7 @@ fn ldbc_apply(ctx: &mut KernelContext<'_>) -> Result<(), BackendError> {
     counters[1] = next_len as u64;
     counters[reduce_counter(peers)] = local_dangling.to_bits();
     ctx.effects.items = sums.len() as u64;
+    ctx.effects.vertices = sums.len() as u64;
     ctx.effects.bytes_read = sums.len() as u64 * 16;
     ctx.effects.bytes_written = sums.len() as u64 * 16;
     Ok(())

@@ -272,6 +272,10 @@ pub struct KernelEffects {
     pub bytes_written: u64,
     /// Grid-wide rounds a persistent kernel ran internally (0 or 1: an ordinary kernel).
     pub rounds: u64,
+    /// Local vertices (owned and proxies) of the device when the CUDA kernel's time grows
+    /// with them whatever its work items (a sweep over every vertex, such as PageRank
+    /// forwarding every proxy, or per-vertex set-up); only a per-kernel cost charges them.
+    pub vertices: u64,
     /// One-sided operations into other devices' memory.
     pub remote: Vec<RemoteOp>,
     /// Bytes read from other devices' buffers while the kernel ran.

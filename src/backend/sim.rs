@@ -81,6 +81,10 @@ pub struct TraceSpan {
     pub duration_ps: TimePs,
     /// Bytes moved (transfers) or edges visited (kernels).
     pub amount: u64,
+    /// A kernel's counts over all its steps (what the cost model charged); `None` for
+    /// transfers and for spans measured on real GPUs.
+    #[serde(skip)]
+    pub counts: Option<KernelCounts>,
 }
 
 enum Op {
@@ -119,6 +123,8 @@ struct Running {
     /// Time spent in steps so far (a persistent kernel parked between steps is not busy).
     stepping_ps: u64,
     totals: KernelCountsReport,
+    /// The cost model's counts over all steps (for the trace).
+    charged: KernelCounts,
     /// Parts of the current step still running: its compute and its peer reads.
     outstanding: u32,
     next: StepNext,
@@ -631,6 +637,7 @@ impl SimBackend {
             step_start_ps: self.engine.now(),
             stepping_ps: 0,
             totals: KernelCountsReport::default(),
+            charged: KernelCounts::default(),
             outstanding: 0,
             next: StepNext::Done,
             remote: Vec::new(),
@@ -675,13 +682,17 @@ impl SimBackend {
             // A step is a pass of the resident workers: no launch, at least one poll of
             // memory; the launch and the grid's start are paid once, by the first step.
             let counts = KernelCounts { rounds: 0, ..exec.counts };
-            let pass = (model.kernel_time_ps(&counts) - model.kernel_min_ps)
-                .max(model.dependent_access_ps);
-            let first =
-                if step == 0 { model.launch_overhead_ps() + model.kernel_min_ps } else { 0 };
+            let pass = model.kernel_body_ps(launch.kernel, &counts).max(model.dependent_access_ps);
+            let first = if step == 0 {
+                model.launch_overhead_ps() + model.kernel_fixed_ps(launch.kernel)
+            } else {
+                0
+            };
             first.saturating_add(pass)
         } else {
-            model.launch_overhead_ps().saturating_add(model.kernel_time_ps(&exec.counts))
+            model
+                .launch_overhead_ps()
+                .saturating_add(model.named_kernel_time_ps(launch.kernel, &exec.counts))
         };
         let now = self.engine.now();
         // A straggler's steps take longer from the fault's time on.
@@ -700,6 +711,14 @@ impl SimBackend {
         r.totals.edges += report.edges;
         r.totals.atomics += report.atomics;
         r.totals.remote_ops += report.remote_ops;
+        let c = &mut r.charged;
+        c.items += exec.counts.items;
+        c.edges += exec.counts.edges;
+        c.atomics += exec.counts.atomics;
+        c.vertices += exec.counts.vertices;
+        c.bytes_read += exec.counts.bytes_read;
+        c.bytes_written += exec.counts.bytes_written;
+        c.rounds += exec.counts.rounds.max(1);
         r.remote = exec.remote;
         r.next = exec.next;
         r.outstanding = 1 + reads.len() as u32;
@@ -728,12 +747,7 @@ impl SimBackend {
         if sms >= model.sm_count {
             return std::borrow::Cow::Borrowed(model);
         }
-        let mut part = model.clone();
-        part.sm_count = sms;
-        part.memory_bandwidth_bytes_per_s = (u128::from(model.memory_bandwidth_bytes_per_s)
-            * u128::from(sms)
-            / u128::from(model.sm_count.max(1))) as u64;
-        std::borrow::Cow::Owned(part)
+        std::borrow::Cow::Owned(model.on_sms(sms))
     }
 
     /// Where each peer read of a kernel on `device` comes from: (owner device, bytes); reads
@@ -834,6 +848,7 @@ impl SimBackend {
                 start_ps: r.start_ps,
                 duration_ps: now - r.start_ps,
                 amount: r.totals.edges,
+                counts: Some(r.charged),
             });
         }
         self.start_kernels(r.device)?;
@@ -917,6 +932,7 @@ impl SimBackend {
             bytes_read: effects.bytes_read,
             bytes_written: effects.bytes_written,
             rounds: effects.rounds,
+            vertices: effects.vertices,
         };
         Ok(Executed {
             report,
@@ -1343,6 +1359,7 @@ impl SimBackend {
                 start_ps: flight.start_ps,
                 duration_ps: now - flight.start_ps,
                 amount: flight.bytes,
+                counts: None,
             });
         }
         match flight.purpose {

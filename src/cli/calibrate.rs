@@ -12,7 +12,7 @@ use anyhow::{Context, bail};
 use serde::Serialize;
 use std::path::PathBuf;
 use switchyard::algo::Algorithm;
-use switchyard::driver::{BackendSetup, CudaSetup, RunOutput, RuntimeKind};
+use switchyard::driver::{BackendSetup, CudaSetup, RunOutput, RuntimeKind, trace::chrome_trace};
 use switchyard_sim::topology::Topology;
 
 /// `switchyard calibrate` subcommands.
@@ -112,6 +112,11 @@ pub struct RunsArgs {
     /// A label for the graph in the rows (default: its name or spec).
     #[arg(long)]
     label: Option<String>,
+    /// Also write each run's trace here, as `LABEL-RUNTIME-ALGO-gGPUS.json` (simulator:
+    /// kernels with the counts the cost model charged, and transfers; CUDA: each kernel's
+    /// span from CUDA events), for `scripts/calib_fit.py`.
+    #[arg(long)]
+    trace_dir: Option<PathBuf>,
 }
 
 /// Runs `switchyard calibrate`.
@@ -259,12 +264,15 @@ fn runs(args: RunsArgs) -> anyhow::Result<()> {
                 spec.params.source = hub;
             }
             let setup = match args.backend {
-                RunsBackend::Cuda => {
-                    BackendSetup::Cuda(CudaSetup { logical_gpus: args.logical_gpus, trace: false })
-                }
-                RunsBackend::Sim => {
-                    BackendSetup::Sim(args.options.sim_setup(topology.clone(), gpus, false)?)
-                }
+                RunsBackend::Cuda => BackendSetup::Cuda(CudaSetup {
+                    logical_gpus: args.logical_gpus,
+                    trace: args.trace_dir.is_some(),
+                }),
+                RunsBackend::Sim => BackendSetup::Sim(args.options.sim_setup(
+                    topology.clone(),
+                    gpus,
+                    args.trace_dir.is_some(),
+                )?),
             };
             spec.validate = match args.validate {
                 ValidatePolicy::All => true,
@@ -283,7 +291,26 @@ fn runs(args: RunsArgs) -> anyhow::Result<()> {
                     continue;
                 }
             };
+            if let (Some(dir), Some(spans)) = (&args.trace_dir, &output.trace) {
+                let path = dir.join(format!(
+                    "{}-{}-{}-g{gpus}.json",
+                    label.replace(['/', ' '], "_"),
+                    output.report.runtime_label().replace(['/', ' ', '+'], "_"),
+                    algo.name()
+                ));
+                std::fs::create_dir_all(dir)
+                    .and_then(|()| {
+                        std::fs::write(&path, serde_json::to_string(&chrome_trace(spans))?)
+                    })
+                    .with_context(|| format!("writing the trace {}", path.display()))?;
+            }
             let r = &output.report;
+            if args.backend == RunsBackend::Cuda
+                && rows.is_empty()
+                && let Some(warning) = topology.calibration_mismatch(&r.topology.name)
+            {
+                eprintln!("{warning}");
+            }
             let time_ms = r.time_ps as f64 / 1e9;
             let iterations = if algo == Algorithm::Pr { r.supersteps } else { 1 };
             let (fb, rule) = floor_bytes(
@@ -705,9 +732,11 @@ mod measure {
         );
         let _ = writeln!(
             t,
-            "description = \"Measured by switchyard calibrate: {} x {}\"\n",
+            "description = \"Measured by switchyard calibrate: {} x {}\"",
             m.gpus, m.gpu
         );
+        // Using this file on another GPU warns (Topology::calibration_mismatch).
+        let _ = writeln!(t, "measured_on = \"{}\"\n", m.gpu);
         let _ = writeln!(t, "[gpu_model.{model}]");
         let _ = writeln!(t, "sm_count = {}", m.sm_count);
         let _ =

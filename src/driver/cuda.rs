@@ -81,6 +81,7 @@ fn kernel_trace(spans: Vec<KernelSpan>) -> Vec<TraceSpan> {
             start_ps: s.start_ps,
             duration_ps: s.end_ps.saturating_sub(s.start_ps),
             amount: 0,
+            counts: None,
         })
         .collect()
 }

@@ -29,6 +29,15 @@ pub fn chrome_trace(spans: &[TraceSpan]) -> Value {
     for span in spans {
         let (process, thread) = span.track.split_once('/').unwrap_or((&span.track, "transfers"));
         let (pid, tid) = ids[&(process, thread)];
+        let mut args = json!({"amount": span.amount, "start_ps": span.start_ps, "duration_ps": span.duration_ps});
+        if let Some(c) = &span.counts {
+            // What the cost model charged (a per-kernel cost fit pairs these with real spans).
+            args["items"] = c.items.into();
+            args["edges"] = c.edges.into();
+            args["atomics"] = c.atomics.into();
+            args["vertices"] = c.vertices.into();
+            args["rounds"] = c.rounds.into();
+        }
         events.push(json!({
             "name": span.name,
             "cat": if thread == "transfers" { "transfer" } else { "kernel" },
@@ -37,7 +46,7 @@ pub fn chrome_trace(spans: &[TraceSpan]) -> Value {
             "tid": tid,
             "ts": span.start_ps as f64 / 1e6,
             "dur": span.duration_ps as f64 / 1e6,
-            "args": {"amount": span.amount, "start_ps": span.start_ps, "duration_ps": span.duration_ps},
+            "args": args,
         }));
     }
     json!({"traceEvents": events, "displayTimeUnit": "ns"})

@@ -10,7 +10,7 @@ use super::source::{Source, fnv1a_64};
 use super::{Device, DeviceKind, GpuSpec, Link, LinkKind, LinkType, SocketSpec, Topology};
 use crate::error::SimError;
 use crate::fabric::{Channel, Endpoint, EndpointId, EndpointKind, Fabric};
-use crate::gpu::GpuModel;
+use crate::gpu::{GpuModel, KernelCost};
 
 /// File name used in errors about the shared GPU model file.
 const GPU_MODELS_FILE: &str = "topologies/gpu_models.toml";
@@ -188,6 +188,7 @@ pub(crate) fn build(file: &str, text: &str) -> Result<Topology, SimError> {
     Ok(Topology {
         name: raw.name.get_ref().clone(),
         description: raw.description.trim().to_string(),
+        measured_on: raw.measured_on.clone(),
         source: file.to_string(),
         source_hash: fnv1a_64(text.as_bytes()),
         gpus,
@@ -248,7 +249,41 @@ fn gpu_model(src: &Source, name: &str, m: &RawGpuModel) -> Result<GpuModel, SimE
             Some(c) => positive_int(src, c, "copy_engines")?,
             None => DEFAULT_COPY_ENGINES,
         },
+        kernel_costs: std::sync::Arc::new(kernel_costs(src, m)?),
     })
+}
+
+/// `[gpu_model.NAME.kernel_cost.KERNEL]` tables (absent per-count keys cost 0).
+fn kernel_costs(src: &Source, m: &RawGpuModel) -> Result<BTreeMap<String, KernelCost>, SimError> {
+    let ps = |v: &Option<Spanned<f64>>, key: &str, scale: f64| -> Result<u64, SimError> {
+        match v {
+            Some(v) => Ok((non_negative(src, v, key)? * scale).round() as u64),
+            None => Ok(0),
+        }
+    };
+    let mut out = BTreeMap::new();
+    for (kernel, c) in &m.kernel_cost {
+        let c = c.get_ref();
+        if c.source.get_ref().trim().is_empty() {
+            return Err(src.error(
+                c.source.span(),
+                format!("[kernel_cost.{kernel}] has an empty `source`"),
+                "say where the numbers come from (a fit's input files, a measurement, a paper)",
+            ));
+        }
+        out.insert(
+            kernel.clone(),
+            KernelCost {
+                fixed_ps: (non_negative(src, &c.fixed_ns, "fixed_ns")? * 1e3).round() as u64,
+                item_ps: ps(&c.item_ps, "item_ps", 1.0)?,
+                edge_ps: ps(&c.edge_ps, "edge_ps", 1.0)?,
+                atomic_ps: ps(&c.atomic_ps, "atomic_ps", 1.0)?,
+                vertex_ps: ps(&c.vertex_ps, "vertex_ps", 1.0)?,
+                round_ps: ps(&c.round_ns, "round_ns", 1e3)?,
+            },
+        );
+    }
+    Ok(out)
 }
 
 type LinkTypes = (Vec<LinkType>, BTreeMap<String, usize>);

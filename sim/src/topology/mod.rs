@@ -192,6 +192,9 @@ pub struct Topology {
     pub description: String,
     /// Where it was loaded from: a path, or `bundled:NAME`.
     pub source: String,
+    /// For a calibrated file: the GPU it was measured on, as the driver names it (the
+    /// file's `measured_on` key; `None` for hand-written machines).
+    pub measured_on: Option<String>,
     /// FNV-1a 64 of the file's bytes (see [`fnv1a_64`]).
     pub source_hash: u64,
     /// GPUs in file order; `gpus[i].index == i`.
@@ -250,6 +253,19 @@ impl Topology {
         } else {
             Topology::bundled(name_or_path)
         }
+    }
+
+    /// A warning when this is a calibrated file (`measured_on`) and `device` (the GPU it is
+    /// now used with, as the driver names it) is another GPU: its constants describe the
+    /// machine it was measured on. `None` for hand-written files and for the same GPU.
+    pub fn calibration_mismatch(&self, device: &str) -> Option<String> {
+        let measured = self.measured_on.as_deref()?;
+        (!device.trim().starts_with(measured.trim())).then(|| {
+            format!(
+                "warning: topology `{}` ({}) was calibrated on `{measured}`, but this run uses                  `{device}`: its kernel costs and overheads describe the other GPU; run                  `switchyard calibrate machine` here for a file of this machine",
+                self.name, self.source
+            )
+        })
     }
 
     /// The resolved interconnect: endpoints, directed channels, routes.

@@ -15,6 +15,8 @@ pub(crate) struct RawTopology {
     #[serde(default)]
     pub description: String,
     #[serde(default)]
+    pub measured_on: Option<String>,
+    #[serde(default)]
     pub link_type: BTreeMap<String, Spanned<RawLinkType>>,
     #[serde(default)]
     pub gpu_model: BTreeMap<String, Spanned<RawGpuModel>>,
@@ -75,6 +77,28 @@ pub(crate) struct RawGpuModel {
     pub copy_setup_ns: Spanned<f64>,
     #[serde(default)]
     pub copy_engines: Option<Spanned<i64>>,
+    /// `[gpu_model.NAME.kernel_cost.KERNEL]`: per-kernel costs (calibrated models only).
+    #[serde(default)]
+    pub kernel_cost: BTreeMap<String, Spanned<RawKernelCost>>,
+}
+
+/// `[gpu_model.NAME.kernel_cost.KERNEL]`: one kernel contract's fitted cost.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct RawKernelCost {
+    pub fixed_ns: Spanned<f64>,
+    #[serde(default)]
+    pub item_ps: Option<Spanned<f64>>,
+    #[serde(default)]
+    pub edge_ps: Option<Spanned<f64>>,
+    #[serde(default)]
+    pub atomic_ps: Option<Spanned<f64>>,
+    #[serde(default)]
+    pub vertex_ps: Option<Spanned<f64>>,
+    #[serde(default)]
+    pub round_ns: Option<Spanned<f64>>,
+    /// Where the numbers come from (free text; required so that none is unsourced).
+    pub source: Spanned<String>,
 }
 
 /// `[[socket]]` and `[[nic]]`.

@@ -1,0 +1,133 @@
+#!/usr/bin/env python3
+"""Predict measured GPU runs with the simulator and publish the error (issue 22, item 2).
+
+Reads the measured rows (`calibrate runs --backend cuda` JSON, runtime defaults), re-runs
+each group on the simulator with the calibrated topology (`calibrate runs --backend sim`,
+same graph, source, runtime, algorithms and GPU counts), and writes one JSON document with a
+row per run: measured and predicted ms, the relative error, supersteps real/simulated, and
+which set the run belongs to:
+
+  fit       its graph's kernel spans went into the per-kernel fit (R-MAT 22, the road grid)
+  held-out  a graph the fit never saw (luxembourg_osm, R-MAT 24)
+  logical   2 or 4 logical GPUs sharing one GPU: checks the multi-GPU bookkeeping (the
+            same supersteps and copies), not scaling: the real logical GPUs time-share one
+            device, the simulated ones are separate GPUs
+
+Usage: calib_predict.py BIN TOPOLOGY OUT_JSON MEASURED_JSON... [--only GRAPH,...]
+Prints a markdown table and the error summary per set.
+"""
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+
+LUX = "tests/data/graphs/luxembourg_osm.mtx"
+GRAPHS = {
+    "rmat22": (["--generate", "rmat:scale=22,ef=16", "--hub-source"], "fit"),
+    "road21m": (["--generate", "grid2d:w=4600,h=4600,drop=0.1", "--source", "10582300"], "fit"),
+    "luxembourg": (["--graph", LUX, "--source", "1"], "held-out"),
+    "rmat24": (["--generate", "rmat:scale=24,ef=16", "--hub-source"], "held-out"),
+}
+
+
+def runtime_of(label):
+    """The `--runtime` of a row's runtime label (`atos+persistent-cta32` -> atos)."""
+    return label.split("+")[0]
+
+
+def predict(binary, topology, graph, runtime, algos, gpus):
+    args, _ = GRAPHS[graph]
+    with tempfile.TemporaryDirectory() as tmp:
+        out = os.path.join(tmp, "rows.json")
+        cmd = [binary, "calibrate", "runs", "--backend", "sim", "--topology", topology, *args,
+               "--weights", "--runtime", runtime, "--algos", ",".join(algos), "--gpu-counts",
+               ",".join(str(g) for g in gpus), "--validate", "none", "--label", graph,
+               "--json", out]
+        subprocess.run(cmd, check=False, stdout=subprocess.DEVNULL)
+        return json.load(open(out)) if os.path.exists(out) else []
+
+
+def main():
+    argv = sys.argv[1:]
+    only = None
+    if "--only" in argv:
+        i = argv.index("--only")
+        only = set(argv[i + 1].split(","))
+        del argv[i:i + 2]
+    binary, topology, out_json, *measured_files = argv
+    measured = []
+    for f in measured_files:
+        for r in json.load(open(f)):
+            if r["graph"] in GRAPHS and (only is None or r["graph"] in only):
+                r["source_file"] = os.path.basename(f)
+                measured.append(r)
+    groups = {}
+    for r in measured:
+        key = (r["graph"], runtime_of(r["runtime"]))
+        groups.setdefault(key, set()).add((r["algo"], r["gpus"]))
+    rows = []
+    for (graph, runtime), runs in sorted(groups.items()):
+        algos = sorted({a for a, _ in runs})
+        gpus = sorted({g for _, g in runs})
+        print(f"predicting {graph} {runtime} {algos} {gpus}", file=sys.stderr)
+        sim = {(p["algo"], p["gpus"]): p for p in predict(binary, topology, graph, runtime,
+                                                           algos, gpus)}
+        for r in measured:
+            if (r["graph"], runtime_of(r["runtime"])) != (graph, runtime):
+                continue
+            p = sim.get((r["algo"], r["gpus"]))
+            pred = p["time_ms"] if p else None
+            err = (pred - r["time_ms"]) / r["time_ms"] if pred is not None else None
+            rows.append({
+                "graph": graph,
+                "runtime": runtime,
+                "algo": r["algo"],
+                "gpus": r["gpus"],
+                "set": "logical" if r["gpus"] > 1 else GRAPHS[graph][1],
+                "measured_ms": r["time_ms"],
+                "predicted_ms": pred,
+                "error": err,
+                "supersteps_real": r["supersteps"],
+                "supersteps_sim": p["supersteps"] if p else None,
+                "measured_file": r["source_file"],
+            })
+    rows.sort(key=lambda r: (r["set"], r["graph"], r["runtime"], r["algo"], r["gpus"]))
+    summary = {}
+    for s in ("fit", "held-out", "logical"):
+        errs = [abs(r["error"]) for r in rows if r["set"] == s and r["error"] is not None]
+        if errs:
+            summary[s] = {"runs": len(errs), "median_abs_error": statistics.median(errs),
+                          "max_abs_error": max(errs)}
+    doc = {"topology": topology, "rows": rows, "summary": summary}
+    # What CI re-predicts (tests/calibration_error.rs): the held-out runs on luxembourg (a
+    # graph the fit never saw; seconds to simulate), failing above the error published here
+    # plus 5 points, or the issue's goal (15 % median, 40 % max) where that is looser.
+    ci = [abs(r["error"]) for r in rows if r["set"] == "held-out" and r["graph"] == "luxembourg"
+          and r["error"] is not None]
+    if ci:
+        doc["ci"] = {
+            "graph": "luxembourg",
+            "graph_args": GRAPHS["luxembourg"][0],
+            "published_median_abs_error": statistics.median(ci),
+            "published_max_abs_error": max(ci),
+            "median_abs_error_bound": round(max(0.15, statistics.median(ci) + 0.05), 3),
+            "max_abs_error_bound": round(max(0.40, max(ci) + 0.05), 3),
+        }
+    json.dump(doc, open(out_json, "w"), indent=1)
+    print("| set | graph | runtime | algo | GPUs | measured ms | predicted ms | error | supersteps real/sim |")
+    print("|---|---|---|---|---|---|---|---|---|")
+    for r in rows:
+        pred = f"{r['predicted_ms']:.3f}" if r["predicted_ms"] is not None else "failed"
+        err = f"{100 * r['error']:+.0f} %" if r["error"] is not None else "-"
+        print(f"| {r['set']} | {r['graph']} | {r['runtime']} | {r['algo']} | {r['gpus']} | "
+              f"{r['measured_ms']:.3f} | {pred} | {err} | {r['supersteps_real']}/"
+              f"{r['supersteps_sim']} |")
+    for s, v in summary.items():
+        print(f"{s}: {v['runs']} runs, median |error| {100 * v['median_abs_error']:.1f} %, "
+              f"max {100 * v['max_abs_error']:.1f} %")
+
+
+if __name__ == "__main__":
+    main()
