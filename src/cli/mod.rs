@@ -30,10 +30,14 @@ use switchyard_sim::topology::Topology;
 /// Groute's worklist, 1-8 simulated DGX-1 GPUs, over an embedded real graph and a generated
 /// scale-free one, validated, tabulated and plotted into reports/latest/).
 #[derive(Parser, Debug)]
-#[command(name = "switchyard", version, about)]
+#[command(name = "switchyard", version, about, args_conflicts_with_subcommands = true)]
 pub struct Cli {
     #[command(subcommand)]
     command: Option<Command>,
+    /// The main job's machine: a bundled name, a topology file or an overlay (default
+    /// dgx1-v100).
+    #[arg(long, value_name = "NAME|FILE")]
+    topology: Option<String>,
 }
 
 #[derive(Subcommand, Debug)]
@@ -75,7 +79,7 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
         Some(Command::Topo(command)) => topo::run(command),
         Some(Command::Plot(args)) => plot::plot_command(args),
         Some(Command::Calibrate(command)) => calibrate::run(command),
-        None => main_job(),
+        None => main_job(cli.topology.as_deref().unwrap_or("dgx1-v100")),
     }
 }
 
@@ -90,7 +94,7 @@ struct DefaultOptions {
 const MAIN_JOB_RMAT: &str = "rmat:scale=17,ef=16,seed=1";
 
 /// The main job: see [`Cli`].
-fn main_job() -> anyhow::Result<()> {
+fn main_job(machine: &str) -> anyhow::Result<()> {
     let started = std::time::Instant::now();
     let power = load_graph_from_bytes(
         "embedded:power.graph",
@@ -111,7 +115,7 @@ fn main_job() -> anyhow::Result<()> {
         (power.csr, "power-grid (embedded)".to_string(), power_source),
         (rmat, MAIN_JOB_RMAT.to_string(), rmat_source),
     ];
-    let dgx1 = Topology::bundled("dgx1-v100")?;
+    let dgx1 = Topology::open(machine)?;
     let options = DefaultOptions::parse_from(["switchyard"]).options;
     let bsp = sweep::Plan {
         graphs,

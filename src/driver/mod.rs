@@ -292,6 +292,7 @@ pub(crate) fn run_prepared_sim(
             name: sim.topology.name.clone(),
             source: sim.topology.source.clone(),
             hash: format!("{:016x}", sim.topology.source_hash),
+            overlay: report::OverlayRecord::of(&sim.topology),
             gpus: spec.gpus,
             faults: sim.topology.faults().describe(),
         },

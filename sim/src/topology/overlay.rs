@@ -748,8 +748,9 @@ impl Derivation<'_> {
                         format!("`[[lanes]]`: no link of `{}` joins `{a}` and `{b}`", self.base),
                         format!(
                             "name a linked pair (`{a}` is linked to {}), or add `type = \
-                             \"NAME\"` to create a link of that type between them",
-                            linked.join(", ")
+                             \"NAME\"` ({}) to create a link of that type between them",
+                            linked.join(", "),
+                            link_type_names(table).join(", ")
                         ),
                     ));
                 };
