@@ -16,6 +16,7 @@ mod run;
 mod swarm;
 mod sweep;
 mod topo;
+mod whatif;
 
 use clap::{Parser, Subcommand};
 use switchyard::algo::Algorithm;
@@ -61,6 +62,8 @@ enum Command {
     Topo(topo::TopoCommand),
     /// Plot one metric of one or more sweeps (their sweep.json) over the GPU count.
     Plot(plot::PlotArgs),
+    /// The what-if studies of reports/whatif.md: figures, rows and the numbers they quote.
+    Whatif(whatif::WhatifArgs),
     /// Measure this machine's GPUs into a topology file; time runs on real GPUs or the
     /// simulator (predicted versus measured).
     #[command(subcommand)]
@@ -79,6 +82,7 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
         Some(Command::Topo(command)) => topo::run(command),
         Some(Command::Plot(args)) => plot::plot_command(args),
         Some(Command::Calibrate(command)) => calibrate::run(command),
+        Some(Command::Whatif(args)) => whatif::whatif_command(args),
         None => main_job(cli.topology.as_deref().unwrap_or("dgx1-v100")),
     }
 }

@@ -6,6 +6,7 @@ pub mod cuda;
 pub mod gum_fit;
 pub mod gum_repro;
 pub mod harness;
+pub mod plot;
 pub mod report;
 pub mod swarm;
 pub mod sweep;
