@@ -312,3 +312,106 @@ fn marker<DB: DrawingBackend, Coord: Clone + 'static>(
         _ => Circle::new(at, 4, color.stroke_width(2)).into_dyn(),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn row(algorithm: &str, runtime: &str, graph: &str, gpus: u32, time_ms: f64) -> SweepRow {
+        SweepRow {
+            graph: graph.into(),
+            algorithm: algorithm.into(),
+            runtime: runtime.into(),
+            topology: "dgx1-v100".into(),
+            gpus,
+            time_ms,
+            speedup: 1.0,
+            gteps: 0.0,
+            supersteps: 1,
+            work_items: 1,
+            messages: 0,
+            bytes_sent: 0,
+            validation: "passed".into(),
+        }
+    }
+
+    fn rows() -> Vec<SweepRow> {
+        let mut rows = Vec::new();
+        for gpus in 1..=8 {
+            for (i, rt) in ["bsp", "groute", "gum", "atos"].into_iter().enumerate() {
+                for g in ["power", "rmat"] {
+                    rows.push(row("bfs", rt, g, gpus, 1.0 + gpus as f64 * (i + 1) as f64));
+                }
+            }
+            rows.push(row("pr", "bsp", "power", gpus, 10.0 / gpus as f64));
+        }
+        super::super::sweep::fill_speedups(&mut rows);
+        rows
+    }
+
+    #[test]
+    fn panels_per_algorithm_and_machine_colours_per_runtime_markers_per_graph() {
+        let rows = rows();
+        let layout = Layout::default();
+        let f = Figure::new(&rows, &layout);
+        let panels: Vec<&String> = f.panels.keys().collect();
+        assert_eq!(panels, ["bfs on dgx1-v100", "pr on dgx1-v100"]);
+        assert_eq!(f.colors, ["bsp", "groute", "gum", "atos"]);
+        assert_eq!(f.markers, ["power", "rmat"]);
+        assert_eq!(f.panels["bfs on dgx1-v100"].len(), 8, "4 runtimes x 2 graphs");
+        assert_eq!(f.panels["pr on dgx1-v100"].len(), 1);
+    }
+
+    /// Numbers following `key="` at every occurrence in `s`.
+    fn attrs<'s>(s: &'s str, key: &str) -> Vec<&'s str> {
+        s.match_indices(&format!("{key}=\""))
+            .map(|(i, m)| {
+                let rest = &s[i + m.len()..];
+                &rest[..rest.find('"').unwrap_or(0)]
+            })
+            .collect()
+    }
+
+    #[test]
+    fn legend_lies_beside_the_panels_never_over_a_line() {
+        let rows = rows();
+        let layout = Layout::default();
+        let dir = std::env::temp_dir().join(format!("switchyard-plot-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("f.svg");
+        plot_rows(&rows, "t", &path, &layout).unwrap();
+        let svg = std::fs::read_to_string(&path).unwrap();
+        std::fs::remove_dir_all(&dir).unwrap();
+        let f = Figure::new(&rows, &layout);
+        let split = (f.size().0 - f.legend_width()) as i64;
+        // Every legend label is right of the split.
+        for label in ["bsp", "groute", "gum", "atos", "power", "rmat"] {
+            let at = svg
+                .find(&format!(">\n{label}\n</text>"))
+                .or_else(|| svg.find(&format!(">{label}</text>")));
+            let at = at.unwrap_or_else(|| panic!("legend label {label} missing"));
+            let open = svg[..at].rfind("<text").unwrap();
+            let x: i64 = attrs(&svg[open..at], "x")[0].parse().unwrap();
+            assert!(x >= split, "label {label} at x {x}, left of the legend column at {split}");
+        }
+        // Every thick line (series or legend sample) lies wholly on one side of the split.
+        let mut data_lines = 0;
+        for element in svg.split("<polyline").skip(1) {
+            let element = &element[..element.find("/>").unwrap()];
+            if !element.contains("stroke-width=\"2\"") {
+                continue;
+            }
+            let xs: Vec<i64> = attrs(element, "points")[0]
+                .split_whitespace()
+                .map(|p| p.split(',').next().unwrap().parse().unwrap())
+                .collect();
+            let left = xs.iter().all(|&x| x < split);
+            assert!(
+                left || xs.iter().all(|&x| x >= split),
+                "a line crosses into the legend: {xs:?}"
+            );
+            data_lines += usize::from(left && xs.len() == 8);
+        }
+        assert_eq!(data_lines, 9, "the eight BFS series and the PageRank one are drawn in the panels");
+    }
+}
