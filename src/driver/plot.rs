@@ -99,11 +99,14 @@ pub fn plot_rows(
     }
 }
 
+/// A panel's series: (colour index, marker index) -> points (GPUs, value).
+type Series = BTreeMap<(usize, usize), Vec<(u32, f64)>>;
+
 /// Series grouped into panels, with their colours and markers.
 struct Figure<'a> {
     layout: &'a Layout,
     /// Panel title -> series (colour index, marker index) -> points.
-    panels: BTreeMap<String, BTreeMap<(usize, usize), Vec<(u32, f64)>>>,
+    panels: BTreeMap<String, Series>,
     colors: Vec<String>,
     markers: Vec<String>,
     max_gpus: u32,
@@ -122,8 +125,7 @@ impl<'a> Figure<'a> {
         };
         let mut colors: Vec<String> = Vec::new();
         let mut markers: Vec<String> = Vec::new();
-        let mut panels: BTreeMap<String, BTreeMap<(usize, usize), Vec<(u32, f64)>>> =
-            BTreeMap::new();
+        let mut panels: BTreeMap<String, Series> = BTreeMap::new();
         let index_of = |list: &mut Vec<String>, v: String| {
             list.iter().position(|x| *x == v).unwrap_or_else(|| {
                 list.push(v);
@@ -198,7 +200,7 @@ impl<'a> Figure<'a> {
     fn panel<DB: DrawingBackend>(
         &self,
         name: &str,
-        series: &BTreeMap<(usize, usize), Vec<(u32, f64)>>,
+        series: &Series,
         area: &DrawingArea<DB, Shift>,
     ) -> Result<(), Box<dyn std::error::Error + 'static>>
     where
@@ -412,6 +414,9 @@ mod tests {
             );
             data_lines += usize::from(left && xs.len() == 8);
         }
-        assert_eq!(data_lines, 9, "the eight BFS series and the PageRank one are drawn in the panels");
+        assert_eq!(
+            data_lines, 9,
+            "the eight BFS series and the PageRank one are drawn in the panels"
+        );
     }
 }

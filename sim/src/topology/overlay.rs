@@ -342,7 +342,7 @@ impl Derivation<'_> {
             ));
         }
         let want = *nodes.get_ref();
-        if want < 1 || want > 1024 {
+        if !(1..=1024).contains(&want) {
             return Err(self.error(
                 span,
                 format!("`nodes` = {want} is out of range"),
