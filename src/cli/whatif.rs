@@ -28,7 +28,8 @@ const OVERLAYS: &[(&str, &str)] = &[
 ];
 
 /// The studies, in report order.
-const STUDIES: [&str; 5] = ["dgx1-links", "machines", "summit", "h100-h200", "winners"];
+const STUDIES: [&str; 6] =
+    ["dgx1-links", "dgx1-links-large", "machines", "summit", "h100-h200", "winners"];
 
 /// Arguments of `whatif`.
 #[derive(clap::Args, Debug)]
@@ -40,8 +41,8 @@ pub struct WhatifArgs {
     /// vertices (2^scale).
     #[arg(long, default_value_t = 14)]
     scale: u32,
-    /// Studies to run, comma-separated (default: all): dgx1-links, machines, summit,
-    /// h100-h200, winners.
+    /// Studies to run, comma-separated (default: all): dgx1-links, dgx1-links-large (R-MAT
+    /// scale + 3, bulk-synchronous only), machines, summit, h100-h200, winners.
     #[arg(long, value_delimiter = ',')]
     only: Vec<String>,
 }
@@ -116,6 +117,38 @@ pub fn whatif_command(args: WhatifArgs) -> anyhow::Result<()> {
             &[2, 4, 8],
         );
     }
+    write_numbers(&args.out, &numbers)?;
+    if wanted("dgx1-links-large") {
+        // Eight times the vertices, on the two bulk-synchronous runtimes only (Groute's and
+        // Atos's runs of this size take minutes each on the simulator).
+        let spec = format!("rmat:scale={},ef=16,seed=1", s + 3);
+        let large = Graph::new(generate(&GeneratorSpec::parse(&spec)?)?, spec);
+        let machines =
+            machines(&["dgx1-v100", "dgx1-v100-2lanes.toml", "dgx1-v100-nvswitch.toml"])?;
+        let bulk = vec![RuntimeKind::Bsp, RuntimeKind::Gum];
+        let rows = study(
+            &[&large],
+            &[(Algorithm::Bfs, bulk.clone()), (Algorithm::Pr, bulk)],
+            &machines,
+            None,
+        )?;
+        let layout = layout(&[Field::Algorithm, Field::Runtime], Field::Topology, false);
+        finish(
+            &args.out,
+            "dgx1-links-large",
+            "DGX-1 links on a graph 8x larger: mesh vs second lane vs NVSwitch",
+            &rows,
+            &layout,
+        )?;
+        numbers += &ratio_table(
+            "dgx1-links-large: time on the DGX-1 over time on each variant, R-MAT scale + 3",
+            &rows,
+            "dgx1-v100",
+            &[2, 4, 8],
+        );
+        numbers += &time_table("dgx1-links-large: time (ms) and speedup", &rows, &[1, 8]);
+    }
+    write_numbers(&args.out, &numbers)?;
     if wanted("machines") {
         let machines = machines(&["m60x8-pcie", "dgx1-v100", "dgx-h100x8"])?;
         let rows = study(&[&scale_free], &bfs_pr, &machines, None)?;
@@ -129,6 +162,7 @@ pub fn whatif_command(args: WhatifArgs) -> anyhow::Result<()> {
         )?;
         numbers += &time_table("machines: time (ms) and speedup over 1 GPU", &rows, &[1, 8]);
     }
+    write_numbers(&args.out, &numbers)?;
     if wanted("summit") {
         let machines = machines(&["summit-ib-x8", "summit-ib-hdr.toml"])?;
         let rows = study(&[&scale_free], &bfs_pr, &machines, None)?;
@@ -144,6 +178,7 @@ pub fn whatif_command(args: WhatifArgs) -> anyhow::Result<()> {
         numbers +=
             &ratio_table("summit: time on EDR over time on HDR", &rows, "summit-ib-x8", &[2, 8]);
     }
+    write_numbers(&args.out, &numbers)?;
     if wanted("h100-h200") {
         let machines = machines(&["dgx-h100x8", "dgx-h200x8.toml"])?;
         let rows = study(&[&scale_free], &bfs_pr, &machines, None)?;
@@ -156,6 +191,7 @@ pub fn whatif_command(args: WhatifArgs) -> anyhow::Result<()> {
             &[1, 2, 4, 8],
         );
     }
+    write_numbers(&args.out, &numbers)?;
     if wanted("winners") {
         let power = load_graph_from_bytes(
             "embedded:power.graph",
@@ -190,7 +226,7 @@ pub fn whatif_command(args: WhatifArgs) -> anyhow::Result<()> {
             &[
                 (Algorithm::Bfs, all.clone()),
                 (Algorithm::Cc, no_atos.clone()),
-                (Algorithm::PrResidual, all.clone()),
+                (Algorithm::PrResidual, no_atos.clone()),
             ],
             &machine,
             gpus.clone(),
@@ -212,10 +248,19 @@ pub fn whatif_command(args: WhatifArgs) -> anyhow::Result<()> {
             &rows,
         );
     }
-    let path = args.out.join("numbers.md");
-    std::fs::write(&path, numbers).with_context(|| format!("writing {}", path.display()))?;
-    println!("wrote {} in {:.0} s", path.display(), started.elapsed().as_secs_f64());
+    write_numbers(&args.out, &numbers)?;
+    println!(
+        "wrote {} in {:.0} s",
+        args.out.join("numbers.md").display(),
+        started.elapsed().as_secs_f64()
+    );
     Ok(())
+}
+
+/// Writes `numbers.md` (after every study, so a run stopped part-way keeps what it did).
+fn write_numbers(out: &Path, numbers: &str) -> anyhow::Result<()> {
+    let path = out.join("numbers.md");
+    std::fs::write(&path, numbers).with_context(|| format!("writing {}", path.display()))
 }
 
 /// Opens bundled machines by name and the studies' overlays by file name.
