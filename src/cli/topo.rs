@@ -13,13 +13,17 @@ use switchyard_sim::topology::{Topology, bundled_names};
 pub enum TopoCommand {
     /// List the bundled topologies.
     List,
-    /// Print a topology's GPU link matrix (nvidia-smi topo -m style) and optionally draw it.
+    /// Print a topology's GPU link matrix (nvidia-smi topo -m style) and optionally draw it;
+    /// for an overlay, what it changed and the base's matrix beside the derived one.
     Show {
-        /// A bundled name (see `topo list`) or the path of a .toml file.
+        /// A bundled name (see `topo list`), the path of a .toml file, or of an overlay.
         topology: String,
         /// Write an SVG drawing of the machine to this file.
         #[arg(long, value_name = "OUT")]
         svg: Option<std::path::PathBuf>,
+        /// Print the machine as a plain topology file instead (an overlay's derived machine).
+        #[arg(long)]
+        toml: bool,
     },
     /// Validate topology files (or bundled names); one verdict line per input.
     Check {
@@ -41,7 +45,7 @@ pub enum TopoCommand {
 pub fn run(command: TopoCommand) -> anyhow::Result<()> {
     match command {
         TopoCommand::List => list(),
-        TopoCommand::Show { topology, svg } => show(&topology, svg.as_deref()),
+        TopoCommand::Show { topology, svg, toml } => show(&topology, svg.as_deref(), toml),
         TopoCommand::Check { topologies } => check(&topologies),
         TopoCommand::Bench { topology, fidelity } => bench(&topology, fidelity),
     }
@@ -57,15 +61,38 @@ fn list() -> anyhow::Result<()> {
     emit(&o)
 }
 
-fn show(name: &str, svg: Option<&std::path::Path>) -> anyhow::Result<()> {
+fn show(name: &str, svg: Option<&std::path::Path>, toml: bool) -> anyhow::Result<()> {
     if let Some(out) = svg {
         super::output::check_output_path("--svg", out)?;
     }
     let t = Topology::open(name)?;
+    if toml {
+        return match &t.overlay {
+            Some(o) => emit(&o.derived_toml),
+            None => emit(
+                switchyard_sim::topology::bundled_text(name)
+                    .map_or_else(
+                        || std::fs::read_to_string(name).unwrap_or_default(),
+                        str::to_string,
+                    )
+                    .as_str(),
+            ),
+        };
+    }
     let mut o = String::new();
     writeln!(o, "{} ({}, fnv1a {:016x})", t.name, t.source, t.source_hash)?;
     if !t.description.is_empty() {
         writeln!(o, "{}", t.description)?;
+    }
+    if let Some(overlay) = &t.overlay {
+        writeln!(
+            o,
+            "derived from {} by an overlay (fnv1a {:016x} of its text):",
+            overlay.base, overlay.text_hash
+        )?;
+        for change in &overlay.changes {
+            writeln!(o, "  - {change}")?;
+        }
     }
     writeln!(o)?;
     for g in &t.gpus {
@@ -82,6 +109,14 @@ fn show(name: &str, svg: Option<&std::path::Path>) -> anyhow::Result<()> {
     }
     writeln!(o)?;
     o.push_str(&t.matrix());
+    if let Some(overlay) = &t.overlay {
+        // The base's matrix, so that the pairs the overlay changed can be compared.
+        let base = overlay.base.strip_prefix("bundled:").unwrap_or(&overlay.base);
+        if let Ok(b) = Topology::open(base) {
+            writeln!(o, "\nbase {} for comparison:", b.name)?;
+            o.push_str(&b.matrix());
+        }
+    }
     if let Some(out) = svg {
         std::fs::write(out, t.svg())
             .with_context(|| format!("--svg {}: writing the drawing failed", out.display()))?;

@@ -59,6 +59,7 @@ pub(crate) fn run_cuda(
             name,
             source,
             hash: String::new(),
+            overlay: None,
             gpus: spec.gpus,
             faults: Vec::new(),
         },

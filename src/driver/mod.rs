@@ -6,6 +6,7 @@ pub mod cuda;
 pub mod gum_fit;
 pub mod gum_repro;
 pub mod harness;
+pub mod plot;
 pub mod report;
 pub mod swarm;
 pub mod sweep;
@@ -292,6 +293,7 @@ pub(crate) fn run_prepared_sim(
             name: sim.topology.name.clone(),
             source: sim.topology.source.clone(),
             hash: format!("{:016x}", sim.topology.source_hash),
+            overlay: report::OverlayRecord::of(&sim.topology),
             gpus: spec.gpus,
             faults: sim.topology.faults().describe(),
         },

@@ -87,13 +87,42 @@ pub struct TopologyInfo {
     pub name: String,
     /// Where it came from (`bundled:NAME` or a path).
     pub source: String,
-    /// FNV-1a 64 hash of the topology file, hexadecimal.
+    /// FNV-1a 64 hash of the topology file (of a derived machine: of its canonical TOML),
+    /// hexadecimal.
     pub hash: String,
+    /// The overlay the machine was derived by (absent for a plain topology).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub overlay: Option<OverlayRecord>,
     /// GPUs used.
     pub gpus: u32,
     /// Faults injected into the simulated machine (`--fault`), as given; absent when none.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub faults: Vec<String>,
+}
+
+/// A derived machine's overlay, so that a report says which machine it ran on.
+#[derive(Clone, Debug, Serialize)]
+pub struct OverlayRecord {
+    /// The base machine (`bundled:NAME` or a path).
+    pub base: String,
+    /// The overlay's text, as written.
+    pub text: String,
+    /// FNV-1a 64 hash of the overlay's text, hexadecimal.
+    pub text_hash: String,
+    /// What each edit changed.
+    pub changes: Vec<String>,
+}
+
+impl OverlayRecord {
+    /// The record of `topology`'s overlay, if it was derived by one.
+    pub fn of(topology: &switchyard_sim::topology::Topology) -> Option<OverlayRecord> {
+        topology.overlay.as_ref().map(|o| OverlayRecord {
+            base: o.base.clone(),
+            text: o.text.clone(),
+            text_hash: format!("{:016x}", o.text_hash),
+            changes: o.changes.clone(),
+        })
+    }
 }
 
 /// Graph facts.
@@ -247,6 +276,16 @@ impl RunReport {
             self.runtime.name,
             self.backend.name
         );
+        if let Some(o) = &self.topology.overlay {
+            let _ = writeln!(
+                out,
+                "machine derived from {} by {} (fnv1a {}): {}",
+                o.base,
+                self.topology.source,
+                self.topology.hash,
+                o.changes.join("; ")
+            );
+        }
         if !self.topology.faults.is_empty() {
             let _ = writeln!(out, "faults: {}", self.topology.faults.join("; "));
         }

@@ -1,7 +1,7 @@
 //! Sweeps over GPU counts, runtimes, algorithms and topologies: a table of rows, written as
 //! CSV and JSON, and a scaling-curve plot (SVG and PNG).
 
-use plotters::prelude::*;
+use plotters::prelude::FontStyle;
 use serde::Serialize;
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
@@ -147,7 +147,7 @@ pub enum Metric {
 }
 
 impl Metric {
-    fn value(self, r: &SweepRow) -> f64 {
+    pub(crate) fn value(self, r: &SweepRow) -> f64 {
         match self {
             Metric::Speedup => r.speedup,
             Metric::Time => r.time_ms,
@@ -155,7 +155,7 @@ impl Metric {
         }
     }
 
-    fn axis(self) -> &'static str {
+    pub(crate) fn axis(self) -> &'static str {
         match self {
             Metric::Speedup => "speedup over 1 GPU",
             Metric::Time => "time (ms)",
@@ -176,80 +176,21 @@ pub fn plot_scaling(rows: &[SweepRow], title: &str, path: &Path) -> Result<(), P
     plot_metric(rows, title, path, Metric::Speedup)
 }
 
-/// Draws `metric` over GPU count, one line per series, into `path` (SVG or PNG by
-/// extension).
+/// Draws `metric` over GPU count into `path` (SVG or PNG by extension): a panel per
+/// algorithm and machine, a colour per runtime, the legend beside the panels
+/// ([`super::plot::plot_rows`] lays out other figures).
 pub fn plot_metric(
     rows: &[SweepRow],
     title: &str,
     path: &Path,
     metric: Metric,
 ) -> Result<(), PlotError> {
-    let fail = |message: String| PlotError { path: path.display().to_string(), message };
-    register_plot_font().map_err(|e| fail(e.into()))?;
-    let is_png = path.extension().is_some_and(|e| e.eq_ignore_ascii_case("png"));
-    if is_png {
-        let root = BitMapBackend::new(path, (1000, 640)).into_drawing_area();
-        draw(rows, title, metric, root).map_err(|e| fail(e.to_string()))
-    } else {
-        let root = SVGBackend::new(path, (1000, 640)).into_drawing_area();
-        draw(rows, title, metric, root).map_err(|e| fail(e.to_string()))
-    }
-}
-
-fn draw<DB: DrawingBackend>(
-    rows: &[SweepRow],
-    title: &str,
-    metric: Metric,
-    root: DrawingArea<DB, plotters::coord::Shift>,
-) -> Result<(), Box<dyn std::error::Error + 'static>>
-where
-    DB::ErrorType: 'static,
-{
-    root.fill(&WHITE)?;
-    let mut series: BTreeMap<SeriesKey, Vec<(u32, f64)>> = BTreeMap::new();
-    for r in rows {
-        series.entry(series_key(r)).or_default().push((r.gpus, metric.value(r)));
-    }
-    let max_gpus = rows.iter().map(|r| r.gpus).max().unwrap_or(1).max(2);
-    let max_value = rows.iter().map(|r| metric.value(r)).fold(1.0f64, f64::max) * 1.1;
-    let mut chart = ChartBuilder::on(&root)
-        .caption(title, ("sans-serif", 22))
-        .margin(16)
-        .x_label_area_size(44)
-        .y_label_area_size(64)
-        .build_cartesian_2d(1u32..max_gpus, 0f64..max_value)?;
-    chart
-        .configure_mesh()
-        .x_desc("GPUs")
-        .y_desc(metric.axis())
-        .y_label_formatter(&|v| compact_number(*v))
-        .label_style(("sans-serif", 14))
-        .draw()?;
-    for (i, ((graph, algorithm, runtime, topology), mut points)) in series.into_iter().enumerate() {
-        points.sort_by_key(|p| p.0);
-        let color = Palette99::pick(i).to_rgba();
-        let label = format!("{algorithm} {runtime} {graph} ({topology})");
-        chart
-            .draw_series(LineSeries::new(points.iter().copied(), color.stroke_width(2)))?
-            .label(label)
-            .legend(move |(x, y)| {
-                PathElement::new(vec![(x, y), (x + 18, y)], color.stroke_width(2))
-            });
-        chart.draw_series(points.iter().map(|&p| Circle::new(p, 3, color.filled())))?;
-    }
-    chart
-        .configure_series_labels()
-        .background_style(WHITE.mix(0.85))
-        .border_style(BLACK)
-        .label_font(("sans-serif", 13))
-        .position(SeriesLabelPosition::UpperLeft)
-        .draw()?;
-    root.present()?;
-    Ok(())
+    let layout = super::plot::Layout { metric, ..Default::default() };
+    super::plot::plot_rows(rows, title, path, &layout)
 }
 
 /// A tick label short enough for the axis: `25M`, `512K`, `3.5`.
-fn compact_number(v: f64) -> String {
+pub(crate) fn compact_number(v: f64) -> String {
     let a = v.abs();
     if a >= 1e9 {
         format!("{:.1}G", v / 1e9)

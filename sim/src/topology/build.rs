@@ -199,6 +199,7 @@ pub(crate) fn build(file: &str, text: &str) -> Result<Topology, SimError> {
         route_devices,
         fabric: Fabric { endpoints, channels, routes: fabric_routes },
         faults: Default::default(),
+        overlay: None,
     })
 }
 

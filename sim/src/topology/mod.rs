@@ -21,6 +21,7 @@
 pub mod bench;
 mod build;
 mod bundled;
+mod overlay;
 mod render;
 mod routing;
 mod schema;
@@ -29,6 +30,7 @@ mod source;
 use std::path::Path;
 
 pub use bundled::{bundled_names, text as bundled_text};
+pub use overlay::OverlayInfo;
 pub use render::PairClass;
 pub use source::fnv1a_64;
 
@@ -213,6 +215,9 @@ pub struct Topology {
     fabric: Fabric,
     /// Faults injected during a run (none unless [`Topology::with_faults`] added them).
     faults: Faults,
+    /// The overlay this machine was derived by, if it was (`source` is then the overlay's
+    /// path and `source_hash` the hash of the derived machine's canonical TOML).
+    pub overlay: Option<OverlayInfo>,
 }
 
 impl Topology {
@@ -222,12 +227,27 @@ impl Topology {
         let file = path.display().to_string();
         let text = std::fs::read_to_string(path)
             .map_err(|source| SimError::TopologyIo { file: file.clone(), source })?;
-        build::build(&file, &text)
+        Topology::build_any(&file, &text, path.parent())
     }
 
-    /// Parses and validates topology text; `name` is what error messages call the file.
+    /// Parses and validates topology text, or an overlay (a table with `base`: see
+    /// `topologies/SCHEMA.md`, whose relative `base` path is taken from the current
+    /// folder); `name` is what error messages call the file.
     pub fn from_str(name: &str, text: &str) -> Result<Topology, SimError> {
-        build::build(name, text)
+        Topology::build_any(name, text, None)
+    }
+
+    /// A topology file, or an overlay derived against its base.
+    fn build_any(file: &str, text: &str, dir: Option<&Path>) -> Result<Topology, SimError> {
+        if !overlay::is_overlay(text) {
+            return build::build(file, text);
+        }
+        let (derived, info) = overlay::derive(file, text, dir, 0)?;
+        let mut t = build::build(&format!("{file} (derived)"), &derived)?;
+        t.source = file.to_string();
+        t.source_hash = fnv1a_64(derived.as_bytes());
+        t.overlay = Some(info);
+        Ok(t)
     }
 
     /// One of the topologies embedded in the binary (see [`bundled_names`]).
