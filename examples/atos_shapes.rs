@@ -26,6 +26,7 @@ use switchyard::driver::{BackendSetup, RunSpec, RuntimeKind, SimSetup, run};
 use switchyard::graph::Csr;
 use switchyard::graph::generate::{GeneratorSpec, generate};
 use switchyard::runtime::atos::{AtosOptions, Comm, KernelStrategy, WorkerWidth};
+use switchyard::runtime::bsp::BspOptions;
 use switchyard_sim::interconnect::Fidelity;
 use switchyard_sim::topology::Topology;
 
@@ -43,6 +44,8 @@ fn spec(
         params: AlgorithmParams { source, ..AlgorithmParams::default() },
         seed,
         atos,
+        // The papers' bulk-synchronous baseline launches every superstep from the host.
+        bsp: BspOptions { loop_frontier: 0, ..BspOptions::default() },
         command_line: vec!["atos_shapes".into()],
         ..RunSpec::new(algorithm, runtime, gpus)
     }
