@@ -49,6 +49,13 @@ extern "C" __global__ void __launch_bounds__(SY_BLOCK) gum_frontier_stats(const 
     u64 end = min(begin + seg, len);
     u64 out = 0, in = 0, out_min = ~0ull, out_max = 0, in_min = ~0ull, in_max = 0;
     double dlnd = 0.0;
+    // Runs of one degree bucket are counted in registers and added to shared memory when
+    // the bucket changes: one shared atomic per item serialised the block on frontiers of
+    // one bucket (a road graph's: 610 ms for 21M items on an H100). d ln d is reused along
+    // a run of one degree.
+    u32 run_b = 0;
+    u64 run_v = 0, run_e = 0, last_d = 0;
+    double last_dlnd = 0.0;
     for (u64 k = begin; k < end; k++) {
         u32 v = frontier[k];
         u64 d = degree[v], di = in_degree[v];
@@ -58,10 +65,24 @@ extern "C" __global__ void __launch_bounds__(SY_BLOCK) gum_frontier_stats(const 
         out_max = max(out_max, d);
         in_min = min(in_min, di);
         in_max = max(in_max, di);
-        if (d > 0) dlnd += (double)d * log((double)d);
+        if (d != last_d) {
+            last_d = d;
+            last_dlnd = d > 0 ? (double)d * log((double)d) : 0.0;
+        }
+        dlnd += last_dlnd;
         u32 b = gum_bucket(d);
-        atomicAdd(&s_bucket_v[b], 1ull);
-        atomicAdd(&s_bucket_e[b], d);
+        if (b != run_b && run_v > 0) {
+            atomicAdd(&s_bucket_v[run_b], run_v);
+            atomicAdd(&s_bucket_e[run_b], run_e);
+            run_v = run_e = 0;
+        }
+        run_b = b;
+        run_v += 1;
+        run_e += d;
+    }
+    if (run_v > 0) {
+        atomicAdd(&s_bucket_v[run_b], run_v);
+        atomicAdd(&s_bucket_e[run_b], run_e);
     }
     if (end > begin) {
         atomicAdd(&s_out, out);

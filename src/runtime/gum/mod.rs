@@ -543,7 +543,21 @@ pub fn run<B: Backend + ?Sized>(
         compute_time_ps: 0,
         report: report.clone(),
     };
-    collect_stats(backend, &mut gpus, 0)?;
+    // The first superstep's frontier statistics feed only FSteal (OSteal needs a previous
+    // superstep) and, with stealing off, the records: skipped when FSteal cannot fire.
+    let first_fsteal_may = rule.is_some()
+        && gpus.iter().any(|g| {
+            g.frontier_len.saturating_mul(g.max_out_degree) >= options.triggers.t1_min_max_edges
+        });
+    let mut stats_skipped = (options.fsteal || options.osteal) && !first_fsteal_may;
+    if stats_skipped {
+        for gpu in gpus.iter_mut() {
+            gpu.stats_now =
+                FrontierStats { vertices: gpu.frontier_len, ..FrontierStats::from_degrees([]) };
+        }
+    } else {
+        collect_stats(backend, &mut gpus, 0)?;
+    }
     let max_supersteps = primitive.max_supersteps().unwrap_or(u32::MAX).min(options.max_supersteps);
     let add = primitive.combiner().code();
     // OSteal moves a fragment's values and residual frontier: min-combined u32 values only
@@ -562,8 +576,6 @@ pub fn run<B: Backend + ?Sized>(
     // The superstep and total load of Alg. 2's last run.
     let mut last_osteal: Option<(u32, u64)> = None;
     let mut step = 0u32;
-    // Whether the current superstep's frontier statistics were skipped.
-    let mut stats_skipped = false;
     while step < max_supersteps {
         let total: u64 = gpus.iter().map(|g| g.frontier_len).sum();
         if total == 0 {
