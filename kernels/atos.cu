@@ -131,8 +131,7 @@
 #define SC_CHECK_SIZE 7
 #define SC_EPSILON 8
 #define SC_DAMPING 9
-#define SC_KEEP 10
-#define SC_FENCE 11
+#define SC_FENCE 10
 #define SC_BATCH_BYTES 2
 #define SC_WAIT_POLLS 3
 
@@ -198,7 +197,7 @@ struct AtCtx {
     u32 *pval[AT_PEERS];
     AtQ precv[AT_PEERS];
     u32 bases[AT_PEERS + 1];
-    u32 gpu, gpus, width, fetch, persistent, aggregated, delta, check_size, n_local, keep;
+    u32 gpu, gpus, width, fetch, persistent, aggregated, delta, check_size, n_local;
     double eps, damping;
 };
 
@@ -415,14 +414,9 @@ struct AtSink {
 __shared__ u32 s_pn[2];
 __shared__ u64 s_pat[2];
 __shared__ int s_pok[2];
-// Kept tasks (SC_KEEP): up to c.keep local tasks the block runs next itself instead of
-// queueing them (s_kn of them in s_keep; s_pk kept by the current push).
-__shared__ u32 s_keep[AT_MAX_BLOCK];
-__shared__ u32 s_kn, s_pk;
 
 // Pushes the block's collected tasks (every thread calls it, with its sink): one reservation
-// and one publication per queue instead of one per warp; with c.keep, local tasks fill
-// s_keep first. s_pn is 0 between calls.
+// and one publication per queue instead of one per warp. s_pn is 0 between calls.
 __device__ void at_push_block(const AtCtx &c, const AtSink &s) {
     if (!__syncthreads_or(s.queue != 0)) return;
     u32 rank = 0;
@@ -439,33 +433,23 @@ __device__ void at_push_block(const AtCtx &c, const AtSink &s) {
     __syncthreads();
     if (threadIdx.x < 2) {
         u64 n = s_pn[threadIdx.x], at = 0;
-        if (threadIdx.x == 0) {
-            u32 k = c.keep > s_kn ? c.keep - s_kn : 0;
-            if (k > n) k = (u32)n;
-            s_pk = k;
-            n -= k;
-        }
         s_pok[threadIdx.x] = n ? at_reserve(c, threadIdx.x ? c.low : c.local, n, at) : 0;
         s_pat[threadIdx.x] = at;
     }
     __syncthreads();
-    if (s.queue == 1 && rank < s_pk) {
-        s_keep[s_kn + rank] = s.item;
-    } else if (s.queue && s_pok[s.queue - 1]) {
-        u32 skip = s.queue == 1 ? s_pk : 0;
-        at_put(s.queue == 2 ? c.low : c.local, s_pat[s.queue - 1] + rank - skip, s.item);
+    if (s.queue && s_pok[s.queue - 1]) {
+        at_put(s.queue == 2 ? c.low : c.local, s_pat[s.queue - 1] + rank, s.item);
         at_fence();
     }
     __syncthreads();
     if (threadIdx.x < 2) {
-        u64 n = s_pn[threadIdx.x] - (threadIdx.x == 0 ? s_pk : 0);
+        u64 n = s_pn[threadIdx.x];
         if (n && s_pok[threadIdx.x]) {
             at_publish(threadIdx.x ? c.low : c.local, s_pat[threadIdx.x], n, false);
             at_stat(AS_PUSHES, n);
             at_stat(2, n);
         }
         s_pn[threadIdx.x] = 0;
-        if (threadIdx.x == 0) s_kn += s_pk;
     }
 }
 
@@ -910,7 +894,6 @@ __device__ void at_context(const SyArgs &a, AtCtx &c) {
     c.gpus = sy_u32(a, SC_GPUS);
     c.agg_seg = c.gpus ? a.len[AT_AGG_ITEMS] / c.gpus : 0;
     c.n_local = (u32)a.len[AT_VALUE];
-    c.keep = 0;
     const u32 *bases = sy_buf<const u32>(a, AT_BASES);
 #pragma unroll
     for (int h = 0; h < AT_PEERS; h++) {
@@ -1289,19 +1272,6 @@ template <class App> __device__ bool at_round_block(const AtCtx &c, AtCounts &n)
             at_stat(AS_POPPED, got);
             at_stat(0, got);
         }
-        if constexpr (!App::COLOR) {
-            // Kept tasks: the block runs them itself (no queue round trip) until a pass keeps
-            // none; the popped items stay open (not closed) until then, so this GPU is busy.
-            while (s_kn) {
-                u32 k = s_kn;
-                bool have = threadIdx.x < k;
-                u32 item = have ? s_keep[threadIdx.x] : 0;
-                __syncthreads();
-                if (threadIdx.x == 0) s_kn = 0;
-                __syncthreads();
-                at_block_expand<App>(c, item, have, n);
-            }
-        }
         at_flush_remote_block(c);
         if (threadIdx.x == 0) {
             if (App::SWEEPS) atomicAdd(c.x + X_EPOCH, 1ull);
@@ -1361,10 +1331,6 @@ template <class App> __device__ void at_worker(const SyArgs &a) {
             s_c.check_size = sy_u32(a, SC_CHECK_SIZE);
             s_c.eps = sy_f64(a, SC_EPSILON);
             s_c.damping = sy_f64(a, SC_DAMPING);
-            // Keeping is for CTA workers (see s_keep), at most one task per thread.
-            u32 keep = sy_u32(a, SC_KEEP) ? s_c.fetch : 0;
-            bool cta_team = s_c.width > 32 || (s_c.width == 32 && s_c.fetch > 1);
-            s_c.keep = cta_team ? (keep < blockDim.x ? keep : blockDim.x) : 0;
             if (s_c.width != 1 && s_c.width != 32 && s_c.width != blockDim.x) {
                 sy_fail(a, SY_ERR_LEN, s_c.width, blockDim.x);
                 s_ok = 0;
@@ -1379,7 +1345,6 @@ template <class App> __device__ void at_worker(const SyArgs &a) {
         s_hold[threadIdx.x] = 0;
         s_pn[threadIdx.x] = 0;
     }
-    if (threadIdx.x == 0) s_kn = 0;
     __syncthreads();
     if (!s_ok) return;
     const AtCtx &c = s_c;

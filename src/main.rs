@@ -13,9 +13,11 @@ fn main() -> std::process::ExitCode {
         libc::signal(libc::SIGPIPE, libc::SIG_DFL);
     }
     // Persistent kernels on several streams (Atos's workers, aggregators and watchdog reads,
-    // per logical GPU) must not share a hardware queue: work queued behind a persistent kernel
-    // on the same queue never starts. The driver's default of 8 queues is too few for four
-    // logical GPUs of three streams each; 32 is its maximum. Read when a context is created.
+    // per logical GPU) should not share a hardware queue: work queued behind a persistent
+    // kernel on the same queue would never start. The driver's default of 8 queues is fewer
+    // than four logical GPUs of three streams each; 32 is its maximum. A precaution: the
+    // aggregated hang at 4 logical GPUs (first GPU run) ended with the atos2 kernels both
+    // with 32 queues and with 8. Read when a context is created.
     if std::env::var_os("CUDA_DEVICE_MAX_CONNECTIONS").is_none() {
         // SAFETY: first thing in main, before any thread exists.
         unsafe { std::env::set_var("CUDA_DEVICE_MAX_CONNECTIONS", "32") };

@@ -97,37 +97,6 @@ fn bfs_validates_for_every_worker_width_kernel_strategy_and_queue_on_1_2_4_gpus(
 }
 
 #[test]
-fn kept_tasks_skip_the_queue_and_validate_on_1_2_4_gpus() {
-    // `--atos-keep`: a CTA worker runs up to a fetch of the tasks its updates made itself,
-    // so they are neither pushed nor popped, and the run still validates.
-    let machine = setup("dgx-station-v100x4", 0);
-    for (name, graph) in graphs() {
-        let source = hub(&graph);
-        for kernel in [KernelStrategy::Persistent, KernelStrategy::Discrete] {
-            for gpus in [1, 2, 4] {
-                let plain = options(WorkerWidth::Cta, kernel);
-                let keep = AtosOptions { keep_tasks: true, ..plain };
-                let a =
-                    run_ok(&graph, name, &spec(Algorithm::Bfs, gpus, source, plain, 7), &machine);
-                let b =
-                    run_ok(&graph, name, &spec(Algorithm::Bfs, gpus, source, keep, 7), &machine);
-                let popped = |o: &RunOutput| -> u64 {
-                    o.report.atos.as_ref().expect("atos").per_gpu.iter().map(|r| r.popped).sum()
-                };
-                assert!(
-                    popped(&b) < popped(&a),
-                    "{name} {gpus} {kernel:?}: kept tasks skip the queue: {} popped, {} \
-                     without keeping",
-                    popped(&b),
-                    popped(&a)
-                );
-                run_ok(&graph, name, &spec(Algorithm::PrResidual, gpus, 0, keep, 7), &machine);
-            }
-        }
-    }
-}
-
-#[test]
 fn a_run_is_a_pure_function_of_its_seed() {
     let (name, graph) = graphs().remove(1);
     let machine = setup("dgx-station-v100x4", 3_000);
@@ -258,10 +227,6 @@ fn contradictory_options_are_refused_with_what_to_choose() {
         (AtosOptions { queue_capacity: Some(0), ..base }, "--atos-queue-capacity 0"),
         (AtosOptions { priority: Some((1, 0)), ..base }, "--atos-threshold-delta 0"),
         (AtosOptions { fetch_size: 0, ..base }, "--atos-fetch-size 0"),
-        (
-            AtosOptions { worker: WorkerWidth::Warp, fetch_size: 1, keep_tasks: true, ..base },
-            "--atos-keep applies to CTA workers",
-        ),
     ] {
         let err = run(&graph, name, &spec(Algorithm::Bfs, 2, 0, o, 1), &machine)
             .expect_err("refused")

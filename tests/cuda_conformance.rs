@@ -1718,7 +1718,6 @@ fn atos_check(
             Scalar::F64(epsilon_damping.0),
             Scalar::F64(epsilon_damping.1),
             Scalar::U32(0),
-            Scalar::U32(0),
         ],
         work_items: 32 * frontier.len() as u64,
         rule: vec![

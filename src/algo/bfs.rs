@@ -268,7 +268,6 @@ impl AtosOperator for BfsAtos {
     const KERNELS: AtosKernels = AtosKernels { worker: "atos_bfs_worker" };
     const ON_CUDA: bool = true;
     const REMOTE_MIN: bool = true;
-    const KEEPS: bool = true;
     fn start(st: &mut LocalState<'_>, item: u32) -> Option<Started> {
         let level = *st.value.get(item as usize)?;
         (level != UNREACHED).then(|| Started {

@@ -404,7 +404,6 @@ impl AtosOperator for PageRankAtos {
     const KERNELS: AtosKernels = AtosKernels { worker: "atos_pr_worker" };
     const ON_CUDA: bool = true;
     const REMOTE_MIN: bool = false;
-    const KEEPS: bool = true;
     const REMOTE_ADD_F32: bool = true;
     const SWEEPS: bool = true;
     fn start(st: &mut LocalState<'_>, item: u32) -> Option<Started> {

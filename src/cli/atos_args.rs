@@ -64,10 +64,6 @@ pub struct AtosArgs {
     /// Atos: relabel the vertices at random first (seed 004 sec. 6.3).
     #[arg(long)]
     pub atos_permute: bool,
-    /// Atos: CTA workers keep up to FETCH_SIZE of the local tasks a round makes and run them
-    /// next themselves instead of queueing them (not in the papers).
-    #[arg(long)]
-    pub atos_keep: bool,
 }
 
 impl AtosArgs {
@@ -97,7 +93,6 @@ impl AtosArgs {
             check_size: self.atos_check_size,
             poll_ns: self.atos_poll_ns,
             permute_ids: self.atos_permute,
-            keep_tasks: self.atos_keep,
         }
     }
 }

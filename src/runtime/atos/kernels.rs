@@ -233,13 +233,10 @@ pub mod scalar {
     pub const EPSILON: usize = 8;
     /// `f64` damping factor.
     pub const DAMPING: usize = 9;
-    /// `u32` 1: CTA workers keep up to `FETCH` of the local tasks a round makes and run
-    /// them next (their worker stays busy) instead of queueing them.
-    pub const KEEP: usize = 10;
     /// `u32` 1: the CUDA workers order with `fence.acq_rel` instead of sequentially
     /// consistent fences (an experiment: `SWITCHYARD_ATOS_FENCE=acq_rel`; the simulator has no
     /// fences).
-    pub const FENCE: usize = 11;
+    pub const FENCE: usize = 10;
     /// The environment variable that sets [`FENCE`] (`acq_rel`; anything else: 0).
     pub const FENCE_ENV: &str = "SWITCHYARD_ATOS_FENCE";
     /// Aggregator: `u64` batch size in bytes (`BATCH_SIZE`).
@@ -374,10 +371,6 @@ pub trait AtosOperator: 'static {
     const REMOTE_ADD_F32: bool = false;
     /// Idle workers and finished tasks sweep `Check_Size` vertices (PageRank).
     const SWEEPS: bool = false;
-    /// The tasks its arc updates make may be kept by the CTA worker that made them
-    /// ([`scalar::KEEP`]; CUDA's block expansion: BFS and PageRank, not colouring, whose
-    /// CTA workers run their items one at a time).
-    const KEEPS: bool = false;
     /// Starts task `item` (a local index, maybe tagged): reads what it needs now (the
     /// state as at the step's start), takes what it consumes; `None` when there is
     /// nothing to do.
@@ -593,13 +586,6 @@ fn worker_kernel<Op: AtosOperator>(ctx: &mut KernelContext<'_>) -> Result<(), Ba
     let aggregated = ctx.scalar_u32(scalar::AGGREGATED)? != 0;
     let delta = u64::from(ctx.scalar_u32(scalar::DELTA)?);
     let check_size = u64::from(ctx.scalar_u32(scalar::CHECK_SIZE)?);
-    // CTA workers keep up to a fetch of the tasks their updates make (one per thread).
-    let cta = width > 32 || (width == 32 && fetch > 1);
-    let keep_cap = if Op::KEEPS && cta && ctx.scalar_u32(scalar::KEEP)? != 0 {
-        fetch.min(width as usize)
-    } else {
-        0
-    };
     let epsilon = ctx.scalar_f64(scalar::EPSILON)?;
     let damping = ctx.scalar_f64(scalar::DAMPING)?;
     if gpus == 0 || gpus > MAX_GPUS || gpu >= gpus {
@@ -896,7 +882,6 @@ fn worker_kernel<Op: AtosOperator>(ctx: &mut KernelContext<'_>) -> Result<(), Ba
         for &(item, carry) in &w.items {
             Op::finish(&mut st, item, carry, &mut emit);
         }
-        let mut kept: Vec<u32> = Vec::new();
         let mut pairs_by_target: Vec<Vec<u32>> = vec![Vec::new(); gpus];
         for (t, val) in emit.updates.drain(..) {
             updates += 1;
@@ -904,13 +889,10 @@ fn worker_kernel<Op: AtosOperator>(ctx: &mut KernelContext<'_>) -> Result<(), Ba
             let t_local = t - st.bases[h];
             if h == gpu {
                 st_block[state::CLEAN] = 0;
-                if let Some(p) = Op::apply(&mut st, t_local, val) {
-                    if kept.len() < keep_cap && !(prio && u64::from(p) >= threshold) {
-                        kept.push(t_local);
-                    } else if !push_local(&mut local, &mut low, t_local, p, threshold, &mut pushes)
-                    {
-                        refused += 1;
-                    }
+                if let Some(p) = Op::apply(&mut st, t_local, val)
+                    && !push_local(&mut local, &mut low, t_local, p, threshold, &mut pushes)
+                {
+                    refused += 1;
                 }
             } else if aggregated {
                 let seg = &mut agg_counters[h * COUNTER_WORDS..(h + 1) * COUNTER_WORDS];
@@ -976,20 +958,6 @@ fn worker_kernel<Op: AtosOperator>(ctx: &mut KernelContext<'_>) -> Result<(), Ba
             if !push_local(&mut local, &mut low, item, p, threshold, &mut pushes) {
                 refused += 1;
             }
-        }
-        // Kept tasks start now on the same worker, which stays busy.
-        let mut next = Busy { arcs_left: 0, items: Vec::with_capacity(kept.len()) };
-        for item in kept {
-            started += 1;
-            if let Some(s) = Op::start(&mut st, item) {
-                st_block[state::TASKS] += 1;
-                st_block[state::VISITS] += u64::from(s.visit);
-                next.arcs_left += s.arcs;
-                next.items.push((item, s.carry));
-            }
-        }
-        if !next.items.is_empty() {
-            still.push(next);
         }
         if Op::SWEEPS {
             swept_total += sweep(
@@ -1260,7 +1228,6 @@ mod tests {
             ("SC_CHECK_SIZE", scalar::CHECK_SIZE),
             ("SC_EPSILON", scalar::EPSILON),
             ("SC_DAMPING", scalar::DAMPING),
-            ("SC_KEEP", scalar::KEEP),
             ("SC_FENCE", scalar::FENCE),
             ("SC_BATCH_BYTES", scalar::BATCH_BYTES),
             ("SC_WAIT_POLLS", scalar::WAIT_POLLS),

@@ -128,10 +128,6 @@ pub struct AtosOptions {
     /// Relabel vertex ids at random (seeded) before the run (seed 004 sec. 6.3: it cuts
     /// colouring's conflicts).
     pub permute_ids: bool,
-    /// CTA workers keep up to `FETCH_SIZE` of the local tasks a round makes and run them
-    /// next themselves instead of queueing them (not in the papers: it saves a queue round
-    /// trip per BFS level on graphs with narrow frontiers).
-    pub keep_tasks: bool,
 }
 
 impl Default for AtosOptions {
@@ -148,7 +144,6 @@ impl Default for AtosOptions {
             check_size: 32,
             poll_ns: 2_000,
             permute_ids: false,
-            keep_tasks: false,
         }
     }
 }
@@ -205,9 +200,6 @@ impl AtosOptions {
         if self.permute_ids {
             s += "+permuted";
         }
-        if self.keep_tasks {
-            s += "+keep";
-        }
         s
     }
 
@@ -257,9 +249,6 @@ impl AtosOptions {
         }
         if self.permute_ids {
             a.push(("--atos-permute", String::new()));
-        }
-        if self.keep_tasks {
-            a.push(("--atos-keep", String::new()));
         }
         a
     }
@@ -312,11 +301,6 @@ impl AtosOptions {
                 self.cta_threads,
                 self.cta_threads * 4
             ));
-        }
-        if self.keep_tasks && self.worker != WorkerWidth::Cta {
-            return bad("--atos-keep applies to CTA workers (a block keeps tasks for its next \
-                        pass); use --atos-worker cta or drop --atos-keep"
-                .into());
         }
         if let Some((_, 0)) = self.priority {
             return bad("--atos-threshold-delta 0 would never raise the priority threshold; \
@@ -654,7 +638,6 @@ fn run_once<B: Backend + ?Sized>(
             Scalar::U32(options.check_size),
             Scalar::F64(epsilon),
             Scalar::F64(damping),
-            Scalar::U32(u32::from(options.keep_tasks)),
             Scalar::U32(u32::from(light_fences)),
         ]
     };
