@@ -73,17 +73,17 @@ def solve(rows, cols):
 
 
 def nnls(rows):
-    """Non-negative fit over subsets of the terms (fixed is always in): no more terms than
+    """Non-negative fit over subsets of the terms (fixed included): no more terms than
     distinct launches tell apart, and the fewest terms whose error is within 5 % of the
     best (ties: the earlier terms of TERMS)."""
     all_cols = ["fixed"] + TERMS
     distinct = len({tuple(x[c] for c in all_cols) for x, _, _ in rows})
     fits = []
-    for r in range(len(TERMS) + 1):
-        if r + 1 > max(distinct, 1):
+    for r in range(1, len(all_cols) + 1):
+        if r > max(distinct, 1):
             break
-        for subset in itertools.combinations(TERMS, r):
-            cols = ["fixed", *subset]
+        for cols in itertools.combinations(all_cols, r):
+            subset = [c for c in cols if c != "fixed"]
             if any(all(x[c] == 0 for x, _, _ in rows) for c in subset):
                 continue
             sol = solve(rows, cols)
