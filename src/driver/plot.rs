@@ -216,38 +216,36 @@ impl<'a> Figure<'a> {
             .x_label_area_size(36)
             .y_label_area_size(58);
         let metric = self.layout.metric;
+        // The mesh and the lines, the same on a log and a linear y axis (their chart types
+        // differ, so a macro rather than a function).
+        macro_rules! draw_mesh_and_lines {
+            ($chart:expr) => {{
+                let chart = $chart;
+                chart
+                    .configure_mesh()
+                    .x_desc("GPUs")
+                    .y_desc(metric.axis())
+                    .y_label_formatter(&|v| compact_number(*v))
+                    .label_style(("sans-serif", 12))
+                    .draw()?;
+                for (&(c, m), points) in series {
+                    let color = COLORS[c % COLORS.len()];
+                    chart.draw_series(LineSeries::new(
+                        points.iter().copied(),
+                        color.stroke_width(2),
+                    ))?;
+                    chart.draw_series(points.iter().map(|&p| marker(m, p, color)))?;
+                }
+            }};
+        }
         if self.layout.log_y {
             let min = values.filter(|v| *v > 0.0).fold(f64::MAX, f64::min).min(max);
             let mut chart =
                 builder.build_cartesian_2d(x_range, ((min / 1.5)..(max * 1.5)).log_scale())?;
-            chart
-                .configure_mesh()
-                .x_desc("GPUs")
-                .y_desc(metric.axis())
-                .y_label_formatter(&|v| compact_number(*v))
-                .label_style(("sans-serif", 12))
-                .draw()?;
-            for (&(c, m), points) in series {
-                let color = COLORS[c % COLORS.len()];
-                chart
-                    .draw_series(LineSeries::new(points.iter().copied(), color.stroke_width(2)))?;
-                chart.draw_series(points.iter().map(|&p| marker(m, p, color)))?;
-            }
+            draw_mesh_and_lines!(&mut chart);
         } else {
             let mut chart = builder.build_cartesian_2d(x_range, 0f64..max * 1.1)?;
-            chart
-                .configure_mesh()
-                .x_desc("GPUs")
-                .y_desc(metric.axis())
-                .y_label_formatter(&|v| compact_number(*v))
-                .label_style(("sans-serif", 12))
-                .draw()?;
-            for (&(c, m), points) in series {
-                let color = COLORS[c % COLORS.len()];
-                chart
-                    .draw_series(LineSeries::new(points.iter().copied(), color.stroke_width(2)))?;
-                chart.draw_series(points.iter().map(|&p| marker(m, p, color)))?;
-            }
+            draw_mesh_and_lines!(&mut chart);
         }
         Ok(())
     }
