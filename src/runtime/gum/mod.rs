@@ -34,7 +34,10 @@ use crate::backend::{
 };
 use crate::graph::Csr;
 use crate::runtime::bsp::kernels::FIXED_SLOTS;
-use crate::runtime::bsp::{BspPrimitive, Combiner, Duplication, Subgraph, build_subgraphs};
+use crate::runtime::bsp::{
+    BspPrimitive, Combiner, Duplication, SLOT_FRONTIER_IN, SLOT_FRONTIER_OUT, Subgraph,
+    build_subgraphs,
+};
 use crate::runtime::{RuntimeError, wait_all};
 use cost_model::{CostModel, Features, FrontierStats};
 use kernels::{MAX_CUTS, STATS_WORDS, StealRule, read_stats};
@@ -568,6 +571,14 @@ pub fn run<B: Backend + ?Sized>(
         && primitive.value_elem() == ElemType::U32
         && primitive.initial_aux(0, n).is_none();
     let mut hosts: Vec<u32> = (0..parts).collect();
+    // One worker that hosts every fragment (one GPU, or OSteal's last worker) steals
+    // nothing and sends nothing, and its advance already de-duplicates its output by the
+    // superstep's stamp: as in the bulk-synchronous runtime, the frontier buffers swap roles
+    // instead of a split and a merge, and the superstep is the advance and one counter read
+    // (no barrier: the read ends the phase). Not with an apply step (it runs after the
+    // merge), nor with stealing off (the records' statistics, every superstep, follow the
+    // merged frontier).
+    let may_run_alone = primitive.apply_kernel().is_none() && (options.fsteal || options.osteal);
     // The previous superstep's length, ps.
     let mut previous: Option<u64> = None;
     // The latest synchronisation time (a superstep less its compute phase, decisions and
@@ -669,6 +680,7 @@ pub fn run<B: Backend + ?Sized>(
         }
         let frontier_now: Vec<u64> = gpus.iter().map(|g| g.frontier_len).collect();
         let active: Vec<u32> = (0..parts).filter(|&g| gpus[g as usize].active).collect();
+        let single_worker = may_run_alone && active.len() == 1;
         // 2. FSteal among the workers OSteal left (c_ij infinite for evicted j, step 3).
         let (decision, plan, fsteal_ps) = match rule {
             None => (FstealDecision::Off, None, 0),
@@ -795,7 +807,7 @@ pub fn run<B: Backend + ?Sized>(
             stolen += r.edges;
         }
         // Every GPU's compute stream drains before the phase ends (the barrier).
-        for (g, gpu) in gpus.iter().enumerate().filter(|(_, gpu)| gpu.active) {
+        for (g, gpu) in gpus.iter().enumerate().filter(|(_, gpu)| gpu.active && !single_worker) {
             let tk = token(STOLEN, step, g as u32, 0xffff);
             backend.host_callback(gpu.compute, tk)?;
             reads.push(tk);
@@ -813,9 +825,8 @@ pub fn run<B: Backend + ?Sized>(
             }
         }
         returned.sort_unstable();
-        let busy_after: Vec<u64> = backend.kernel_busy_ps().into_iter().take(peers).collect();
-        let compute_ps = phase_end - phase_start;
-        let busy: Vec<u64> = (0..peers).map(|g| busy_after[g] - busy_before[g]).collect();
+        let mut busy_after: Vec<u64> = backend.kernel_busy_ps().into_iter().take(peers).collect();
+        let mut compute_ps = phase_end - phase_start;
         // Stolen results go back to their victims and are merged before the split.
         let mut copies = Vec::new();
         for &(v, t, len) in &returned {
@@ -854,7 +865,7 @@ pub fn run<B: Backend + ?Sized>(
         }
         // 5. Split, exchange, merge, apply, statistics.
         let mut reads = Vec::with_capacity(peers);
-        for (g, gpu) in gpus.iter().enumerate().filter(|(_, gpu)| gpu.active) {
+        for (g, gpu) in gpus.iter().enumerate().filter(|(_, gpu)| gpu.active && !single_worker) {
             let buffers: Vec<BufferId> = gpu.fixed.iter().chain(&gpu.send).copied().collect();
             backend.launch(
                 gpu.compute,
@@ -905,7 +916,18 @@ pub fn run<B: Backend + ?Sized>(
         }
         wait_all(backend, &copies)?;
         let mut reads = Vec::with_capacity(peers);
-        for (g, gpu) in gpus.iter().enumerate().filter(|(_, gpu)| gpu.active) {
+        for (g, gpu) in gpus.iter_mut().enumerate().filter(|(_, gpu)| gpu.active) {
+            if single_worker {
+                gpu.fixed.swap(SLOT_FRONTIER_IN, SLOT_FRONTIER_OUT);
+                let tk = token(NEXT, step, g as u32, 0);
+                backend.read_to_host(
+                    gpu.compute,
+                    BufferSlice::new(gpu.fixed[9], 0, peers + 3),
+                    tk,
+                )?;
+                reads.push(tk);
+                continue;
+            }
             let mut scalars = vec![
                 Scalar::U32(g as u32),
                 Scalar::U32(parts),
@@ -949,9 +971,18 @@ pub fn run<B: Backend + ?Sized>(
         for c in wait_all(backend, &reads)? {
             let g = gpu_of(c.token);
             let counters = host_u64(c.kind)?;
-            next_len[g] = counters[1];
+            // With a single worker, the advance's output (`[0]`) is the next frontier, and the read ends
+            // the compute phase.
+            next_len[g] = counters[usize::from(!single_worker)];
             next_reduction += f64::from_bits(counters[crate::runtime::bsp::reduce_counter(peers)]);
+            if single_worker {
+                compute_ps = c.time_ps - phase_start;
+            }
         }
+        if single_worker {
+            busy_after = backend.kernel_busy_ps().into_iter().take(peers).collect();
+        }
+        let busy: Vec<u64> = (0..peers).map(|g| busy_after[g] - busy_before[g]).collect();
         reduction = next_reduction;
         // The next superstep's frontier statistics (a kernel and a read on every worker)
         // feed only the decisions (t1, t2, the cost model, Alg. 2) and the records: they are
@@ -977,6 +1008,15 @@ pub fn run<B: Backend + ?Sized>(
                 .osteal_fires(Some(backend.now_ps() - iteration_start), active.len() < peers);
         stats_skipped =
             next_total == 0 || ((options.fsteal || options.osteal) && !fsteal_may && !osteal_may);
+        if single_worker && !stats_skipped {
+            // The statistics kernel reads the frontier's length from the merged frontier's
+            // counter word ([1]); with a single worker it is the advance's output count.
+            for &g in &active {
+                let gpu = &gpus[g as usize];
+                let len = HostData::U64(vec![next_len[g as usize]]);
+                backend.write_from_host(gpu.compute, gpu.fixed[9], 1, len, None)?;
+            }
+        }
         if stats_skipped {
             for &g in &active {
                 let gpu = &mut gpus[g as usize];
