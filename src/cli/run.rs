@@ -43,6 +43,11 @@ pub struct RunOptions {
     /// vertices; 0 turns the loop off (every superstep through the host).
     #[arg(long, default_value_t = switchyard::runtime::bsp::DEFAULT_LOOP_FRONTIER)]
     pub bsp_loop_frontier: u64,
+    /// BSP (and GUM) on several GPUs: how a superstep's packages reach their receivers;
+    /// auto takes peer reads (one host round trip a superstep) where every pair of GPUs has
+    /// peer access, copies (three) otherwise.
+    #[arg(long, value_enum, default_value = "auto")]
+    pub bsp_exchange: switchyard::runtime::bsp::Exchange,
     /// Interconnect fidelity of the simulator.
     #[arg(long, value_enum, default_value = "flow")]
     pub fidelity: FidelityArg,
@@ -190,6 +195,7 @@ impl RunOptions {
                 max_workers: self.gum_solver_max_workers,
                 time_limit_ms: self.gum_solver_time_limit_ms,
             },
+            exchange: self.bsp_exchange,
             cost_features: match self.gum_cost_features {
                 CostFeaturesArg::Pooled => switchyard::runtime::gum::CostFeatures::Pooled,
                 CostFeaturesArg::PerFragment => switchyard::runtime::gum::CostFeatures::PerFragment,
@@ -464,6 +470,7 @@ impl RunOptions {
                 duplication,
                 communication,
                 loop_frontier: self.bsp_loop_frontier,
+                exchange: self.bsp_exchange,
                 ..BspOptions::default()
             },
             groute: WorklistOptions {

@@ -35,8 +35,8 @@ use crate::backend::{
 use crate::graph::Csr;
 use crate::runtime::bsp::kernels::FIXED_SLOTS;
 use crate::runtime::bsp::{
-    BspPrimitive, Combiner, Duplication, SLOT_FRONTIER_IN, SLOT_FRONTIER_OUT, Subgraph,
-    build_subgraphs,
+    BspPrimitive, Combiner, Duplication, Exchange, SLOT_FRONTIER_IN, SLOT_FRONTIER_OUT, Subgraph,
+    build_subgraphs, peer_reads,
 };
 use crate::runtime::{RuntimeError, wait_all};
 use cost_model::{CostModel, Features, FrontierStats};
@@ -135,6 +135,9 @@ pub struct GumOptions {
     pub steal_range_overhead_ps: u64,
     /// Stop after this many supersteps.
     pub max_supersteps: u32,
+    /// How a superstep's packages reach their receivers (as the bulk-synchronous
+    /// runtime's; peer reads only while every GPU works).
+    pub exchange: Exchange,
 }
 
 impl Default for GumOptions {
@@ -151,6 +154,7 @@ impl Default for GumOptions {
             cost_features: CostFeatures::Pooled,
             steal_range_overhead_ps: 10_000_000,
             max_supersteps: 1_000_000,
+            exchange: Exchange::Auto,
         }
     }
 }
@@ -579,6 +583,7 @@ pub fn run<B: Backend + ?Sized>(
     // merge), nor with stealing off (the records' statistics, every superstep, follow the
     // merged frontier).
     let may_run_alone = primitive.apply_kernel().is_none() && (options.fsteal || options.osteal);
+    let may_read_peers = peer_reads(backend, peers, options.exchange)?;
     // The previous superstep's length, ps.
     let mut previous: Option<u64> = None;
     // The latest synchronisation time (a superstep less its compute phase, decisions and
@@ -681,6 +686,8 @@ pub fn run<B: Backend + ?Sized>(
         let frontier_now: Vec<u64> = gpus.iter().map(|g| g.frontier_len).collect();
         let active: Vec<u32> = (0..parts).filter(|&g| gpus[g as usize].active).collect();
         let single_worker = may_run_alone && active.len() == 1;
+        // Peer reads while every GPU works (an idle GPU's counters are stale).
+        let read_peers = may_read_peers && active.len() == peers;
         // 2. FSteal among the workers OSteal left (c_ij infinite for evicted j, step 3).
         let (decision, plan, fsteal_ps) = match rule {
             None => (FstealDecision::Off, None, 0),
@@ -883,14 +890,20 @@ pub fn run<B: Backend + ?Sized>(
                 },
                 None,
             )?;
-            // One GPU sends nothing: its package counters need no read.
-            if peers > 1 {
+            // One GPU sends nothing: its package counters need no read; with peer reads the
+            // receivers read them.
+            if peers > 1 && !read_peers {
                 let tk = token(COUNTS, step, g as u32, 0);
                 let counters = BufferSlice::new(gpu.fixed[9], 0, peers + 3);
                 backend.read_to_host(gpu.compute, counters, tk)?;
                 reads.push(tk);
             }
         }
+        let splits_done = if read_peers {
+            gpus.iter().map(|gpu| backend.record_event(gpu.compute)).collect::<Result<_, _>>()?
+        } else {
+            Vec::new()
+        };
         let mut sent = vec![vec![0u64; peers]; peers];
         for c in wait_all(backend, &reads)? {
             let g = gpu_of(c.token);
@@ -915,6 +928,18 @@ pub fn run<B: Backend + ?Sized>(
             }
         }
         wait_all(backend, &copies)?;
+        // With peer reads, GPU g merges every peer p's package toward it (`send[g]` of p)
+        // with its length from p's counter block.
+        let peer_args: Vec<Vec<BufferId>> = if read_peers {
+            (0..peers)
+                .map(|g| {
+                    let sends = gpus.iter().map(|p| p.send[g]);
+                    sends.chain(gpus.iter().map(|p| p.fixed[9])).collect()
+                })
+                .collect()
+        } else {
+            Vec::new()
+        };
         let mut reads = Vec::with_capacity(peers);
         for (g, gpu) in gpus.iter_mut().enumerate().filter(|(_, gpu)| gpu.active) {
             if single_worker {
@@ -935,18 +960,33 @@ pub fn run<B: Backend + ?Sized>(
                 Scalar::U32(add),
                 Scalar::F64(primitive.param()),
             ];
-            scalars.extend((0..peers).map(|p| Scalar::U64(if p == g { 0 } else { sent[p][g] })));
-            let incoming: u64 = (0..peers).filter(|&p| p != g).map(|p| sent[p][g]).sum();
-            backend.launch(
-                gpu.compute,
-                Launch {
-                    kernel: "bsp_merge",
-                    buffers: gpu.fixed.iter().chain(&gpu.recv).copied().collect(),
-                    scalars,
-                    work_items: incoming,
-                },
-                None,
-            )?;
+            if read_peers {
+                for (p, &event) in splits_done.iter().enumerate() {
+                    if p != g {
+                        backend.wait_event(gpu.compute, event)?;
+                    }
+                }
+                let buffers = gpu.fixed.iter().chain(&peer_args[g]).copied().collect();
+                backend.launch(
+                    gpu.compute,
+                    Launch { kernel: "bsp_merge_peer", buffers, scalars, work_items: 0 },
+                    None,
+                )?;
+            } else {
+                scalars
+                    .extend((0..peers).map(|p| Scalar::U64(if p == g { 0 } else { sent[p][g] })));
+                let incoming: u64 = (0..peers).filter(|&p| p != g).map(|p| sent[p][g]).sum();
+                backend.launch(
+                    gpu.compute,
+                    Launch {
+                        kernel: "bsp_merge",
+                        buffers: gpu.fixed.iter().chain(&gpu.recv).copied().collect(),
+                        scalars,
+                        work_items: incoming,
+                    },
+                    None,
+                )?;
+            }
             if let Some(apply) = primitive.apply_kernel() {
                 let mut scalars = vec![Scalar::F64(reduction), Scalar::U32(n)];
                 scalars.extend(primitive.apply_scalars());
@@ -977,6 +1017,12 @@ pub fn run<B: Backend + ?Sized>(
             next_reduction += f64::from_bits(counters[crate::runtime::bsp::reduce_counter(peers)]);
             if single_worker {
                 compute_ps = c.time_ps - phase_start;
+            }
+            if read_peers {
+                // What this GPU's split sent, as the receivers' merges read it.
+                let sent: u64 = (0..peers).filter(|&p| p != g).map(|p| counters[2 + p]).sum();
+                outcome.messages += sent;
+                outcome.bytes_sent += 8 * sent;
             }
         }
         if single_worker {
