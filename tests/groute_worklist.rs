@@ -80,8 +80,11 @@ fn reproduce(source: &str, c: &SimRun) -> String {
     if c.spec.algorithm.needs_weights() {
         cmd += " --weights";
     }
-    if let Some(delta) = c.spec.groute.priority_delta {
-        cmd += &format!(" --priority-delta {delta}");
+    // Absent, the CLI would choose a step itself (`auto_priority`).
+    match c.spec.groute.priority_delta {
+        Some(delta) => cmd += &format!(" --priority-delta {delta}"),
+        None if !c.spec.groute.auto_priority => cmd += " --priority-delta off",
+        None => {}
     }
     if c.spec.groute.fused {
         cmd += " --fused";
