@@ -602,9 +602,7 @@ fn check<B: Backend + ?Sized>(
         )));
     }
     if options.priority_delta == Some(0) {
-        return Err(RuntimeError::Options(
-            "--priority-delta must be at least 1 (or leave soft priority off)".into(),
-        ));
+        return Err(RuntimeError::Options("--priority-delta must be at least 1 (or `off`)".into()));
     }
     if let Start::Source(source) = app.start()
         && source >= n
