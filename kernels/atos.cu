@@ -684,7 +684,7 @@ template <class App> __device__ void at_update(const AtCtx &c, u32 t, u32 val, A
     } else if (App::REMOTE_MIN && t < c.n_flags && val >= atomicMin(c.flags + t, val)) {
         // The remote filter (kernels.rs): this GPU already sent the owner a value <= val.
         u32 m = __activemask();
-        if (sy_lane() == __ffs(m) - 1) at_stat(AS_FILTERED, __popc(m));
+        if (sy_lane() == (u32)(__ffs(m) - 1)) at_stat(AS_FILTERED, (u64)__popc(m));
     } else if (c.aggregated) {
         at_push(c, at_agg(c, h), tl, val, 2, false, false);
     } else if (App::REMOTE_ADD) {

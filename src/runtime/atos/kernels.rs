@@ -1312,6 +1312,19 @@ mod tests {
     }
 
     #[test]
+    fn the_remote_filter_passes_only_values_below_every_one_sent() {
+        let mut shadow = vec![u32::MAX; 4];
+        let sent: Vec<bool> = [(2, 7), (2, 7), (2, 9), (2, 5), (1, 9), (2, 6)]
+            .iter()
+            .map(|&(t, v)| sent_lower(&mut shadow, t, v))
+            .collect();
+        assert_eq!(sent, [true, false, false, true, true, false]);
+        assert_eq!(shadow, [u32::MAX, 9, 5, u32::MAX]);
+        // A shadow that does not cover the vertex (one GPU, no filter) sends everything.
+        assert!(sent_lower(&mut [], 3, 1) && sent_lower(&mut [0], 3, 1));
+    }
+
+    #[test]
     fn the_worker_table_round_trips() {
         let mut table = vec![0u32; table_words(3, 2)];
         let busy = vec![
