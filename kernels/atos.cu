@@ -504,6 +504,10 @@ __device__ void at_count_sent(const AtCtx &c, u32 h, u64 n) {
 // does not support (compute-sanitizer: "Invalid __global__ system-scoped atomic") and which
 // crossed the bus on the same words from every team.
 __shared__ u32 s_remote[AT_MAX_WARPS][AT_MAX_GPUS];
+// A team that keeps finding work counts its remote operations every AT_FLUSH_ROUNDS rounds
+// too: PageRank's remote adds push nothing, so their targets learn of them (and sweep again)
+// only from the count.
+#define AT_FLUSH_ROUNDS 16
 // Per warp: it counted remote operations this round (set by at_count_remote); it holds
 // uncounted ones (a unit open).
 __shared__ u32 s_wdirty[AT_MAX_WARPS];
@@ -1448,12 +1452,18 @@ template <class App> __device__ void at_worker(const SyArgs &a) {
     u32 idles = 0;  // the team's idle rounds in a row (its first thread's)
     // A CTA worker of 32 threads that fetches one item is a warp worker.
     bool cta = c.width > 32 || (c.width == 32 && c.fetch > 1);
+    u32 rounds = 0;  // rounds since the team last counted its remote operations
     if (cta) {
         while (true) {
             if (at_round_block<App>(c, n)) {
                 idles = 0;
+                if (++rounds >= AT_FLUSH_ROUNDS) {
+                    rounds = 0;
+                    at_flush_remote_block(c);
+                }
                 continue;
             }
+            rounds = 0;
             at_flush_remote_block(c);
             __shared__ int s_stop;
             if (threadIdx.x == 0) s_stop = c.persistent ? at_idle_round<App>(c, idles) : 1;
@@ -1467,8 +1477,13 @@ template <class App> __device__ void at_worker(const SyArgs &a) {
             bool worked = c.width == 1 ? at_round_warp<App, true>(c, n) : at_round_warp<App, false>(c, n);
             if (worked) {
                 idles = 0;
+                if (++rounds >= AT_FLUSH_ROUNDS) {
+                    rounds = 0;
+                    at_flush_remote_warp(c);
+                }
                 continue;
             }
+            rounds = 0;
             at_flush_remote_warp(c);
             int stop = 1;
             if (sy_lane() == 0 && c.persistent) stop = at_idle_round<App>(c, idles);

@@ -35,8 +35,8 @@
 //! it, so two later waves agree and the detector fires.
 //!
 //! Late counting (the CUDA workers). A team keeps its remote operations' counts in shared
-//! memory while it finds work and publishes and counts them only when it runs out of work
-//! (one system-scope fence and a few stores per idle team instead of per round); the unit it
+//! memory while it finds work and publishes and counts them only when it runs out of work or
+//! every 16 rounds (a few system-scope fences and stores then, instead of per round); the unit it
 //! keeps open meanwhile (`X_OPENED` / `X_CLOSED` in `kernels/atos.cu`) is what the argument
 //! above needs. Uncounted operations only delay termination: every team flushes before it
 //! idles.
