@@ -36,16 +36,17 @@
 // or, aggregated, pairs into this GPU's aggregation queue for the target, which the
 // aggregator sends as batches with a header (TAG | sender, pairs).
 //
-// Termination counting (termination.rs). SENT (the sender's) and RECV (the target's) are
-// counted in the mapped control block with system-scope atomics, per team and target, after
-// the team's remote operations are visible (a fence), SENT before RECV. A GPU is idle when
+// Termination counting (termination.rs). A team's remote records are counted when it runs
+// out of work (at_count_sent): under the GPU's publication lock, the new total sent to each
+// target is stored into this GPU's SENT_TO words of the mapped control block, then (after a
+// system fence) added to the target's RECV_ARRIVED in its device memory. A GPU is idle when
 // every unit of work it opened is closed: units are the items ever pushed into its local and
 // low queues (their END_ALLOC), the receive-queue pairs and sweeps it took (X_OPENED); a unit
-// is closed (X_CLOSED) after the units it made were opened. The check reads RECV, then
+// is closed (X_CLOSED) after the units it made were opened. The check reads RECV_ARRIVED, then
 // X_CLOSED, then the receive and aggregation queues, then the opened counts; equal counts
 // with those queues empty mean nothing was queued or in flight at the last read. PageRank's
 // sweep is clean when the sweeps counted since the last change of any residual (X_EPOCH,
-// bumped after local adds, received pairs, found vertices and RECV changes) cover the
+// bumped after local adds, received pairs, found vertices and arrivals) cover the
 // vertices: X_CLEAN packs (epoch, vertices swept clean in it).
 //
 // Scratch (CUDA only): the Workers slot (the simulator's worker table) as u64 words X_*.
@@ -84,6 +85,7 @@
 #define Q_START_ALLOC 84
 #define Q_WORDS 96
 #define AT_RECV_CONSUMED 96
+#define AT_RECV_ARRIVED 112
 #define AT_TAG 0x80000000u
 #define AT_MAX_GPUS 16
 
@@ -110,15 +112,16 @@
 #define ST_SENT_TO 34
 #define ST_BLOCKED 50
 #define ST_AGG_WAITS 51
-#define ST_LEN 52
+#define ST_FILTERED 52
+#define ST_LEN 53
 
-// Mapped control block (kernels.rs `ctl`).
-#define C_SENT 0
-#define C_RECV 1
-#define C_IDLE 2
-#define C_SEEN 3
-#define C_OVERFLOW 4
-#define C_STRIDE 8
+// Mapped control block (kernels.rs `ctl`): plain stores only, one writer per word (no
+// atomics on host memory: a PCIe host does not take them from the GPU).
+#define C_IDLE 0
+#define C_SEEN 1
+#define C_OVERFLOW 2
+#define C_SENT_TO 8
+#define C_STRIDE 24
 
 // Worker scalars (kernels.rs `scalar`).
 #define SC_GPU 0
@@ -148,7 +151,9 @@
 #define X_LOCK 80
 #define X_STOP 81
 #define X_SWEPT 96
-#define X_WORDS 112
+#define X_PUB_LOCK 112
+#define X_SENT_TO 128
+#define X_WORDS 144
 
 #define AT_MAX_BLOCK 1024
 #define AT_MAX_WARPS (AT_MAX_BLOCK / 32)
@@ -198,6 +203,7 @@ struct AtCtx {
     AtQ precv[AT_PEERS];
     u32 bases[AT_PEERS + 1];
     u32 gpu, gpus, width, fetch, persistent, aggregated, delta, check_size, n_local;
+    u64 n_flags;
     double eps, damping;
 };
 
@@ -230,12 +236,13 @@ __device__ void at_overflowed(const AtCtx &c) {
 // (items, edges, atomics) as the simulator's kernels report them (items started, popped,
 // received and swept; arcs; updates, own-queue pushes and PageRank's two atomics per start),
 // then the state block's statistics (AS_* below: popped, tasks, visits, edges, pushes).
-#define AT_NSTAT 8
+#define AT_NSTAT 9
 #define AS_POPPED 3
 #define AS_TASKS 4
 #define AS_VISITS 5
 #define AS_EDGES 6
 #define AS_PUSHES 7
+#define AS_FILTERED 8
 __shared__ u64 s_stat[AT_NSTAT];
 
 __device__ __forceinline__ void at_stat(int i, u64 x) {
@@ -253,7 +260,8 @@ __device__ void at_stat_flush(const SyArgs &a, u64 *st) {
                           : i == AS_TASKS ? ST_TASKS
                           : i == AS_VISITS ? ST_VISITS
                           : i == AS_EDGES ? ST_EDGES
-                                          : ST_PUSHES);
+                          : i == AS_PUSHES ? ST_PUSHES
+                                           : ST_FILTERED);
         atomicAdd(to, s_stat[i]);
     }
 }
@@ -405,90 +413,174 @@ __device__ void at_push_task(const AtCtx &c, u32 item, u32 prio) {
     at_push(c, at_is_low(c, prio) ? c.low : c.local, item, 0, 1, true, false);
 }
 
-// A task a CTA worker's thread found in one pass over its arcs (queue 1: local, 2: low, 0:
-// none): the block pushes a pass's tasks with one reservation per queue (at_push_block).
+// What a CTA worker's thread found in one pass over its arcs: a task (queue 1: local, 2:
+// low) or a pair for GPU h's receive queue (queue 3 + h), 0: none. The block pushes a pass's
+// finds with one reservation and one publication per queue (at_push_block) instead of one
+// per warp: on another GPU's queue each is a chain of remote round trips, and 16 warps
+// contending for its counters serialised there.
 struct AtSink {
-    u32 item, queue;
+    u32 item, val, queue;
 };
 
-__shared__ u32 s_pn[2];
-__shared__ u64 s_pat[2];
-__shared__ int s_pok[2];
+#define AT_SINKS (2 + AT_MAX_GPUS)
+__shared__ u32 s_pn[AT_SINKS];
+__shared__ u64 s_pat[AT_SINKS];
+__shared__ int s_pok[AT_SINKS];
 
-// Pushes the block's collected tasks (every thread calls it, with its sink): one reservation
-// and one publication per queue instead of one per warp. s_pn is 0 between calls.
+// The queue of sink slot qi (queue - 1).
+__device__ __forceinline__ AtQ at_sink_queue(const AtCtx &c, u32 qi) {
+    return qi == 0 ? c.local : qi == 1 ? c.low : c.precv[qi - 2];
+}
+
+// Pushes the block's finds (every thread calls it, with its sink). s_pn is 0 between calls.
 __device__ void at_push_block(const AtCtx &c, const AtSink &s) {
     if (!__syncthreads_or(s.queue != 0)) return;
     u32 rank = 0;
-    for (u32 qi = 1; qi <= 2; qi++) {
-        u32 m = __ballot_sync(AT_FULL, s.queue == qi);
-        if (m) {
-            u32 leader = __ffs(m) - 1;
-            u32 b = 0;
-            if (sy_lane() == leader) b = atomicAdd(&s_pn[qi - 1], (u32)__popc(m));
-            b = __shfl_sync(AT_FULL, b, leader);
-            if (s.queue == qi) rank = b + __popc(m & ((1u << sy_lane()) - 1));
-        }
+    u32 active = __ballot_sync(AT_FULL, s.queue != 0);
+    if (s.queue) {
+        u32 peers = __match_any_sync(active, s.queue);
+        u32 leader = __ffs(peers) - 1;
+        u32 words = s.queue > 2 ? 2 : 1;
+        u32 b = 0;
+        if (sy_lane() == leader) b = atomicAdd(&s_pn[s.queue - 1], (u32)__popc(peers) * words);
+        b = __shfl_sync(peers, b, leader);
+        rank = b + (u32)__popc(peers & ((1u << sy_lane()) - 1)) * words;
     }
     __syncthreads();
-    if (threadIdx.x < 2) {
+    u32 nq = 2 + (c.gpus > 1 ? c.gpus : 0);
+    if (threadIdx.x < nq) {
         u64 n = s_pn[threadIdx.x], at = 0;
-        s_pok[threadIdx.x] = n ? at_reserve(c, threadIdx.x ? c.low : c.local, n, at) : 0;
+        s_pok[threadIdx.x] = n ? at_reserve(c, at_sink_queue(c, threadIdx.x), n, at) : 0;
         s_pat[threadIdx.x] = at;
     }
     __syncthreads();
     if (s.queue && s_pok[s.queue - 1]) {
-        at_put(s.queue == 2 ? c.low : c.local, s_pat[s.queue - 1] + rank, s.item);
-        at_fence();
+        AtQ q = at_sink_queue(c, s.queue - 1);
+        u64 at = s_pat[s.queue - 1] + rank;
+        at_put(q, at, s.item);
+        if (s.queue > 2) {
+            at_put(q, at + 1, s.val);
+            __threadfence_system();
+        } else {
+            at_fence();
+        }
     }
     __syncthreads();
-    if (threadIdx.x < 2) {
+    if (threadIdx.x < nq) {
         u64 n = s_pn[threadIdx.x];
         if (n && s_pok[threadIdx.x]) {
-            at_publish(threadIdx.x ? c.low : c.local, s_pat[threadIdx.x], n, false);
-            at_stat(AS_PUSHES, n);
-            at_stat(2, n);
+            bool remote = threadIdx.x >= 2;
+            at_publish(at_sink_queue(c, threadIdx.x), s_pat[threadIdx.x], n, remote);
+            if (!remote) {
+                at_stat(AS_PUSHES, n);
+                at_stat(2, n);
+            }
         }
         s_pn[threadIdx.x] = 0;
     }
 }
 
-// Per-warp counts of remote operations by target GPU (flushed per team round).
+// Publishes and counts n records this GPU sent to GPU h (one thread; termination.rs): under
+// the GPU's publication lock (so the stored totals only grow), the new total goes into the
+// mapped control block with a plain store, then, after a system fence, n is added to h's
+// RECV_ARRIVED (device memory, a peer atomic).
+__device__ void at_count_sent(const AtCtx &c, u32 h, u64 n) {
+    if (n == 0) return;
+    while (atomicCAS(c.x + X_PUB_LOCK, 0ull, 1ull) != 0) __nanosleep(32);
+    __threadfence();
+    u64 total = atomicAdd(c.x + X_SENT_TO + h, n) + n;
+    *(volatile u64 *)at_ctl(c, c.gpu, C_SENT_TO + h) = total;
+    __threadfence_system();
+    atomicAdd_system((unsigned long long *)(c.precv[h].c + AT_RECV_ARRIVED), (unsigned long long)n);
+    __threadfence_system();
+    atomicExch(c.x + X_PUB_LOCK, 0ull);
+}
+
+// Per-warp counts of remote operations by target GPU, not yet in SENT and RECV. They are
+// counted late: a team that issued remote operations in a round keeps them (and one unit of
+// work open in X_OPENED, so its GPU cannot look idle) until it runs out of work, then counts
+// them (at_count_sent) and closes the unit (termination.rs says why that is safe). They were
+// counted per team round with system-scope atomics on mapped host memory, which a PCIe host
+// does not support (compute-sanitizer: "Invalid __global__ system-scoped atomic") and which
+// crossed the bus on the same words from every team.
 __shared__ u32 s_remote[AT_MAX_WARPS][AT_MAX_GPUS];
+// A team that keeps finding work counts its remote operations every AT_FLUSH_ROUNDS rounds
+// too: PageRank's remote adds push nothing, so their targets learn of them (and sweep again)
+// only from the count.
+#define AT_FLUSH_ROUNDS 16
+// Per warp: it counted remote operations this round (set by at_count_remote); it holds
+// uncounted ones (a unit open).
+__shared__ u32 s_wdirty[AT_MAX_WARPS];
+__shared__ u32 s_wheld[AT_MAX_WARPS];
 
 __device__ __forceinline__ void at_count_remote(u32 h) {
     atomicAdd(&s_remote[threadIdx.x >> 5][h], 1u);
+    s_wdirty[threadIdx.x >> 5] = 1;
 }
 
-// Adds a warp's remote operations to SENT (this GPU) then RECV (each target), after they are
-// visible. Every lane of the warp calls it.
+// A warp team's round tail, before it closes the round's items: a warp that counted remote
+// operations and holds none yet opens its unit. Every lane calls it.
+__device__ void at_hold_remote_warp(const AtCtx &c) {
+    if (c.gpus < 2) return;
+    u32 w = threadIdx.x >> 5;
+    __syncwarp();
+    if (sy_lane() == 0 && s_wdirty[w]) {
+        s_wdirty[w] = 0;
+        if (!s_wheld[w]) {
+            s_wheld[w] = 1;
+            atomicAdd(c.x + X_OPENED, 1ull);
+        }
+    }
+    __syncwarp();
+}
+
+// Adds a warp's held remote operations to SENT (this GPU) then RECV (each target), after
+// they are visible, then closes its unit. Every lane of the warp calls it.
 __device__ void at_flush_remote_warp(const AtCtx &c) {
+    if (c.gpus < 2) return;
     u32 w = threadIdx.x >> 5;
     u32 lane = sy_lane();
-    u32 n = lane < c.gpus ? s_remote[w][lane] : 0;
-    u32 total = __reduce_add_sync(AT_FULL, n);
-    if (total == 0) return;
+    __syncwarp();
+    if (!s_wheld[w]) return;
+    // Every lane's operations are visible before any is counted.
     __threadfence_system();
     __syncwarp();
     if (lane == 0) {
-        atomicAdd_system((unsigned long long *)at_ctl(c, c.gpu, C_SENT), (u64)total);
-        atomicAdd(c.st + ST_SENT, (u64)total);
-        __threadfence_system();
-    }
-    __syncwarp();
-    if (n) {
-        s_remote[w][lane] = 0;
-        atomicAdd_system((unsigned long long *)at_ctl(c, lane, C_RECV), (u64)n);
+        u64 total = 0;
+        for (u32 h = 0; h < c.gpus; h++) {
+            u32 n = s_remote[w][h];
+            s_remote[w][h] = 0;
+            total += n;
+            at_count_sent(c, h, n);
+        }
+        if (total) atomicAdd(c.st + ST_SENT, total);
+        at_fence();
+        atomicAdd(c.x + X_CLOSED, 1ull);
+        s_wheld[w] = 0;
     }
     __syncwarp();
 }
 
-// The same for a whole block (every thread calls it). One GPU has no remote operations; a
-// round that issued none pays no system-scope fence.
+// A CTA team's round tail (every thread calls it), before thread 0 closes the round's items:
+// the block opens its unit if it counted remote operations and holds none yet.
+__device__ void at_hold_remote_block(const AtCtx &c) {
+    if (c.gpus < 2) return;
+    u32 w = threadIdx.x >> 5;
+    bool dirty = __syncthreads_or(sy_lane() == 0 && s_wdirty[w]) != 0;
+    if (sy_lane() == 0) s_wdirty[w] = 0;
+    if (dirty && threadIdx.x == 0 && !s_wheld[0]) {
+        s_wheld[0] = 1;
+        atomicAdd(c.x + X_OPENED, 1ull);
+    }
+    __syncthreads();
+}
+
+// The same flush for a whole block (every thread calls it; s_wheld[0] is the block's).
 __device__ void at_flush_remote_block(const AtCtx &c) {
     if (c.gpus < 2) return;
     __shared__ u32 s_sum[AT_MAX_GPUS + 1];
     __syncthreads();
+    if (!s_wheld[0]) return;
     u32 warps = blockDim.x >> 5;
     if (threadIdx.x < c.gpus) {
         u32 n = 0;
@@ -499,19 +591,19 @@ __device__ void at_flush_remote_block(const AtCtx &c) {
         s_sum[threadIdx.x] = n;
     }
     __syncthreads();
-    u32 total = 0;
-    for (u32 h = 0; h < c.gpus; h++) total += s_sum[h];
-    if (total == 0) return;
     // The operations of every thread that issued one are visible before they are counted.
     __threadfence_system();
     __syncthreads();
     if (threadIdx.x == 0) {
-        atomicAdd_system((unsigned long long *)at_ctl(c, c.gpu, C_SENT), (u64)total);
-        atomicAdd(c.st + ST_SENT, (u64)total);
-        __threadfence_system();
-        for (u32 h = 0; h < c.gpus; h++)
-            if (s_sum[h])
-                atomicAdd_system((unsigned long long *)at_ctl(c, h, C_RECV), (u64)s_sum[h]);
+        u64 total = 0;
+        for (u32 h = 0; h < c.gpus; h++) {
+            total += s_sum[h];
+            at_count_sent(c, h, s_sum[h]);
+        }
+        if (total) atomicAdd(c.st + ST_SENT, total);
+        at_fence();
+        atomicAdd(c.x + X_CLOSED, 1ull);
+        s_wheld[0] = 0;
     }
     __syncthreads();
 }
@@ -593,17 +685,25 @@ template <class App> __device__ void at_update(const AtCtx &c, u32 t, u32 val, A
                 at_push_task(c, tl, prio);
             }
         }
+    } else if (App::REMOTE_MIN && t < c.n_flags && val >= atomicMin(c.flags + t, val)) {
+        // The remote filter (kernels.rs): this GPU already sent the owner a value <= val.
+        u32 m = __activemask();
+        if (sy_lane() == (u32)(__ffs(m) - 1)) at_stat(AS_FILTERED, (u64)__popc(m));
     } else if (c.aggregated) {
         at_push(c, at_agg(c, h), tl, val, 2, false, false);
     } else if (App::REMOTE_ADD) {
         atomicAdd((float *)c.pval[h] + tl, __uint_as_float(val));
         at_count_remote(h);
-    } else if (App::REMOTE_MIN) {
-        u32 old = atomicMin(c.pval[h] + tl, val);
-        if (val < old) at_push(c, c.precv[h], tl, val, 2, false, true);
-        at_count_remote(h);
     } else {
-        at_push(c, c.precv[h], tl, val, 2, false, true);
+        bool push = true;
+        if (App::REMOTE_MIN) push = val < atomicMin(c.pval[h] + tl, val);
+        if (push && sink) {
+            sink->item = tl;
+            sink->val = val;
+            sink->queue = 3 + h;
+        } else if (push) {
+            at_push(c, c.precv[h], tl, val, 2, false, true);
+        }
         at_count_remote(h);
     }
 }
@@ -845,7 +945,7 @@ template <class App> __device__ void at_block_expand(const AtCtx &c, u32 item, b
     // One arc per thread per pass; the pass's tasks are pushed by the block together.
     for (u32 base = 0; base < total; base += blockDim.x) {
         u32 k = base + threadIdx.x;
-        AtSink sink = {0, 0};
+        AtSink sink = {0, 0, 0};
         if (k < total) {
             u32 lo = 0, hi = blockDim.x - 1;
             while (lo < hi) {
@@ -894,6 +994,7 @@ __device__ void at_context(const SyArgs &a, AtCtx &c) {
     c.gpus = sy_u32(a, SC_GPUS);
     c.agg_seg = c.gpus ? a.len[AT_AGG_ITEMS] / c.gpus : 0;
     c.n_local = (u32)a.len[AT_VALUE];
+    c.n_flags = a.len[AT_FLAGS];
     const u32 *bases = sy_buf<const u32>(a, AT_BASES);
 #pragma unroll
     for (int h = 0; h < AT_PEERS; h++) {
@@ -924,7 +1025,7 @@ __device__ bool at_check(const SyArgs &a, u32 gpus, u32 gpu) {
 
 // Whether this GPU has nothing to do (one thread; see the file's notes), RECV read first.
 template <class App> __device__ bool at_idle(const AtCtx &c, u64 &seen) {
-    seen = at_vol(at_ctl(c, c.gpu, C_RECV));
+    seen = at_vol(c.recv.c + AT_RECV_ARRIVED);
     if (App::SWEEPS && seen != at_vol(c.st + ST_LAST_RECV)) {
         // Remote adds landed (they push nothing): sweep again.
         atomicMax(c.st + ST_LAST_RECV, seen);
@@ -1194,7 +1295,7 @@ template <class App, bool THREAD> __device__ bool at_round_warp(const AtCtx &c, 
             if (!__shfl_sync(AT_FULL, (int)defer, 0)) at_task<App, AtWarp>(c, item, n);
         }
         __syncwarp();
-        at_flush_remote_warp(c);
+        at_hold_remote_warp(c);
         at_fence();
         __syncwarp();
         if (App::SWEEPS && sy_lane() == 0) atomicAdd(c.x + X_EPOCH, 1ull);
@@ -1272,7 +1373,7 @@ template <class App> __device__ bool at_round_block(const AtCtx &c, AtCounts &n)
             at_stat(AS_POPPED, got);
             at_stat(0, got);
         }
-        at_flush_remote_block(c);
+        at_hold_remote_block(c);
         if (threadIdx.x == 0) {
             if (App::SWEEPS) atomicAdd(c.x + X_EPOCH, 1ull);
             at_fence();
@@ -1340,11 +1441,10 @@ template <class App> __device__ void at_worker(const SyArgs &a) {
     for (u32 i = threadIdx.x; i < AT_MAX_WARPS * AT_MAX_GPUS; i += blockDim.x)
         (&s_remote[0][0])[i] = 0;
     for (u32 i = threadIdx.x; i < AT_MAX_WARPS * 2; i += blockDim.x) (&s_whold[0][0])[i] = 0;
+    if (threadIdx.x < AT_MAX_WARPS) s_wdirty[threadIdx.x] = s_wheld[threadIdx.x] = 0;
     if (threadIdx.x < AT_NSTAT) s_stat[threadIdx.x] = 0;
-    if (threadIdx.x < 2) {
-        s_hold[threadIdx.x] = 0;
-        s_pn[threadIdx.x] = 0;
-    }
+    if (threadIdx.x < AT_SINKS) s_pn[threadIdx.x] = 0;
+    if (threadIdx.x < 2) s_hold[threadIdx.x] = 0;
     __syncthreads();
     if (!s_ok) return;
     const AtCtx &c = s_c;
@@ -1352,12 +1452,19 @@ template <class App> __device__ void at_worker(const SyArgs &a) {
     u32 idles = 0;  // the team's idle rounds in a row (its first thread's)
     // A CTA worker of 32 threads that fetches one item is a warp worker.
     bool cta = c.width > 32 || (c.width == 32 && c.fetch > 1);
+    u32 rounds = 0;  // rounds since the team last counted its remote operations
     if (cta) {
         while (true) {
             if (at_round_block<App>(c, n)) {
                 idles = 0;
+                if (++rounds >= AT_FLUSH_ROUNDS) {
+                    rounds = 0;
+                    at_flush_remote_block(c);
+                }
                 continue;
             }
+            rounds = 0;
+            at_flush_remote_block(c);
             __shared__ int s_stop;
             if (threadIdx.x == 0) s_stop = c.persistent ? at_idle_round<App>(c, idles) : 1;
             __syncthreads();
@@ -1370,8 +1477,14 @@ template <class App> __device__ void at_worker(const SyArgs &a) {
             bool worked = c.width == 1 ? at_round_warp<App, true>(c, n) : at_round_warp<App, false>(c, n);
             if (worked) {
                 idles = 0;
+                if (++rounds >= AT_FLUSH_ROUNDS) {
+                    rounds = 0;
+                    at_flush_remote_warp(c);
+                }
                 continue;
             }
+            rounds = 0;
+            at_flush_remote_warp(c);
             int stop = 1;
             if (sy_lane() == 0 && c.persistent) stop = at_idle_round<App>(c, idles);
             if (__shfl_sync(AT_FULL, stop, 0)) break;
@@ -1474,8 +1587,6 @@ extern "C" __global__ void atos_aggregator(const SyArgs a) {
                                 break;
                             }
                             if (atomicCAS(t.c + Q_END_ALLOC, ea, ea + len) == ea) {
-                                atomicAdd_system((unsigned long long *)at_ctl(c, c.gpu, C_SENT), n);
-                                __threadfence_system();
                                 at_put(t, ea, AT_TAG | c.gpu);
                                 at_put(t, ea + 1, (u32)n);
                                 s_at = ea;
@@ -1498,7 +1609,7 @@ extern "C" __global__ void atos_aggregator(const SyArgs a) {
                 if (threadIdx.x == 0) {
                     at_publish(t, ea, 2 * n + 2, true);
                     __threadfence_system();
-                    atomicAdd_system((unsigned long long *)at_ctl(c, h, C_RECV), n);
+                    at_count_sent(c, h, n);
                     // Off the aggregation queue (this block is its only popper).
                     *(volatile u64 *)(q.c + Q_START) = start + 2 * n;
                     at_fence();

@@ -1664,7 +1664,7 @@ fn atos_check(
     value_rule: Cmp,
 ) -> Check {
     use switchyard::backend::queue::{self, COUNTER_WORDS};
-    use switchyard::runtime::atos::kernels::{RECV_COUNTER_WORDS, state};
+    use switchyard::runtime::atos::kernels::{RECV_COUNTER_WORDS, ctl, state};
     let n = c.n;
     let mut local_items = vec![0u32; 2 * n];
     let mut local_counters = vec![0u64; COUNTER_WORDS];
@@ -1689,7 +1689,7 @@ fn atos_check(
         HostData::U64(vec![0; COUNTER_WORDS]),
         HostData::U32(vec![0; 4096 + 4 * frontier.len()]),
         HostData::U64(st),
-        HostData::U64(vec![0; 9]),
+        HostData::U64(vec![0; ctl::len(1)]),
         HostData::U32(value),
         HostData::U32(vec![0; 2]),
         recv_counters,

@@ -241,6 +241,8 @@ fn advance(ctx: &mut KernelContext<'_>) -> Result<(), BackendError> {
 // a vertex may be expanded with a level later lowered: the re-expansion is the extra work.
 // A remote neighbour gets a remote atomic min and is pushed to its owner's receive queue on
 // improvement (seed 003 Listing 5); through the aggregator it travels as `(vertex, level)`.
+// Either way only after the remote filter: a level not below one this GPU already sent
+// that vertex stays home (Atos's own BFS keeps a local copy of every level for this).
 
 use crate::runtime::atos::kernels::{
     self as atos_kernels, AtosKernels, AtosOperator, Emit, LocalState, Started,
@@ -264,7 +266,9 @@ impl AtosApp for Bfs {
             value[(s - lo) as usize] = 0;
             items.push(s - lo);
         }
-        AppInit { value, aux: None, flags: None, items }
+        // On several GPUs, the remote filter: the smallest level sent to every vertex.
+        let flags = (ag.gpus() > 1).then(|| vec![UNREACHED; ag.old_of.len()]);
+        AppInit { value, aux: None, flags, items }
     }
     /// Each reachable vertex expanded once (a BSP or sequential BFS's work).
     fn ideal_visits(&self, graph: &Csr) -> (u64, &'static str) {

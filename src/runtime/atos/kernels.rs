@@ -41,13 +41,17 @@
 //! (one push per finishing worker and target, as a warp or CTA leader batches it); in
 //! aggregated mode the pair goes to this GPU's aggregation queue for the target, which the
 //! aggregator kernel (running beside the workers) sends when it holds `BATCH_SIZE` bytes or
-//! after `WAIT_TIME` polls (seed 003 sec. III-A3).
+//! after `WAIT_TIME` polls (seed 003 sec. III-A3). A min-update (BFS) first passes the
+//! remote filter: a local atomic min on this GPU's copy of the vertex's value (`flags` over
+//! every new id), and only an update that lowered it goes out, as in Atos's own BFS; without
+//! it every remote arc costs a remote atomic.
 //!
 //! # Termination counting
-//! Every remote operation is counted in the sender's `ctl[SENT]` when issued and in the
-//! receiver's `ctl[RECV]` when resolved (the push landed, or the atomic changed nothing); a
-//! GPU publishes `IDLE` with `SEEN` = its `RECV` when it finds nothing to do. The host's
-//! detector ([`super::termination`]) decides from two identical reads.
+//! Every remote record is counted in the sender's `ctl[SENT_TO + h]` (mapped host memory,
+//! written only by the sender) when issued, and in the receiver's [`RECV_ARRIVED`] (device
+//! memory) when resolved (the push landed, or the atomic was applied); a GPU publishes
+//! `IDLE` with `SEEN` = its `RECV_ARRIVED` when it finds nothing to do. The host's detector
+//! ([`super::termination`]) decides from two identical reads.
 
 use super::graph::owner_of;
 use crate::backend::queue::{self, COUNTER_WORDS};
@@ -73,7 +77,10 @@ pub enum Slot {
     Value,
     /// `f32[n_local]` second value (PageRank's rank; one element otherwise).
     Aux,
-    /// `u32[n_local]` per-vertex flags (PageRank's "queued"; one element otherwise).
+    /// `u32[n_local]` per-vertex flags (PageRank's "queued"), or, for a `REMOTE_MIN`
+    /// application on several GPUs, `u32[n]` over every new id: the smallest value this GPU
+    /// sent to each remote vertex (the remote filter, see [`AtosOperator::REMOTE_MIN`]); one
+    /// element otherwise.
     Flags,
     /// Local queue items.
     LocalItems,
@@ -125,11 +132,18 @@ pub const PEER_ARGS: [usize; 3 * MAX_GPUS] = {
 /// Words of a receive queue's counter block: the queue's ([`COUNTER_WORDS`]), then per
 /// sending GPU `s` at `RECV_CONSUMED + s` the record slots (pairs, batch headers included) it
 /// consumed from `s`'s aggregator, which `s` reads to keep its batches within its share of
-/// the queue (flow control: an aggregated run never overflows a receive queue).
-pub const RECV_COUNTER_WORDS: usize = COUNTER_WORDS + MAX_GPUS;
+/// the queue (flow control: an aggregated run never overflows a receive queue); then, on a
+/// line of its own at [`RECV_ARRIVED`], the records that arrived at this GPU.
+pub const RECV_COUNTER_WORDS: usize = COUNTER_WORDS + MAX_GPUS + queue::LINE_WORDS;
 
 /// See [`RECV_COUNTER_WORDS`].
 pub const RECV_CONSUMED: usize = COUNTER_WORDS;
+
+/// Remote records resolved at this GPU (in its receive counter block, device memory): a
+/// sender adds to it after its records are visible here (a push landed, a remote atomic
+/// done), and after it published them in its `ctl::SENT_TO` (see [`super::termination`]).
+/// The GPU reads it before it checks its queues (its `ctl::SEEN` when idle).
+pub const RECV_ARRIVED: usize = COUNTER_WORDS + MAX_GPUS;
 
 /// The task tag bit of a queue item (colouring's check task: a tag, not a sign, so that
 /// vertex 0 can carry it, seed 004 sec. 5.3).
@@ -183,24 +197,30 @@ pub mod state {
     pub const BLOCKED: usize = SENT_TO + super::MAX_GPUS;
     /// Aggregator polls that held a batch back for want of credit at its target.
     pub const AGG_WAITS: usize = BLOCKED + 1;
+    /// Remote updates of a `REMOTE_MIN` application left unsent by the remote filter (this
+    /// GPU had already sent the owner a value at most as large).
+    pub const FILTERED: usize = AGG_WAITS + 1;
     /// Length.
-    pub const LEN: usize = AGG_WAITS + 1;
+    pub const LEN: usize = FILTERED + 1;
 }
 
 /// The mapped control block (`u64` indices): per GPU `g` at `g * STRIDE`, then the stop flag.
+///
+/// Every word has one writer and is written with plain stores: kernels never apply atomics
+/// to it (a system-scope atomic on mapped host memory is not allowed where the host has no
+/// native atomics with the GPU, e.g. over PCIe, and compute-sanitizer rejects it).
 pub mod ctl {
-    /// Remote records this GPU sent.
-    pub const SENT: usize = 0;
-    /// Remote records resolved at this GPU.
-    pub const RECV: usize = 1;
     /// 1 when the GPU found nothing to do (no queued item, no busy worker, sweep clean).
-    pub const IDLE: usize = 2;
-    /// Its `RECV` when it published `IDLE`.
-    pub const SEEN: usize = 3;
+    pub const IDLE: usize = 0;
+    /// Its [`super::RECV_ARRIVED`] when it published `IDLE`, read before it checked its queues.
+    pub const SEEN: usize = 1;
     /// 1 when one of its queues refused items.
-    pub const OVERFLOW: usize = 4;
+    pub const OVERFLOW: usize = 2;
+    /// First of [`super::MAX_GPUS`] words: per GPU `h`, the remote records this GPU sent to
+    /// `h` so far (published before they are counted in `h`'s `RECV_ARRIVED`).
+    pub const SENT_TO: usize = 8;
     /// Words per GPU.
-    pub const STRIDE: usize = 8;
+    pub const STRIDE: usize = SENT_TO + super::MAX_GPUS;
     /// Index of the stop flag for `gpus` GPUs.
     pub const fn stop(gpus: usize) -> usize {
         gpus * STRIDE
@@ -208,6 +228,14 @@ pub mod ctl {
     /// Length for `gpus` GPUs.
     pub const fn len(gpus: usize) -> usize {
         gpus * STRIDE + 1
+    }
+    /// Records every GPU published as sent to GPU `g`, in `block` of `gpus` GPUs.
+    pub fn sent_to(block: &[u64], gpus: usize, g: usize) -> u64 {
+        (0..gpus).filter_map(|y| block.get(y * STRIDE + SENT_TO + g)).sum()
+    }
+    /// Records GPU `g` published as sent to any GPU.
+    pub fn sent_by(block: &[u64], gpus: usize, g: usize) -> u64 {
+        (0..gpus).filter_map(|h| block.get(g * STRIDE + SENT_TO + h)).sum()
     }
 }
 
@@ -362,7 +390,11 @@ pub trait AtosOperator: 'static {
     /// Whether `kernels/atos.cu` has its worker (`Self::KERNELS.worker`, same contract).
     const ON_CUDA: bool = false;
     /// Remote updates are atomic mins that push on improvement (BFS, direct mode); else
-    /// messages the owner applies when it pops them.
+    /// messages the owner applies when it pops them. Such updates are filtered where the
+    /// application's `flags` cover every new id (its [`super::AtosApp::init`] gives them,
+    /// initialised to `u32::MAX`): an update goes to the owner, directly or aggregated, only
+    /// when it is below every value this GPU sent that vertex before (Atos's own BFS does
+    /// the same with its local copy of every level).
     const REMOTE_MIN: bool;
     /// Remote updates in direct mode are `f32` atomic adds on the owner's value word (its
     /// bits hold an `f32`: PageRank's residual), pushing nothing: the owner's sweep finds
@@ -524,6 +556,10 @@ fn write_table(table: &mut [u32], fetch: usize, busy: &[Busy]) {
     }
 }
 
+/// `u64` words of scratch the CUDA workers keep in the worker table's buffer (`X_WORDS` in
+/// `kernels/atos.cu`): the buffer holds at least twice as many `u32`s.
+pub const CUDA_SCRATCH_WORDS: usize = 144;
+
 /// Workers the table can hold for `fetch` items each.
 pub fn table_capacity(table_len: usize, fetch: usize) -> usize {
     table_len.saturating_sub(1) / (2 + 2 * fetch)
@@ -553,6 +589,28 @@ fn peers(ids: &[BufferId], gpus: usize) -> Result<Peers, BackendError> {
         recv.push(QueueRef { items: at(peer_slot(h) + 1)?, counters: at(peer_slot(h) + 2)? });
     }
     Ok(Peers { value, recv })
+}
+
+/// The remote filter of `REMOTE_MIN` applications (Atos's own BFS keeps a local copy of
+/// every vertex's level and issues a remote atomic min only when its local atomic min on
+/// that copy improved): `shadow` holds, per new id, the smallest value this GPU sent to the
+/// vertex's owner. True when `val` is below it (recorded, to be sent); false when the owner
+/// already has a value at most `val` from this GPU, so the update cannot improve it. A
+/// shadow that does not cover `t` (one GPU, or an application without one) sends all.
+fn sent_lower(shadow: &mut [u32], t: u32, val: u32) -> bool {
+    match shadow.get_mut(t as usize) {
+        Some(s) if val >= *s => false,
+        Some(s) => {
+            *s = val;
+            true
+        }
+        None => true,
+    }
+}
+
+/// The termination count of `n` records resolved at GPU `h` (its `RECV_ARRIVED`).
+fn arrived(peers: &Peers, h: usize, n: u64) -> Notify {
+    Notify { buffer: peers.recv[h].counters, index: RECV_ARRIVED, amount: n }
 }
 
 /// Whether this GPU has nothing to do (queues, workers, aggregation, sweep).
@@ -593,7 +651,6 @@ fn worker_kernel<Op: AtosOperator>(ctx: &mut KernelContext<'_>) -> Result<(), Ba
     }
     let ids = ctx.buffer_ids.to_vec();
     let peer_ids = peers(&ids, gpus)?;
-    let ctl_id = ids[Slot::Ctl as usize];
     let (step, seed, resident) = (ctx.step, ctx.seed, ctx.resident_threads);
     let n_bufs = ctx.buffers.len();
     if n_bufs < peer_slot(gpus) {
@@ -631,12 +688,6 @@ fn worker_kernel<Op: AtosOperator>(ctx: &mut KernelContext<'_>) -> Result<(), Ba
         ctx.effects.next = StepNext::Done;
         return Ok(());
     }
-    let seen = ctl_block[mine + ctl::RECV];
-    if seen != st_block[state::LAST_RECV] {
-        // Remote records landed since the last step (atomic adds push nothing): sweep again.
-        st_block[state::LAST_RECV] = seen;
-        st_block[state::CLEAN] = 0;
-    }
     let peer_values: Vec<&[u32]> = (0..gpus)
         .map(|h| if h == gpu { Ok(&[][..]) } else { rest[3 * h].as_u32() })
         .collect::<Result<_, _>>()?;
@@ -659,6 +710,12 @@ fn worker_kernel<Op: AtosOperator>(ctx: &mut KernelContext<'_>) -> Result<(), Ba
         Queue { items: local_items.as_u32_mut()?, counters: local_counters.as_u64_mut()? };
     let mut low = Queue { items: low_items.as_u32_mut()?, counters: low_counters.as_u64_mut()? };
     let mut recv = Queue { items: recv_items.as_u32_mut()?, counters: recv_counters.as_u64_mut()? };
+    let seen = recv.counters.get(RECV_ARRIVED).copied().unwrap_or(0);
+    if seen != st_block[state::LAST_RECV] {
+        // Remote records landed since the last step (atomic adds push nothing): sweep again.
+        st_block[state::LAST_RECV] = seen;
+        st_block[state::CLEAN] = 0;
+    }
     let agg_items = agg_items.as_u32_mut()?;
     let agg_counters = agg_counters.as_u64_mut()?;
     let table = workers.as_u32_mut()?;
@@ -814,7 +871,7 @@ fn worker_kernel<Op: AtosOperator>(ctx: &mut KernelContext<'_>) -> Result<(), Ba
     let mut rng = ChaCha8Rng::seed_from_u64(seed);
     finished.shuffle(&mut rng);
     let mut remote = Vec::new();
-    let mut sent = 0u64;
+    let mut sent_to = vec![0u64; gpus];
     let mut updates = 0u64;
     let mut emit = Emit::default();
     let mut swept_total = 0u64;
@@ -887,6 +944,11 @@ fn worker_kernel<Op: AtosOperator>(ctx: &mut KernelContext<'_>) -> Result<(), Ba
             updates += 1;
             let h = owner_of(st.bases, t);
             let t_local = t - st.bases[h];
+            if h != gpu && Op::REMOTE_MIN && !sent_lower(st.flags, t, val) {
+                // This GPU already sent the owner a value at most `val`.
+                st_block[state::FILTERED] += 1;
+                continue;
+            }
             if h == gpu {
                 st_block[state::CLEAN] = 0;
                 if let Some(p) = Op::apply(&mut st, t_local, val)
@@ -911,16 +973,11 @@ fn worker_kernel<Op: AtosOperator>(ctx: &mut KernelContext<'_>) -> Result<(), Ba
                     op: AtomicOp::Add,
                     value: Word::F32(f32::from_bits(val)),
                     fetch: Fetch::Discard,
-                    notify: Some(Notify {
-                        buffer: ctl_id,
-                        index: h * ctl::STRIDE + ctl::RECV,
-                        amount: 1,
-                    }),
+                    notify: Some(arrived(&peer_ids, h, 1)),
                 });
-                sent += 1;
+                sent_to[h] += 1;
             } else if Op::REMOTE_MIN {
-                let notify =
-                    Some(Notify { buffer: ctl_id, index: h * ctl::STRIDE + ctl::RECV, amount: 1 });
+                let notify = Some(arrived(&peer_ids, h, 1));
                 remote.push(RemoteOp::Atomic {
                     buffer: peer_ids.value[h],
                     index: t_local as usize,
@@ -933,7 +990,7 @@ fn worker_kernel<Op: AtosOperator>(ctx: &mut KernelContext<'_>) -> Result<(), Ba
                     })),
                     notify,
                 });
-                sent += 1;
+                sent_to[h] += 1;
             } else {
                 pairs_by_target[h].extend([t_local, val]);
             }
@@ -943,15 +1000,11 @@ fn worker_kernel<Op: AtosOperator>(ctx: &mut KernelContext<'_>) -> Result<(), Ba
                 continue;
             }
             let n = items.len() as u64 / 2;
-            sent += n;
+            sent_to[h] += n;
             remote.push(RemoteOp::Push {
                 queue: peer_ids.recv[h],
                 items,
-                notify: Some(Notify {
-                    buffer: ctl_id,
-                    index: h * ctl::STRIDE + ctl::RECV,
-                    amount: n,
-                }),
+                notify: Some(arrived(&peer_ids, h, n)),
             });
         }
         for (item, p) in emit.pushes.drain(..) {
@@ -991,9 +1044,11 @@ fn worker_kernel<Op: AtosOperator>(ctx: &mut KernelContext<'_>) -> Result<(), Ba
     }
     st_block[state::THRESHOLD] = threshold;
     st_block[state::PUSHES] += pushes;
-    st_block[state::SENT] += sent;
+    st_block[state::SENT] += sent_to.iter().sum::<u64>();
     st_block[state::STEPS] += 1;
-    ctl_block[mine + ctl::SENT] += sent;
+    for (h, n) in sent_to.iter().enumerate() {
+        ctl_block[mine + ctl::SENT_TO + h] += n;
+    }
     if persistent {
         for q in [&mut local, &mut low, &mut recv] {
             q.compact();
@@ -1068,7 +1123,6 @@ fn aggregator_kernel(ctx: &mut KernelContext<'_>) -> Result<(), BackendError> {
     }
     let ids = ctx.buffer_ids.to_vec();
     let peer_ids = peers(&ids, gpus)?;
-    let ctl_id = ids[Slot::Ctl as usize];
     let buffers = &mut *ctx.buffers;
     if buffers.len() < SLOTS {
         return Err(kernel_error(kernel, "too few buffers".into()));
@@ -1143,12 +1197,9 @@ fn aggregator_kernel(ctx: &mut KernelContext<'_>) -> Result<(), BackendError> {
             remote.push(RemoteOp::Push {
                 queue: peer_ids.recv[h],
                 items: batch,
-                notify: Some(Notify {
-                    buffer: ctl_id,
-                    index: h * ctl::STRIDE + ctl::RECV,
-                    amount: n,
-                }),
+                notify: Some(arrived(&peer_ids, h, n)),
             });
+            ctl_block[gpu * ctl::STRIDE + ctl::SENT_TO + h] += n;
             st_block[state::BATCHES] += 1;
             if !full {
                 st_block[state::AGG_POLLS + h] = 0;
@@ -1161,7 +1212,6 @@ fn aggregator_kernel(ctx: &mut KernelContext<'_>) -> Result<(), BackendError> {
         pending_after += queue::pending(seg);
     }
     st_block[state::SENT] += sent_pairs;
-    ctl_block[gpu * ctl::STRIDE + ctl::SENT] += sent_pairs;
     ctx.effects.items = sent_pairs;
     ctx.effects.bytes_read = sent_pairs * 8;
     ctx.effects.atomics = remote.len() as u64;
@@ -1184,6 +1234,7 @@ mod tests {
             ("AT_STATE", Slot::State as usize),
             ("AT_CTL", Slot::Ctl as usize),
             ("AT_SLOTS", SLOTS),
+            ("X_WORDS", CUDA_SCRATCH_WORDS),
             ("AT_MAX_GPUS", MAX_GPUS),
             ("Q_END", queue::END),
             ("Q_END_ALLOC", queue::END_ALLOC),
@@ -1212,9 +1263,10 @@ mod tests {
             ("ST_SENT_TO", state::SENT_TO),
             ("ST_BLOCKED", state::BLOCKED),
             ("ST_AGG_WAITS", state::AGG_WAITS),
+            ("ST_FILTERED", state::FILTERED),
             ("ST_LEN", state::LEN),
-            ("C_SENT", ctl::SENT),
-            ("C_RECV", ctl::RECV),
+            ("C_SENT_TO", ctl::SENT_TO),
+            ("AT_RECV_ARRIVED", RECV_ARRIVED),
             ("C_IDLE", ctl::IDLE),
             ("C_SEEN", ctl::SEEN),
             ("C_OVERFLOW", ctl::OVERFLOW),
@@ -1257,6 +1309,19 @@ mod tests {
         ] {
             assert!(crate::backend::cuda::kernels::source_defines(source, op), "{op}");
         }
+    }
+
+    #[test]
+    fn the_remote_filter_passes_only_values_below_every_one_sent() {
+        let mut shadow = vec![u32::MAX; 4];
+        let sent: Vec<bool> = [(2, 7), (2, 7), (2, 9), (2, 5), (1, 9), (2, 6)]
+            .iter()
+            .map(|&(t, v)| sent_lower(&mut shadow, t, v))
+            .collect();
+        assert_eq!(sent, [true, false, false, true, true, false]);
+        assert_eq!(shadow, [u32::MAX, 9, 5, u32::MAX]);
+        // A shadow that does not cover the vertex (one GPU, no filter) sends everything.
+        assert!(sent_lower(&mut [], 3, 1) && sent_lower(&mut [0], 3, 1));
     }
 
     #[test]

@@ -16,8 +16,8 @@
 //!   running beside the workers on a slice of the GPU's SMs (`BATCH_SIZE` bytes, `WAIT_TIME`
 //!   polls; eager mode is a small `WAIT_TIME`). Over InfiniBand all traffic must go through
 //!   the aggregator (no remote atomic min there);
-//! - the host detects termination from counters in mapped host memory
-//!   ([`termination`]) and raises a stop flag; it never blocks on the OS (it polls with
+//! - the host detects termination from words in mapped host memory, which kernels write
+//!   with plain stores ([`termination`]), and raises a stop flag; it never blocks on the OS (it polls with
 //!   [`Backend::host_work`], charged in virtual time on the simulator).
 //!
 //! Architecture invariant: the runtime names no algorithm. An algorithm gives an
@@ -413,6 +413,8 @@ pub struct AtosGpuReport {
     /// Aggregator polls that held a batch back until its target's receive queue consumed
     /// earlier ones (flow control).
     pub aggregator_waits: u64,
+    /// Remote min-updates the remote filter kept home (see [`kernels::AtosOperator::REMOTE_MIN`]).
+    pub filtered: u64,
 }
 
 /// Atos's own account of a run.
@@ -748,7 +750,7 @@ fn run_once<B: Backend + ?Sized>(
                 if !persistent {
                     for g in 0..gpus {
                         let i = g as usize;
-                        let recv = ctl_now[i * ctl::STRIDE + ctl::RECV];
+                        let recv = ctl::sent_to(&ctl_now, k, i);
                         if !running[i] && recv != recv_at_launch[i] {
                             recv_at_launch[i] = recv;
                             launch_worker(backend, g, false, worker_token(g))?;
@@ -812,7 +814,7 @@ fn run_once<B: Backend + ?Sized>(
                         stop(backend, ctl_block, k)?;
                         stopped = true;
                     } else if !idle {
-                        recv_at_launch[i] = ctl_now[i * ctl::STRIDE + ctl::RECV];
+                        recv_at_launch[i] = ctl::sent_to(&ctl_now, k, i);
                         launch_worker(backend, g, false, worker_token(g))?;
                         running[i] = true;
                         launches[i] += 1;
@@ -933,6 +935,7 @@ fn run_once<B: Backend + ?Sized>(
             popped: s[state::POPPED],
             blocked: s[state::BLOCKED],
             aggregator_waits: s[state::AGG_WAITS],
+            filtered: s[state::FILTERED],
         })
         .collect();
     if let Some((g, r)) = per_gpu.iter().enumerate().find(|(_, r)| r.initial + r.pushes != r.popped)
@@ -1260,7 +1263,7 @@ fn upload_gpu<B: Backend + ?Sized>(
     let workers = backend.alloc(
         d,
         ElemType::U32,
-        kernels::table_words(workers, options.fetch()),
+        kernels::table_words(workers, options.fetch()).max(2 * kernels::CUDA_SCRATCH_WORDS),
         "atos workers",
     )?;
     let mut st = vec![0u64; state::LEN];

@@ -1,32 +1,50 @@
 //! Termination detection for Atos (neither paper specifies one; this is ours).
 //!
-//! Every GPU `g` keeps, in mapped host memory the host reads without stream order:
-//! - `SENT[g]`: remote records it issued (counted before they leave);
-//! - `RECV[g]`: remote records resolved at `g` (incremented *after* a pushed batch is visible
-//!   in its receive queue, or when a remote atomic aimed at it changed nothing);
+//! Every GPU `g` publishes, in mapped host memory the host reads without stream order, with
+//! plain stores (it is the only writer of its words; no kernel applies an atomic to host
+//! memory, which PCIe hosts do not support from the GPU):
+//! - `SENT_TO[g][h]`: remote records it sent to GPU `h`, published *before* they are counted
+//!   at `h`;
 //! - `IDLE[g]`, `SEEN[g]`: it found no queued item, no busy worker, nothing waiting in its
 //!   aggregation queues (and, for a sweeping algorithm, a clean sweep of all its vertices),
-//!   having read `RECV[g] = SEEN[g]` *before* looking at its queues.
+//!   having read its arrival count `ARRIVED[g] = SEEN[g]` *before* looking at its queues.
 //!
-//! The host reads all of them twice (two "waves"), some time apart, and declares
-//! termination when both waves are identical, every GPU is idle with `SEEN == RECV`, and
-//! `sum SENT == sum RECV`. Then it raises the stop flag.
+//! `ARRIVED[g]` (`kernels::RECV_ARRIVED`, in `g`'s device memory) is raised by a sender after
+//! its records are visible at `g` (pushed into its receive queue, or applied by a remote
+//! atomic) and after the sender published them in `SENT_TO`. The host reads the block twice
+//! (two "waves"), some time apart, and declares termination when both waves are identical,
+//! every GPU is idle, and every GPU's `SEEN[g]` equals `sum_y SENT_TO[y][g]`. Then it raises
+//! the stop flag.
 //!
-//! Why this is safe (all counters only grow): let `T` be the instant between the waves.
-//! Work only appears at a GPU through its receive queue (its own queues are empty and no
-//! worker of it is busy when idle, and a GPU with nothing creates nothing), and every arrival
-//! raises its `RECV` after the items are visible. `RECV[g]` equal in both waves means nothing
-//! arrived at `g` in between, and `SEEN[g] == RECV[g]` means `g` found itself idle after its
-//! last arrival (it read `RECV` before checking its queues, so an arrival it missed would
-//! show as `SEEN < RECV`); hence `g` was idle throughout the interval, at `T` included. At
-//! `T` the records in flight are `sum SENT - sum RECV` (their `SENT` equal in both waves too)
-//! `= 0`. So at `T` no GPU has work and nothing is in flight: nothing can ever create work
-//! again. Conversely, once the computation has finished every GPU publishes idle with its
-//! final `RECV` and every record resolves, so two later waves agree: the detector fires.
+//! Why this is safe. Suppose the host fires but some GPU has work at an instant `T` between
+//! the waves. A GPU with nothing to do creates nothing, and work only appears at a GPU through
+//! an arrival (its own queues were empty and no worker of it busy when it found itself
+//! idle). So some GPU got an arrival after the idleness check it published; take the
+//! earliest such arrival, a record `R` from `y` to `x`. `x`'s check missed `R`, so `R` is not
+//! in `SEEN[x]` (`x` read `ARRIVED[x]` before its queues, and `R` is counted there only after
+//! it is visible). `R` is in `SENT_TO[y][x]` as the host read it: `y` publishes before it
+//! counts and, in the CUDA workers, a team keeps a unit of work open from its first
+//! uncounted operation until it has counted it, so `y`'s published check came after that
+//! publication (had `y` sent `R` after its check, `y` would have had work after it, hence an
+//! earlier arrival). For `SEEN[x]` to equal the sum, some record `R'` to `x` must be in
+//! `SEEN[x]` but not in its sender `y'`'s published `SENT_TO[y'][x]`; but `y'` publishes
+//! before it counts, so `y'` published after its published check, which needs work of `y'`
+//! after that check: an arrival at `y'` before `R'` was counted, so before `x`'s check, so
+//! before `R`. That contradicts `R` being the earliest. Conversely, once the computation has
+//! finished every sender publishes, every GPU counts what it received and publishes idle with
+//! it, so two later waves agree and the detector fires.
+//!
+//! Late counting (the CUDA workers). A team keeps its remote operations' counts in shared
+//! memory while it finds work and publishes and counts them only when it runs out of work or
+//! every 16 rounds (a few system-scope fences and stores then, instead of per round); the unit it
+//! keeps open meanwhile (`X_OPENED` / `X_CLOSED` in `kernels/atos.cu`) is what the argument
+//! above needs. Uncounted operations only delay termination: every team flushes before it
+//! idles.
 
 use super::kernels::ctl;
 
-/// One read of every GPU's counters: `(sent, recv, idle, seen)` per GPU.
+/// One read of every GPU's words: per GPU `(records it sent, records sent to it, idle,
+/// seen)`, the sums over the `SENT_TO` matrix as published.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Wave(pub Vec<[u64; 4]>);
 
@@ -37,18 +55,21 @@ impl Wave {
             (0..gpus)
                 .map(|g| {
                     let at = |i: usize| ctl_block.get(g * ctl::STRIDE + i).copied().unwrap_or(0);
-                    [at(ctl::SENT), at(ctl::RECV), at(ctl::IDLE), at(ctl::SEEN)]
+                    [
+                        ctl::sent_by(ctl_block, gpus, g),
+                        ctl::sent_to(ctl_block, gpus, g),
+                        at(ctl::IDLE),
+                        at(ctl::SEEN),
+                    ]
                 })
                 .collect(),
         )
     }
 
-    /// Whether this wave alone looks terminated (all idle with nothing missed, nothing in
-    /// flight).
+    /// Whether this wave alone looks terminated: every GPU idle, having seen every record
+    /// published as sent to it.
     pub fn looks_done(&self) -> bool {
-        let sent: u64 = self.0.iter().map(|g| g[0]).sum();
-        let recv: u64 = self.0.iter().map(|g| g[1]).sum();
-        sent == recv && self.0.iter().all(|g| g[2] == 1 && g[3] == g[1])
+        self.0.iter().all(|g| g[2] == 1 && g[3] == g[1])
     }
 }
 
@@ -74,13 +95,15 @@ impl Detector {
 mod tests {
     use super::*;
 
-    fn block(gpus: &[[u64; 4]]) -> Vec<u64> {
-        let mut b = vec![0; ctl::len(gpus.len())];
-        for (g, v) in gpus.iter().enumerate() {
-            b[g * ctl::STRIDE + ctl::SENT] = v[0];
-            b[g * ctl::STRIDE + ctl::RECV] = v[1];
-            b[g * ctl::STRIDE + ctl::IDLE] = v[2];
-            b[g * ctl::STRIDE + ctl::SEEN] = v[3];
+    /// A control block: `sent[y][h]` records from `y` to `h`, then `(idle, seen)` per GPU.
+    fn block(sent: &[&[u64]], state: &[[u64; 2]]) -> Vec<u64> {
+        let mut b = vec![0; ctl::len(state.len())];
+        for (g, v) in state.iter().enumerate() {
+            b[g * ctl::STRIDE + ctl::IDLE] = v[0];
+            b[g * ctl::STRIDE + ctl::SEEN] = v[1];
+            for (h, &n) in sent[g].iter().enumerate() {
+                b[g * ctl::STRIDE + ctl::SENT_TO + h] = n;
+            }
         }
         b
     }
@@ -88,26 +111,35 @@ mod tests {
     #[test]
     fn two_identical_quiet_waves_are_needed() {
         let mut d = Detector::default();
-        let quiet = block(&[[3, 2, 1, 2], [2, 3, 1, 3]]);
+        // gpu0 sent 3 records to gpu1, gpu1 sent 2 to gpu0; both saw them.
+        let quiet = block(&[&[0, 3], &[2, 0]], &[[1, 2], [1, 3]]);
+        assert_eq!(Wave::read(&quiet, 2).0, vec![[3, 2, 1, 2], [2, 3, 1, 3]]);
         assert!(!d.observe(Wave::read(&quiet, 2)), "one wave is not enough");
         assert!(d.observe(Wave::read(&quiet, 2)));
     }
 
     #[test]
-    fn in_flight_records_missed_arrivals_and_busy_gpus_block_it() {
-        for gpus in [
-            [[3, 2, 1, 2], [2, 2, 1, 2]], // one record in flight
-            [[3, 2, 1, 2], [2, 3, 1, 2]], // gpu 1 went idle before its last arrival
-            [[3, 2, 1, 2], [2, 3, 0, 3]], // gpu 1 busy
+    fn unseen_records_and_busy_gpus_block_it() {
+        for (sent, state) in [
+            // gpu1 went idle before the last of gpu0's records arrived.
+            ([[0u64, 3], [2, 0]], [[1, 2], [1, 2]]),
+            // gpu1 busy.
+            ([[0, 3], [2, 0]], [[1, 2], [0, 3]]),
+            // The totals agree but not per GPU: gpu0 saw one record less than it was sent
+            // and gpu1 one more (the proof needs the per-GPU equality, not the totals).
+            ([[0, 1], [1, 0]], [[1, 0], [1, 2]]),
         ] {
-            let b = block(&gpus);
+            let s: Vec<&[u64]> = sent.iter().map(|r| &r[..]).collect();
+            let b = block(&s, &state);
             let mut d = Detector::default();
-            assert!(!d.observe(Wave::read(&b, 2)) && !d.observe(Wave::read(&b, 2)), "{gpus:?}");
+            assert!(!d.observe(Wave::read(&b, 2)) && !d.observe(Wave::read(&b, 2)), "{state:?}");
         }
         // A change between the waves restarts the count.
         let mut d = Detector::default();
-        d.observe(Wave::read(&block(&[[1, 1, 1, 1]]), 1));
-        assert!(!d.observe(Wave::read(&block(&[[2, 2, 1, 2]]), 1)));
-        assert!(d.observe(Wave::read(&block(&[[2, 2, 1, 2]]), 1)));
+        let before = block(&[&[0, 1], &[0, 0]], &[[1, 0], [1, 0]]);
+        let done = block(&[&[0, 1], &[0, 0]], &[[1, 0], [1, 1]]);
+        assert!(!d.observe(Wave::read(&before, 2)));
+        assert!(!d.observe(Wave::read(&done, 2)), "the wave before differs");
+        assert!(d.observe(Wave::read(&done, 2)));
     }
 }

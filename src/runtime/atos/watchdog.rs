@@ -94,10 +94,11 @@ pub fn stall_message(
     let mut counters = Vec::new();
     for (g, s) in gpus.iter().enumerate() {
         let c = |i: usize| s.ctl.get(i).copied().unwrap_or(0);
+        let sent: u64 = (0..gpus.len()).map(|h| c(ctl::SENT_TO + h)).sum();
+        let sent_here: u64 =
+            gpus.iter().map(|y| y.ctl.get(ctl::SENT_TO + g).copied().unwrap_or(0)).sum();
         let mut line = format!(
-            "gpu{g}: sent {} recv {} idle {} seen {} overflow {}",
-            c(ctl::SENT),
-            c(ctl::RECV),
+            "gpu{g}: sent {sent} sent here {sent_here} idle {} seen {} overflow {}",
             c(ctl::IDLE),
             c(ctl::SEEN),
             c(ctl::OVERFLOW)
@@ -233,8 +234,8 @@ mod tests {
         st[state::BATCHES] = batches;
         st[state::POPPED] = 7;
         let mut ctl_words = vec![0; ctl::STRIDE];
-        ctl_words[ctl::SENT] = 3;
-        ctl_words[ctl::RECV] = 2;
+        ctl_words[ctl::SENT_TO] = 1;
+        ctl_words[ctl::SENT_TO + 1] = 2;
         GpuSnapshot {
             ctl: ctl_words,
             queues: vec![counters(5, 5, 5), counters(0, 0, 0), counters(0, 0, 0), agg],
@@ -259,7 +260,7 @@ mod tests {
             "no progress for 120.0 s",
             "gpu0 `atos_bfs_worker` (persistent)",
             "gpu1 `atos_aggregator`",
-            "gpu1: sent 3 recv 2 idle 0 seen 0 overflow 0",
+            "gpu1: sent 3 sent here 4 idle 0 seen 0 overflow 0",
             "aggregation queue to gpu0 start 0 end 6 end_alloc 6",
             "popped 7, aggregator batches 0",
             "SWITCHYARD_CUDA_WATCHDOG_S",
@@ -288,7 +289,7 @@ mod tests {
         let m = stall_message("atos_bfs_worker", false, false, MS, &[s, unread]);
         assert!(
             m.contains(
-                "gpu1: sent 0 recv 0 idle 0 seen 0 overflow 0; queue counters and \
+                "gpu1: sent 0 sent here 2 idle 0 seen 0 overflow 0; queue counters and \
                             state not read yet"
             ),
             "{m}"
