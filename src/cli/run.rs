@@ -49,7 +49,8 @@ pub struct RunOptions {
     pub source: Option<u64>,
     /// Partitioner: random, biased-random, seg, hash, metis, or auto (METIS on a road-like
     /// graph, largest degree at most 32; random otherwise). Default: auto for --runtime
-    /// groute (Groute partitions with METIS, seed 000 section 4.6.1), random otherwise.
+    /// groute and atos (Groute partitions with METIS, seed 000 section 4.6.1, and Atos's
+    /// evaluation uses the same partitions, seed 003 section IV), random otherwise.
     #[arg(long)]
     pub partitioner: Option<String>,
     /// Vertex duplication (seed 002 section III-C).
@@ -486,7 +487,8 @@ impl RunOptions {
             algorithm,
             params,
             partitioner: self.partitioner.clone().unwrap_or_else(|| {
-                if runtime == RuntimeKind::Groute { "auto" } else { "random" }.to_string()
+                let async_runtime = matches!(runtime, RuntimeKind::Groute | RuntimeKind::Atos);
+                if async_runtime { "auto" } else { "random" }.to_string()
             }),
             seed: self.seed,
             bsp: BspOptions {
