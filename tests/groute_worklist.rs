@@ -308,11 +308,11 @@ fn claim_4_groute_beats_bulk_synchronous_bfs_and_sssp_on_a_road_graph_on_the_m60
 /// about the one-GPU work in a tenth of the launches and a fraction of the time.
 #[test]
 fn groute_defaults_keep_bfs_on_two_gpus_of_a_road_grid_near_the_one_gpu_work() {
-    let spec = "grid2d:w=200,h=200,drop=0.1";
+    let spec = "grid2d:w=300,h=300,drop=0.1";
     let graph = generated(spec);
     let run = |gpus, partitioner: &str, auto_priority| {
         let mut c = config("dgx1-v100", gpus, Algorithm::Bfs);
-        c.spec.params.source = 100 * 200; // row 100, column 0
+        c.spec.params.source = 150 * 300; // row 150, column 0
         c.spec.partitioner = partitioner.into();
         c.spec.groute.fused = true;
         c.spec.groute.fused_max_rounds = 100_000;
@@ -326,7 +326,7 @@ fn groute_defaults_keep_bfs_on_two_gpus_of_a_road_grid_near_the_one_gpu_work() {
     let new = run(2, "auto", true);
     let groute = new.groute.as_ref().expect("groute report");
     assert_eq!(new.partition.partitioner, "metis");
-    assert_eq!(groute.priority_delta, Some(64));
+    assert_eq!(groute.priority_delta, Some(switchyard::algo::bfs::AUTO_PRIORITY_DELTA_LEVELS));
     assert_eq!(one.groute.as_ref().expect("groute report").priority_delta, None, "one GPU");
     let items = |r: &switchyard::driver::report::RunReport| r.work.work_items;
     assert!(items(&old) >= 5 * items(&one), "old {} vs one GPU {}", items(&old), items(&one));

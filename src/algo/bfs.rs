@@ -103,10 +103,12 @@ impl WorklistApp for Bfs {
 /// 4600 x 4600 road grid over 2 METIS parts (`grid2d:w=4600,h=4600,drop=0.1`, dgx1-v100,
 /// fused): off, 273.9M work items and 257 ms; 16 levels, 21.16M items, 287 threshold
 /// raises, 33.8 ms; 64 levels, 21.19M items, 71 raises, 25.0 ms; 256 levels, 21.60M items,
-/// 17 raises, 25.2 ms; 1024 levels, 30.5M items (one GPU: 21.16M items, 23.8 ms). 64 keeps
-/// the extra work under 1 % with few consensus rounds, and stays safer on a random
-/// partition (where the extra work grows with the step).
-pub const AUTO_PRIORITY_DELTA_LEVELS: u64 = 64;
+/// 17 raises, 25.2 ms; 1024 levels, 30.5M items (one GPU: 21.16M items, 23.8 ms). On
+/// luxembourg_osm and the 1000 x 1000 grid 256 is faster than 64 at 2 and 4 GPUs (3.30 vs
+/// 3.37 ms, 4.34 vs 4.86 ms at 2). On two real H100s (call c11, step 64) each raise cost about
+/// 300 us of idle GPU (21 ms idle for 71 raises on the 4600 grid, 110 ms in all against 69 on
+/// one GPU): 256 cuts the raises fourfold for about 2 % more work.
+pub const AUTO_PRIORITY_DELTA_LEVELS: u64 = 256;
 
 /// BFS's worklist callbacks (`kernels/groute_worklist.cu` has the CUDA functor).
 pub struct BfsWorklist;
