@@ -90,9 +90,10 @@ extern "C" __global__ void bsp_merge__pre(const SyArgs a) {
             sy_fail(a, SY_ERR_MERGE_ROOM, p, sy_u64(a, 5 + p));
 }
 
-extern "C" __global__ void __launch_bounds__(SY_BLOCK) bsp_merge(const SyArgs a) {
+// One package of len (id, value bits) pairs into values; owned vertices that improve (min)
+// or pass the threshold (add) join the next frontier. Returns the pairs this thread took.
+__device__ u64 bsp_merge_package(const SyArgs &a, const u32 *package, u64 len) {
     u32 gpu = sy_u32(a, 0);
-    u32 peers = sy_u32(a, 1);
     u32 stamp = sy_u32(a, 2);
     u32 combiner = sy_u32(a, 3);
     double threshold = sy_f64(a, 4);
@@ -103,30 +104,63 @@ extern "C" __global__ void __launch_bounds__(SY_BLOCK) bsp_merge(const SyArgs a)
     const u32 *owner = sy_buf<const u32>(a, S_OWNER);
     const u64 stride = (u64)gridDim.x * blockDim.x;
     u64 items = 0;
+    for (u64 i = (u64)blockIdx.x * blockDim.x + threadIdx.x; i < len; i += stride) {
+        items++;
+        u32 v = package[2 * i];
+        u32 bits = package[2 * i + 1];
+        bool activates;
+        if (combiner == SY_ADD_F32) {
+            float now = atomicAdd((float *)&values[v], __uint_as_float(bits)) + __uint_as_float(bits);
+            activates = (double)now > threshold;
+        } else if (combiner == SY_ADD_F64) {
+            double x = (double)__uint_as_float(bits);
+            activates = atomicAdd((double *)values + v, x) + x > threshold;
+        } else if (combiner == SY_ASSIGN) {
+            values[v] = bits;  // only the owner sends a vertex: one writer
+            activates = false;
+        } else {
+            activates = bits < atomicMin(&values[v], bits);
+        }
+        if (activates && owner[v] == gpu && atomicExch(&marker[v], stamp) != stamp)
+            sy_push(a, &counters[1], next, a.len[S_FIN], v);
+    }
+    return items;
+}
+
+extern "C" __global__ void __launch_bounds__(SY_BLOCK) bsp_merge(const SyArgs a) {
+    u32 peers = sy_u32(a, 1);
+    u64 items = 0;
     for (u32 p = 0; p < peers; p++) {
         u64 len = sy_u64(a, 5 + p);
         if (2 * len > a.len[S_FIXED + p]) continue;  // the pre-pass reported it
-        const u32 *package = sy_buf<const u32>(a, S_FIXED + p);
-        for (u64 i = (u64)blockIdx.x * blockDim.x + threadIdx.x; i < len; i += stride) {
-            items++;
-            u32 v = package[2 * i];
-            u32 bits = package[2 * i + 1];
-            bool activates;
-            if (combiner == SY_ADD_F32) {
-                float now = atomicAdd((float *)&values[v], __uint_as_float(bits)) + __uint_as_float(bits);
-                activates = (double)now > threshold;
-            } else if (combiner == SY_ADD_F64) {
-                double x = (double)__uint_as_float(bits);
-                activates = atomicAdd((double *)values + v, x) + x > threshold;
-            } else if (combiner == SY_ASSIGN) {
-                values[v] = bits;  // only the owner sends a vertex: one writer
-                activates = false;
-            } else {
-                activates = bits < atomicMin(&values[v], bits);
-            }
-            if (activates && owner[v] == gpu && atomicExch(&marker[v], stamp) != stamp)
-                sy_push(a, &counters[1], next, a.len[S_FIN], v);
-        }
+        items += bsp_merge_package(a, sy_buf<const u32>(a, S_FIXED + p), len);
+    }
+    sy_count(a, items, 0, items);
+}
+
+// Scalars: gpu u32, peers u32, stamp u32, combiner u32, threshold f64. Buffers: the 14
+// fixed slots, then per peer p its send package toward this GPU (in p's memory, read
+// through peer access; this GPU's own slot is not read), then per peer p its counter block
+// ([2 + gpu] the package's length, written by p's bsp_split, which the stream waited for).
+extern "C" __global__ void bsp_merge_peer__pre(const SyArgs a) {
+    u32 gpu = sy_u32(a, 0);
+    u32 peers = sy_u32(a, 1);
+    for (u32 p = 0; p < peers; p++) {
+        if (p == gpu) continue;
+        u64 len = sy_buf<const u64>(a, S_FIXED + peers + p)[2 + gpu];
+        if (2 * len > a.len[S_FIXED + p]) sy_fail(a, SY_ERR_MERGE_ROOM, p, len);
+    }
+}
+
+extern "C" __global__ void __launch_bounds__(SY_BLOCK) bsp_merge_peer(const SyArgs a) {
+    u32 gpu = sy_u32(a, 0);
+    u32 peers = sy_u32(a, 1);
+    u64 items = 0;
+    for (u32 p = 0; p < peers; p++) {
+        if (p == gpu) continue;
+        u64 len = sy_buf<const u64>(a, S_FIXED + peers + p)[2 + gpu];
+        if (2 * len > a.len[S_FIXED + p]) continue;  // the pre-pass reported it
+        items += bsp_merge_package(a, sy_buf<const u32>(a, S_FIXED + p), len);
     }
     sy_count(a, items, 0, items);
 }

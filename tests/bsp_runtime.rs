@@ -9,7 +9,7 @@ use switchyard::algo::{Algorithm, AlgorithmParams};
 use switchyard::driver::{RunError, RunSpec, RuntimeKind, SimRun, SimSetup};
 use switchyard::graph::generate::with_uniform_weights;
 use switchyard::graph::{BuildOptions, Csr, LoadOptions, load_graph};
-use switchyard::runtime::bsp::{BspOptions, Communication, Duplication};
+use switchyard::runtime::bsp::{BspOptions, Communication, Duplication, Exchange};
 use switchyard_sim::interconnect::Fidelity;
 use switchyard_sim::topology::{Topology, bundled_names};
 
@@ -164,6 +164,49 @@ fn broadcast_with_duplicate_all_gives_the_same_answers() {
             check(&graph, "facebook", &c);
         }
     }
+}
+
+#[test]
+fn peer_reads_and_copies_give_the_same_values_and_messages_and_peer_reads_take_less_time() {
+    let graph = real_graph("facebook_combined.txt");
+    let weighted = with_uniform_weights(&graph, 1, 64, 3).expect("weights");
+    let dgx1 = Topology::bundled("dgx1-v100").unwrap();
+    for algorithm in [Algorithm::Bfs, Algorithm::Sssp, Algorithm::Cc, Algorithm::Pr] {
+        let g = if algorithm.needs_weights() { &weighted } else { &graph };
+        let run = |exchange| {
+            let mut c = config(&dgx1, 4, algorithm);
+            c.spec.bsp.exchange = exchange;
+            check(g, "facebook", &c);
+            c.run(g, "facebook").expect("runs")
+        };
+        let (copies, peer) = (run(Exchange::Copies), run(Exchange::PeerReads));
+        let name = algorithm.name();
+        assert_eq!(copies.values, peer.values, "{name}: values differ");
+        assert_eq!(copies.report.supersteps, peer.report.supersteps, "{name}");
+        assert_eq!(copies.report.work.messages, peer.report.work.messages, "{name}: messages");
+        assert!(copies.report.work.messages > 0, "{name}: four GPUs exchange something");
+        // Two host round trips fewer a superstep.
+        assert!(
+            peer.report.time_ps < copies.report.time_ps,
+            "{name}: peer reads {} ps, copies {} ps",
+            peer.report.time_ps,
+            copies.report.time_ps
+        );
+    }
+}
+
+#[test]
+fn peer_reads_without_peer_access_are_refused_with_the_fix() {
+    let graph = real_graph("chesapeake.mtx");
+    let summit = Topology::bundled("summit-ib-x8").unwrap();
+    let mut c = config(&summit, 8, Algorithm::Bfs);
+    c.spec.bsp.exchange = Exchange::PeerReads;
+    let err = c.run(&graph, "chesapeake").unwrap_err().to_string();
+    assert!(err.contains("has no peer access to"), "{err}");
+    assert!(err.contains("--bsp-exchange copies"), "{err}");
+    // Auto falls back to copies there.
+    c.spec.bsp.exchange = Exchange::Auto;
+    check(&graph, "chesapeake", &c);
 }
 
 #[test]

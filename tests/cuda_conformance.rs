@@ -930,23 +930,39 @@ fn checks() -> Vec<Check> {
             Scalar::F64(if add == 1 || add == 2 { 0.012 } else { 0.0 }),
         ];
         let incoming = lengths.iter().map(|s| if let Scalar::U64(l) = s { *l } else { 0 }).sum();
+        let rule = vec![
+            (
+                3,
+                match add {
+                    1 => Cmp::Close,
+                    2 => Cmp::Close64,
+                    _ => Cmp::Exact,
+                },
+            ),
+            (7, Cmp::SetPrefix { counter: 1, from: 5 }),
+        ];
+        // The same merge reading each sender's count from its counter block ([2 + gpu]);
+        // the receiver's own block announces 999 pairs in its empty slot: read, it would fail.
+        let mut peer_inputs = slots.data.clone();
+        for l in &lengths {
+            let Scalar::U64(len) = *l else { unreachable!("lengths are u64") };
+            let len = if len == 0 { 999 } else { len };
+            peer_inputs.push(HostData::U64(vec![0, 0, len, 0, 0, 0]));
+        }
+        checks.push(Check {
+            kernel: "bsp_merge_peer",
+            inputs: peer_inputs,
+            scalars: scalars.clone(),
+            work_items: 0,
+            rule: rule.clone(),
+        });
         scalars.extend(lengths);
         checks.push(Check {
             kernel: "bsp_merge",
             inputs: slots.data,
             scalars,
             work_items: incoming,
-            rule: vec![
-                (
-                    3,
-                    match add {
-                        1 => Cmp::Close,
-                        2 => Cmp::Close64,
-                        _ => Cmp::Exact,
-                    },
-                ),
-                (7, Cmp::SetPrefix { counter: 1, from: 5 }),
-            ],
+            rule,
         });
     }
     groute_checks(&mut rng, &mut checks);

@@ -80,8 +80,11 @@ fn reproduce(source: &str, c: &SimRun) -> String {
     if c.spec.algorithm.needs_weights() {
         cmd += " --weights";
     }
-    if let Some(delta) = c.spec.groute.priority_delta {
-        cmd += &format!(" --priority-delta {delta}");
+    // Absent, the CLI would choose a step itself (`auto_priority`).
+    match c.spec.groute.priority_delta {
+        Some(delta) => cmd += &format!(" --priority-delta {delta}"),
+        None if !c.spec.groute.auto_priority => cmd += " --priority-delta off",
+        None => {}
     }
     if c.spec.groute.fused {
         cmd += " --fused";
@@ -296,6 +299,50 @@ fn claim_4_groute_beats_bulk_synchronous_bfs_and_sssp_on_a_road_graph_on_the_m60
             assert!(groute < bsp, "{} x{gpus}: groute {groute} ps, bsp {bsp} ps", algorithm.name());
         }
     }
+}
+
+/// Issue 23: on a road grid, two GPUs with the old defaults (random partition, no soft
+/// priority) did many times the one-GPU BFS work, in hundreds of launches, each a host round
+/// trip (on two real H100s: 69 ms on one GPU, 24 s on two). With Groute's own defaults
+/// (`auto`: METIS on a road-like graph; soft priority on for BFS on several GPUs) two GPUs do
+/// about the one-GPU work in a tenth of the launches and a fraction of the time.
+#[test]
+fn groute_defaults_keep_bfs_on_two_gpus_of_a_road_grid_near_the_one_gpu_work() {
+    let spec = "grid2d:w=200,h=200,drop=0.1";
+    let graph = generated(spec);
+    let run = |gpus, partitioner: &str, auto_priority| {
+        let mut c = config("dgx1-v100", gpus, Algorithm::Bfs);
+        c.spec.params.source = 100 * 200; // row 100, column 0
+        c.spec.partitioner = partitioner.into();
+        c.spec.groute.fused = true;
+        c.spec.groute.fused_max_rounds = 100_000;
+        c.spec.groute.auto_priority = auto_priority;
+        check(&graph, &format!("--generate {spec}"), &c).report
+    };
+    let launches =
+        |r: &switchyard::driver::report::RunReport| r.gpus.iter().map(|g| g.kernels).sum::<u64>();
+    let one = run(1, "auto", true);
+    let old = run(2, "random", false);
+    let new = run(2, "auto", true);
+    let groute = new.groute.as_ref().expect("groute report");
+    assert_eq!(new.partition.partitioner, "metis");
+    assert_eq!(groute.priority_delta, Some(64));
+    assert_eq!(one.groute.as_ref().expect("groute report").priority_delta, None, "one GPU");
+    let items = |r: &switchyard::driver::report::RunReport| r.work.work_items;
+    assert!(items(&old) >= 5 * items(&one), "old {} vs one GPU {}", items(&old), items(&one));
+    assert!(
+        items(&new) * 100 <= items(&one) * 110,
+        "new {} vs one GPU {}: more than 10 % extra work",
+        items(&new),
+        items(&one)
+    );
+    assert!(
+        launches(&new) * 5 <= launches(&old),
+        "launches: new {} vs old {}",
+        launches(&new),
+        launches(&old)
+    );
+    assert!(new.time_ps * 4 <= old.time_ps, "new {} ps vs old {} ps", new.time_ps, old.time_ps);
 }
 
 #[test]

@@ -287,13 +287,24 @@ pub struct KernelEffects {
     pub next: StepNext,
 }
 
+impl KernelEffects {
+    /// Reports `bytes` read from buffer argument `arg` of another device while the kernel
+    /// ran (the simulator moves them over the path, overlapped with the kernel).
+    pub fn peer_read(&mut self, arg: usize, bytes: u64) {
+        if bytes > 0 {
+            self.peer_reads.push(PeerRead { arg, bytes });
+        }
+    }
+}
+
 /// The arguments a simulated kernel sees: its buffers (in contract order, taken out of device
 /// memory for the duration of the kernel) and its scalars.
 pub struct KernelContext<'a> {
     /// Kernel name, for error messages.
     pub kernel: &'static str,
-    /// Buffer arguments in contract order. Remote buffers (other devices) appear empty:
-    /// write to them through [`KernelEffects::remote`].
+    /// Buffer arguments in contract order. Buffers of other devices (at
+    /// [`KernelDef::remote_args`]) are lent for reading: write to them through
+    /// [`KernelEffects::remote`].
     pub buffers: &'a mut [HostData],
     /// Buffer ids in contract order (to address remote operations).
     pub buffer_ids: &'a [BufferId],

@@ -18,6 +18,24 @@ use switchyard_sim::topology::Topology;
 /// The largest `--jitter-ns`: one virtual second.
 const MAX_JITTER_NS: u64 = 1_000_000_000;
 
+/// `--priority-delta`: a step, or `off`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PriorityDelta {
+    /// Soft priority off, even where the runtime would turn it on.
+    Off,
+    /// Soft priority with this threshold step.
+    Step(u64),
+}
+
+fn parse_priority_delta(text: &str) -> Result<PriorityDelta, String> {
+    if text == "off" {
+        return Ok(PriorityDelta::Off);
+    }
+    text.parse::<u64>().map(PriorityDelta::Step).map_err(|_| {
+        format!("`{text}` is neither a threshold step (an integer, at least 1) nor `off`")
+    })
+}
+
 /// Options every run takes (shared with `sweep`).
 #[derive(clap::Args, Debug, Clone)]
 pub struct RunOptions {
@@ -29,9 +47,12 @@ pub struct RunOptions {
     /// Default: the LDBC `.properties` source, else the graph's first vertex.
     #[arg(long)]
     pub source: Option<u64>,
-    /// Partitioner: random, biased-random, seg, hash, metis.
-    #[arg(long, default_value = "random")]
-    pub partitioner: String,
+    /// Partitioner: random, biased-random, seg, hash, metis, or auto (METIS on a road-like
+    /// graph, largest degree at most 32; random otherwise). Default: auto for --runtime
+    /// groute and atos (Groute partitions with METIS, seed 000 section 4.6.1, and Atos's
+    /// evaluation uses the same partitions, seed 003 section IV), random otherwise.
+    #[arg(long)]
+    pub partitioner: Option<String>,
     /// Vertex duplication (seed 002 section III-C).
     #[arg(long, value_enum, default_value = "one-hop")]
     pub duplication: DuplicationArg,
@@ -43,6 +64,11 @@ pub struct RunOptions {
     /// vertices; 0 turns the loop off (every superstep through the host).
     #[arg(long, default_value_t = switchyard::runtime::bsp::DEFAULT_LOOP_FRONTIER)]
     pub bsp_loop_frontier: u64,
+    /// BSP (and GUM) on several GPUs: how a superstep's packages reach their receivers;
+    /// auto takes peer reads (one host round trip a superstep) where every pair of GPUs has
+    /// peer access, copies (three) otherwise.
+    #[arg(long, value_enum, default_value = "auto")]
+    pub bsp_exchange: switchyard::runtime::bsp::Exchange,
     /// Interconnect fidelity of the simulator.
     #[arg(long, value_enum, default_value = "flow")]
     pub fidelity: FidelityArg,
@@ -73,9 +99,10 @@ pub struct RunOptions {
     #[arg(long, value_enum, default_value = "index")]
     pub ring: RingOrder,
     /// Groute: soft-priority scheduling with this threshold step (levels for BFS, distance
-    /// units for SSSP); off when absent.
-    #[arg(long)]
-    pub priority_delta: Option<u64>,
+    /// units for SSSP), or `off`. Default: BFS on several GPUs takes the runtime's own step
+    /// (see `WorklistApp::auto_priority_delta`); everything else runs without.
+    #[arg(long, value_parser = parse_priority_delta)]
+    pub priority_delta: Option<PriorityDelta>,
     /// Groute: the fused worker (a persistent kernel) instead of a launch per batch.
     #[arg(long)]
     pub fused: bool,
@@ -190,6 +217,7 @@ impl RunOptions {
                 max_workers: self.gum_solver_max_workers,
                 time_limit_ms: self.gum_solver_time_limit_ms,
             },
+            exchange: self.bsp_exchange,
             cost_features: match self.gum_cost_features {
                 CostFeaturesArg::Pooled => switchyard::runtime::gum::CostFeatures::Pooled,
                 CostFeaturesArg::PerFragment => switchyard::runtime::gum::CostFeatures::PerFragment,
@@ -458,25 +486,33 @@ impl RunOptions {
             runtime,
             algorithm,
             params,
-            partitioner: self.partitioner.clone(),
+            partitioner: self.partitioner.clone().unwrap_or_else(|| {
+                let async_runtime = matches!(runtime, RuntimeKind::Groute | RuntimeKind::Atos);
+                if async_runtime { "auto" } else { "random" }.to_string()
+            }),
             seed: self.seed,
             bsp: BspOptions {
                 duplication,
                 communication,
                 loop_frontier: self.bsp_loop_frontier,
+                exchange: self.bsp_exchange,
                 ..BspOptions::default()
             },
             groute: WorklistOptions {
                 packet_items: self.packet_size,
                 buffers: self.buffers,
                 ring: self.ring,
-                priority_delta: self.priority_delta,
+                priority_delta: match self.priority_delta {
+                    Some(PriorityDelta::Step(delta)) => Some(delta),
+                    Some(PriorityDelta::Off) | None => None,
+                },
                 fused: self.fused,
                 batch_items: self.batch_items.unwrap_or(defaults.batch_items),
                 out_items: self.out_items.unwrap_or(defaults.out_items),
                 fused_max_rounds: self.fused_max_rounds,
                 initial_worklist_items: self.worklist_items,
                 auto_size: self.batch_items.is_none() && self.out_items.is_none(),
+                auto_priority: self.priority_delta.is_none(),
             },
             atos: self.atos.options(),
             gum: self.gum(),

@@ -15,7 +15,7 @@ pub mod trace;
 use crate::algo::{self, Algorithm, AlgorithmParams, GraphAlgorithm, VertexResult};
 use crate::backend::sim::{SimBackend, SimConfig};
 use crate::backend::{Backend, BackendError, KernelRegistry};
-use crate::graph::partition::{partition_metrics, partitioner_by_name};
+use crate::graph::partition::{partition_metrics, partitioner_by_name, resolve_auto};
 use crate::graph::summary::{GraphSummary, summarize};
 use crate::graph::{Csr, GraphError};
 use crate::runtime::atos::{self, AtosOptions};
@@ -313,6 +313,9 @@ pub struct Prepared<'g> {
     pub graph: std::borrow::Cow<'g, Csr>,
     /// Its partition over the run's GPUs.
     pub partition: crate::graph::partition::Partition,
+    /// The partitioner that made it (`auto` resolved: see
+    /// [`crate::graph::partition::resolve_auto`]).
+    pub partitioner: String,
     /// Edge cut, borders and balance of the partition.
     pub metrics: crate::graph::partition::PartitionMetrics,
 }
@@ -336,10 +339,11 @@ pub fn prepare<'g>(graph: &'g Csr, spec: &RunSpec) -> Result<Prepared<'g>, RunEr
     let algorithm = spec.algorithm.instance_for(&spec.params, graph);
     algo::check(algorithm.as_ref(), graph)?;
     let graph = algo::prepare_graph(algorithm.as_ref(), graph);
+    let partitioner = resolve_auto(&spec.partitioner, graph.as_ref(), spec.gpus).to_string();
     let partition =
-        partitioner_by_name(&spec.partitioner, spec.seed)?.partition(graph.as_ref(), spec.gpus)?;
+        partitioner_by_name(&partitioner, spec.seed)?.partition(graph.as_ref(), spec.gpus)?;
     let metrics = partition_metrics(graph.as_ref(), &partition)?;
-    Ok(Prepared { algorithm, graph, partition, metrics })
+    Ok(Prepared { algorithm, graph, partition, partitioner, metrics })
 }
 
 /// Refuses, before any work, a run on real GPUs whose operators launch a kernel that has no
@@ -490,7 +494,7 @@ pub(crate) fn finish(
             summary: summary.cloned().unwrap_or_else(|| summarize(graph)),
         },
         partition: PartitionInfo {
-            partitioner: spec.partitioner.clone(),
+            partitioner: prepared.partitioner.clone(),
             metrics: serde_json::to_value(&prepared.metrics).unwrap_or_default(),
         },
         runtime: RuntimeInfo { name: spec.runtime.name().to_string(), ..runtime },

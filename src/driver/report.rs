@@ -329,8 +329,12 @@ impl RunReport {
         if let Some(g) = &self.groute {
             let _ = writeln!(
                 out,
-                "groute: {} work items, {} dropped on receipt, {} priority raises, ring {:?}",
-                self.work.work_items, g.dropped, g.priority_raises, g.ring
+                "groute: {} work items, {} dropped on receipt, {} priority raises{}, ring {:?}",
+                self.work.work_items,
+                g.dropped,
+                g.priority_raises,
+                g.priority_delta.map_or(String::new(), |d| format!(" (delta {d})")),
+                g.ring
             );
             for growth in &g.growths {
                 let _ = writeln!(

@@ -590,8 +590,10 @@ pub fn draw(seed: u64, options: &SwarmOptions) -> Result<(SwarmCase, Topology, C
         } else {
             rng.random_range(1..=1024)
         },
-        // The command line names both sizes, which fixes them.
+        // The command line names both sizes, which fixes them, and the priority step
+        // (or `off`).
         auto_size: false,
+        auto_priority: false,
     };
     // GUM options, drawn last and only for GUM cases (the other draws stay as they were):
     // low thresholds so that small graphs steal.
@@ -795,9 +797,10 @@ impl SwarmCase {
                     RingOrder::Widest => "widest",
                 };
                 push("--ring", ring.into());
-                if let Some(delta) = g.priority_delta {
-                    push("--priority-delta", delta.to_string());
-                }
+                // Absent, the CLI would choose a step itself (`auto_priority`), which the
+                // swarm's own spec does not.
+                let delta = g.priority_delta.map_or("off".to_string(), |d| d.to_string());
+                push("--priority-delta", delta);
                 if g.fused {
                     push("--fused", String::new());
                 }

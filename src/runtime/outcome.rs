@@ -48,6 +48,8 @@ pub struct WorkReport {
 pub struct GrouteReport {
     /// Soft-priority threshold raises (consensus rounds).
     pub priority_raises: u32,
+    /// The soft-priority step the run used (`None`: off), given or chosen by the runtime.
+    pub priority_delta: Option<u64>,
     /// Received work items dropped because they improved nothing.
     pub dropped: u64,
     /// Worklists that grew (a full buffer never loses work: it grows, and says so here).

@@ -629,6 +629,7 @@ impl From<CcOutcome> for crate::runtime::Outcome {
             supersteps: 0,
             groute: Some(crate::runtime::GrouteReport {
                 priority_raises: 0,
+                priority_delta: None,
                 dropped: 0,
                 growths: Vec::new(),
                 ring: Vec::new(),

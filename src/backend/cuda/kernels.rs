@@ -173,9 +173,12 @@ pub fn sweeps_vertices(kernel: &str) -> bool {
 }
 
 /// Kernels whose work is only known on the device (the Groute work kernel's batch is
-/// planned there, split_send routes what the work kernel left in Out): the full grid.
+/// planned there, split_send routes what the work kernel left in Out, bsp_merge_peer reads
+/// its packages' lengths from the senders' counters): the full grid.
 pub fn full_grid(kernel: &str) -> bool {
-    kernel.starts_with("groute_") && (kernel.ends_with("_work") || kernel.ends_with("_split_send"))
+    kernel == "bsp_merge_peer"
+        || kernel.starts_with("groute_")
+            && (kernel.ends_with("_work") || kernel.ends_with("_split_send"))
 }
 
 /// Most blocks per multiprocessor of a persistent kernel: its rounds end in grid barriers

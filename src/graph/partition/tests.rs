@@ -93,6 +93,23 @@ fn locality_ranks_metis_then_biased_then_random_on_a_grid() {
 }
 
 #[test]
+fn auto_is_metis_on_a_road_like_graph_and_random_on_a_hub() {
+    let road = grid(30);
+    let by = |name: &str, g: &Csr, parts| partitioner_by_name(name, 5).unwrap().partition(g, parts);
+    assert_eq!(resolve_auto("auto", &road, 2), "metis");
+    assert_eq!(by("auto", &road, 2).unwrap(), by("metis", &road, 2).unwrap());
+    // One part needs no METIS run.
+    assert_eq!(resolve_auto("auto", &road, 1), "random");
+    // A star: one vertex of degree 40 (> AUTO_METIS_MAX_DEGREE).
+    let edges: Vec<(u32, u32)> = (1..=40).map(|v| (0, v)).collect();
+    let star = Csr::from_edges(41, &edges, None, false, BuildOptions::default()).unwrap();
+    assert_eq!(resolve_auto("auto", &star, 2), "random");
+    assert_eq!(by("auto", &star, 2).unwrap(), by("random", &star, 2).unwrap());
+    // Other names stand for themselves.
+    assert_eq!(resolve_auto("seg", &road, 2), "seg");
+}
+
+#[test]
 fn deterministic_for_a_seed() {
     let g = grid(30);
     for name in PARTITIONER_NAMES {
@@ -106,7 +123,7 @@ fn deterministic_for_a_seed() {
 fn bad_requests_are_errors() {
     let g = grid(3);
     let err = partitioner_by_name("kl", 1).err().unwrap().to_string();
-    assert!(err.contains("random, biased-random, seg, hash, metis"), "{err}");
+    assert!(err.contains("random, biased-random, seg, hash, metis, auto"), "{err}");
     assert!(HashPartitioner.partition(&g, 0).is_err());
     assert!(HashPartitioner.partition(&g, 10).unwrap_err().to_string().contains("at most 9"));
     assert!(Partition::new(2, vec![0, 2]).is_err());

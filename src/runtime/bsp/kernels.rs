@@ -83,7 +83,33 @@ pub fn register(registry: &mut KernelRegistry) {
         cuda_name: Some("bsp_merge"),
         remote_args: &[],
     });
+    registry.register(KernelDef {
+        name: "bsp_merge_peer",
+        contract: "bsp_merge reading every peer's package where it lies: buffers the 14 fixed \
+                   slots, then per peer p its send package toward this GPU (read through peer \
+                   access; this GPU's own slot is not read), then per peer p its counter block \
+                   ([2 + gpu] is the package's length, as bsp_split wrote it); scalars gpu u32, \
+                   peers u32, stamp u32, combiner u32, threshold f64",
+        sim: merge_peer,
+        cuda_name: Some("bsp_merge_peer"),
+        remote_args: &MERGE_PEER_ARGS,
+    });
 }
+
+/// Most peers a `bsp_merge_peer` launch takes (two buffers per peer beside the fixed
+/// slots, within the CUDA ABI's 32 buffers).
+pub const MERGE_PEER_MAX_PEERS: usize = (32 - FIXED_SLOTS) / 2;
+
+/// The buffer positions of `bsp_merge_peer` that may lie on other GPUs.
+const MERGE_PEER_ARGS: [usize; 2 * MERGE_PEER_MAX_PEERS] = {
+    let mut args = [0; 2 * MERGE_PEER_MAX_PEERS];
+    let mut i = 0;
+    while i < args.len() {
+        args[i] = FIXED_SLOTS + i;
+        i += 1;
+    }
+    args
+};
 
 /// The split kernel's arrays, destructured once (the loop is generic over the value type so
 /// that no per-vertex match on the buffer's element type remains).
@@ -207,16 +233,53 @@ fn split(ctx: &mut KernelContext<'_>) -> Result<(), BackendError> {
 }
 
 fn merge(ctx: &mut KernelContext<'_>) -> Result<(), BackendError> {
-    let gpu = ctx.scalar_u32(0)?;
     let peers = ctx.scalar_u32(1)? as usize;
+    let lengths: Vec<usize> =
+        (0..peers).map(|p| ctx.scalar_u64(5 + p).map(|l| l as usize)).collect::<Result<_, _>>()?;
+    merge_packages(ctx, "bsp_merge", &lengths)
+}
+
+/// `bsp_merge` with each package's length read from its sender's counter block, and the
+/// packages read where they lie (peer reads, overlapped with the kernel).
+fn merge_peer(ctx: &mut KernelContext<'_>) -> Result<(), BackendError> {
+    let gpu = ctx.scalar_u32(0)? as usize;
+    let peers = ctx.scalar_u32(1)? as usize;
+    if peers > MERGE_PEER_MAX_PEERS || ctx.buffers.len() != FIXED_SLOTS + 2 * peers {
+        return Err(BackendError::Usage(format!(
+            "bsp_merge_peer: {peers} peers need {} buffers (at most {MERGE_PEER_MAX_PEERS} peers), \
+             {} given",
+            FIXED_SLOTS + 2 * peers,
+            ctx.buffers.len()
+        )));
+    }
+    let mut lengths = vec![0usize; peers];
+    for (p, len) in lengths.iter_mut().enumerate().filter(|(p, _)| *p != gpu) {
+        let counters = ctx.buffers[FIXED_SLOTS + peers + p].as_u64()?;
+        *len = counters.get(2 + gpu).copied().unwrap_or(0) as usize;
+    }
+    merge_packages(ctx, "bsp_merge_peer", &lengths)?;
+    for (p, &len) in lengths.iter().enumerate().filter(|(p, _)| *p != gpu) {
+        ctx.effects.peer_read(FIXED_SLOTS + peers + p, 8);
+        ctx.effects.peer_read(FIXED_SLOTS + p, 8 * len as u64);
+    }
+    Ok(())
+}
+
+/// Combines the packages after the fixed slots (`lengths[p]` pairs from peer `p`) into the
+/// values; owned vertices that improve or pass the threshold join the next frontier.
+fn merge_packages(
+    ctx: &mut KernelContext<'_>,
+    kernel: &str,
+    lengths: &[usize],
+) -> Result<(), BackendError> {
+    let gpu = ctx.scalar_u32(0)?;
+    let peers = lengths.len();
     let stamp = ctx.scalar_u32(2)?;
     let combiner = ctx.scalar_u32(3)?;
     let threshold = ctx.scalar_f64(4)?;
-    let lengths: Vec<usize> =
-        (0..peers).map(|p| ctx.scalar_u64(5 + p).map(|l| l as usize)).collect::<Result<_, _>>()?;
     let (fixed, packages) = ctx.buffers.split_at_mut(FIXED_SLOTS);
     let [_, _, _, values, _, _, marker, next, _, counters, owner, _, _, _] = fixed else {
-        return Err(BackendError::Usage("bsp_merge: wrong buffer count".into()));
+        return Err(BackendError::Usage(format!("{kernel}: wrong buffer count")));
     };
     let marker = marker.as_u32_mut()?;
     let next = next.as_u32_mut()?;
@@ -229,7 +292,7 @@ fn merge(ctx: &mut KernelContext<'_>) -> Result<(), BackendError> {
         let len = lengths[p];
         if 2 * len > package.len() {
             return Err(BackendError::Kernel {
-                kernel: "bsp_merge".into(),
+                kernel: kernel.into(),
                 message: format!(
                     "{len} items announced from gpu {p}, room for {}",
                     package.len() / 2
@@ -261,9 +324,9 @@ fn merge(ctx: &mut KernelContext<'_>) -> Result<(), BackendError> {
                     false
                 }
                 _ => {
-                    return Err(BackendError::Usage(
-                        "bsp_merge: combiner does not match the value type".into(),
-                    ));
+                    return Err(BackendError::Usage(format!(
+                        "{kernel}: combiner does not match the value type"
+                    )));
                 }
             };
             if activates && owner[v] == gpu && marker[v] != stamp {

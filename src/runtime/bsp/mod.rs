@@ -7,7 +7,10 @@
 //! their peers (selective: to the owner only; broadcast: to everyone), merges what arrives
 //! with the algorithm's combiner, and all-reduces the frontier sizes on the host: the run
 //! stops when every frontier is empty (global stop condition) or after the algorithm's
-//! superstep limit.
+//! superstep limit. The packages travel as the paper's copies (the host reads their counts
+//! first) or, where every pair of GPUs has peer access, by peer reads: each receiver's merge
+//! waits for its senders' splits on stream events and reads their packages where they lie,
+//! so a superstep costs one host round trip instead of three ([`Exchange`]).
 
 mod device_loop;
 pub mod kernels;
@@ -23,7 +26,8 @@ pub use subgraph::{Duplication, Subgraph, build_subgraphs, build_subgraphs_with_
 
 use crate::backend::{
     Backend, BackendError, BufferId, BufferSlice, Completion, CompletionKind, DeviceId, ElemType,
-    HostData, KernelContext, KernelEffects, Launch, Scalar, StreamId, StreamPriority, Token,
+    HostData, KernelContext, KernelEffects, Launch, RemotePath, Scalar, StreamId, StreamPriority,
+    Token,
 };
 use crate::graph::Csr;
 use crate::runtime::{RuntimeError, wait_all};
@@ -40,6 +44,22 @@ pub enum Communication {
     Broadcast,
 }
 
+/// How the packages of a superstep reach their receivers.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, clap::ValueEnum)]
+#[serde(rename_all = "kebab-case")]
+pub enum Exchange {
+    /// Peer reads where every pair of GPUs has a peer path (and at most
+    /// [`kernels::MERGE_PEER_MAX_PEERS`] GPUs), copies otherwise.
+    Auto,
+    /// The host reads every sender's package counts, copies the packages to the receivers
+    /// and merges them there: three host round trips a superstep (seed 002's exchange).
+    Copies,
+    /// Every receiver's merge waits for its senders' splits (stream events) and reads their
+    /// packages and counts through peer access: one host round trip a superstep. Refused
+    /// where a pair lacks peer access.
+    PeerReads,
+}
+
 /// Options of a bulk-synchronous run.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
 pub struct BspOptions {
@@ -53,6 +73,8 @@ pub struct BspOptions {
     /// ([`BspPrimitive::loop_kernel`]) while the frontier has at most this many vertices
     /// (and its output at most [`LOOP_ARCS_PER_VERTEX`] times as many arcs); 0: never.
     pub loop_frontier: u64,
+    /// How packages reach their receivers.
+    pub exchange: Exchange,
 }
 
 impl Default for BspOptions {
@@ -62,6 +84,7 @@ impl Default for BspOptions {
             communication: Communication::Selective,
             max_supersteps: 1_000_000,
             loop_frontier: DEFAULT_LOOP_FRONTIER,
+            exchange: Exchange::Auto,
         }
     }
 }
@@ -287,6 +310,8 @@ fn gpu_of(t: Token) -> usize {
 /// The fixed slots of the input and output frontiers (see [`kernels`]).
 pub(crate) const SLOT_FRONTIER_IN: usize = 7;
 pub(crate) const SLOT_FRONTIER_OUT: usize = 8;
+/// The fixed slot of the counter block (see [`kernels`]).
+const SLOT_COUNTERS: usize = 9;
 
 const PHASE_UPLOAD: u8 = 1;
 const PHASE_COUNTS: u8 = 2;
@@ -350,6 +375,7 @@ pub fn run<B: Backend + ?Sized>(
         gpus.push(slots);
     }
     wait_all(backend, &uploads)?;
+    let peer_reads = peer_reads(backend, peers, options.exchange)?;
     let alone = peers == 1 && primitive.apply_kernel().is_none();
     let device_loop = match primitive.loop_kernel() {
         Some(kernel) if alone && options.loop_frontier > 0 => DeviceLoop::new(backend, kernel)?,
@@ -443,7 +469,7 @@ pub fn run<B: Backend + ?Sized>(
                 },
                 None,
             )?;
-            if peers > 1 {
+            if peers > 1 && !peer_reads {
                 reads.push(read_counters(
                     backend,
                     slots,
@@ -452,6 +478,14 @@ pub fn run<B: Backend + ?Sized>(
                 )?);
             }
         }
+        // With peer reads, each receiver's merge waits for every sender's split.
+        let splits_done = if peer_reads {
+            gpus.iter()
+                .map(|slots| backend.record_event(slots.compute))
+                .collect::<Result<_, _>>()?
+        } else {
+            Vec::new()
+        };
         let mut sent = vec![vec![0u64; peers]; peers];
         for c in wait_all(backend, &reads)? {
             let (g, counters) = counters_of(c)?;
@@ -479,13 +513,13 @@ pub fn run<B: Backend + ?Sized>(
         wait_all(backend, &copies)?;
         // 3. merge (and apply), then read the next frontier sizes.
         let mut reads = Vec::with_capacity(peers);
-        for (g, slots) in gpus.iter_mut().enumerate() {
+        for g in 0..peers {
             let g32 = g as u32;
             if alone {
-                slots.fixed.swap(SLOT_FRONTIER_IN, SLOT_FRONTIER_OUT);
+                gpus[g].fixed.swap(SLOT_FRONTIER_IN, SLOT_FRONTIER_OUT);
                 reads.push(read_counters(
                     backend,
-                    slots,
+                    &gpus[g],
                     peers,
                     token(PHASE_NEXT, superstep, g32, 0),
                 )?);
@@ -499,18 +533,38 @@ pub fn run<B: Backend + ?Sized>(
                 Scalar::U32(combiner),
                 Scalar::F64(primitive.param()),
             ];
-            scalars.extend((0..peers).map(|p| Scalar::U64(if p == g { 0 } else { sent[p][g] })));
-            let incoming: u64 = (0..peers).filter(|&p| p != g).map(|p| sent[p][g]).sum();
-            backend.launch(
-                slots.compute,
-                Launch {
-                    kernel: "bsp_merge",
-                    buffers: slots.fixed.iter().chain(&slots.recv).copied().collect(),
-                    scalars,
-                    work_items: incoming,
-                },
-                None,
-            )?;
+            if peer_reads {
+                for (p, &event) in splits_done.iter().enumerate() {
+                    if p != g {
+                        backend.wait_event(gpus[g].compute, event)?;
+                    }
+                }
+                let slots = &gpus[g];
+                let mut buffers = slots.fixed.clone();
+                buffers.extend((0..peers).map(|p| gpus[p].send[g]));
+                buffers.extend((0..peers).map(|p| gpus[p].fixed[SLOT_COUNTERS]));
+                backend.launch(
+                    slots.compute,
+                    Launch { kernel: "bsp_merge_peer", buffers, scalars, work_items: 0 },
+                    None,
+                )?;
+            } else {
+                scalars
+                    .extend((0..peers).map(|p| Scalar::U64(if p == g { 0 } else { sent[p][g] })));
+                let incoming: u64 = (0..peers).filter(|&p| p != g).map(|p| sent[p][g]).sum();
+                let slots = &gpus[g];
+                backend.launch(
+                    slots.compute,
+                    Launch {
+                        kernel: "bsp_merge",
+                        buffers: slots.fixed.iter().chain(&slots.recv).copied().collect(),
+                        scalars,
+                        work_items: incoming,
+                    },
+                    None,
+                )?;
+            }
+            let slots = &gpus[g];
             if let Some(apply) = primitive.apply_kernel() {
                 let mut scalars = vec![Scalar::F64(reduction), Scalar::U32(n)];
                 scalars.extend(primitive.apply_scalars());
@@ -534,6 +588,12 @@ pub fn run<B: Backend + ?Sized>(
             // Alone, the advance's output (`[0]`) is the next frontier.
             gpus[g].frontier_len = counters[usize::from(!alone)];
             next_reduction += f64::from_bits(counters[reduce_counter(peers)]);
+            if peer_reads {
+                // What this GPU's split sent, as the receivers' merges read it.
+                let sent: u64 = (0..peers).filter(|&p| p != g).map(|p| counters[2 + p]).sum();
+                outcome.messages += sent;
+                outcome.bytes_sent += 8 * sent;
+            }
         }
         reduction = next_reduction;
         superstep += 1;
@@ -545,6 +605,36 @@ pub fn run<B: Backend + ?Sized>(
     Ok(outcome)
 }
 
+/// Whether packages travel by peer reads ([`Exchange`]) on this machine; an error when
+/// they were asked for and a pair of GPUs lacks a peer path (no peer access, or a network
+/// such as InfiniBand, which kernels cannot load from).
+pub(crate) fn peer_reads<B: Backend + ?Sized>(
+    backend: &B,
+    peers: usize,
+    exchange: Exchange,
+) -> Result<bool, RuntimeError> {
+    if peers < 2 || exchange == Exchange::Copies {
+        return Ok(false);
+    }
+    let missing = (0..peers).flat_map(|a| (0..peers).map(move |b| (a, b))).find(|&(a, b)| {
+        a != b && backend.remote_path(DeviceId(a as u32), DeviceId(b as u32)) != RemotePath::Peer
+    });
+    let too_many = peers > kernels::MERGE_PEER_MAX_PEERS;
+    match (exchange, missing, too_many) {
+        (Exchange::PeerReads, Some((a, b)), _) => Err(RuntimeError::Options(format!(
+            "--bsp-exchange peer-reads: gpu{a} has no peer access to gpu{b} on this machine \
+             (kernels reach it {:?}); use --bsp-exchange copies (or auto)",
+            backend.remote_path(DeviceId(a as u32), DeviceId(b as u32))
+        ))),
+        (Exchange::PeerReads, None, true) => Err(RuntimeError::Options(format!(
+            "--bsp-exchange peer-reads takes at most {} GPUs ({peers} given); use \
+             --bsp-exchange copies (or auto)",
+            kernels::MERGE_PEER_MAX_PEERS
+        ))),
+        (_, missing, too_many) => Ok(missing.is_none() && !too_many),
+    }
+}
+
 /// Reads GPU `slots`' counter block (frontier length, package counts, reduction) to the
 /// host after the work queued on its compute stream; returns the read's token.
 fn read_counters<B: Backend + ?Sized>(
@@ -553,7 +643,8 @@ fn read_counters<B: Backend + ?Sized>(
     peers: usize,
     t: Token,
 ) -> Result<Token, BackendError> {
-    backend.read_to_host(slots.compute, BufferSlice::new(slots.fixed[9], 0, peers + 3), t)?;
+    let counters = BufferSlice::new(slots.fixed[SLOT_COUNTERS], 0, peers + 3);
+    backend.read_to_host(slots.compute, counters, t)?;
     Ok(t)
 }
 

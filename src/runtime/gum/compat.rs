@@ -1,15 +1,8 @@
-//! The three things GUM needs of the backend trait (peer reads inside kernels, host work
-//! that costs time, the device's memory bandwidth), named in one place.
+//! Two things GUM needs of the backend trait (host work that costs time, the device's
+//! memory bandwidth), named in one place; peer reads inside kernels are
+//! [`crate::backend::KernelEffects::peer_read`].
 
-use crate::backend::{Backend, BackendError, DeviceId, KernelEffects, PeerRead, Token};
-
-/// Reports `bytes` read from buffer argument `arg` of another device while the kernel ran
-/// (the simulator moves them over the path, overlapped with the kernel).
-pub fn peer_read(effects: &mut KernelEffects, arg: usize, bytes: u64) {
-    if bytes > 0 {
-        effects.peer_reads.push(PeerRead { arg, bytes });
-    }
-}
+use crate::backend::{Backend, BackendError, DeviceId, Token};
 
 /// Submits host work costing `cost_ps` by the runtime's model (virtual time on the
 /// simulator, at once on CUDA); a completion with `token` follows.

@@ -14,7 +14,6 @@
 //! - `gum_merge_return`: the victim combines returned pairs into its values (min) and
 //!   appends improved vertices, once, to its output frontier before the split.
 
-use super::compat::peer_read;
 use super::cost_model::{FrontierStats, HISTOGRAM_BUCKETS};
 use crate::backend::{BackendError, KernelContext, KernelDef, KernelRegistry};
 
@@ -224,7 +223,7 @@ fn steal_min(ctx: &mut KernelContext<'_>) -> Result<(), BackendError> {
         [vertices * 16, edges * 4, edges * 4 * weighted, (vertices + edges) * 4, vertices * 4];
     for (arg, &b) in bytes.iter().enumerate() {
         if remote & (1 << arg) != 0 {
-            peer_read(effects, arg, b);
+            effects.peer_read(arg, b);
         } else {
             effects.bytes_read += b;
         }

@@ -34,7 +34,10 @@ use crate::backend::{
 };
 use crate::graph::Csr;
 use crate::runtime::bsp::kernels::FIXED_SLOTS;
-use crate::runtime::bsp::{BspPrimitive, Combiner, Duplication, Subgraph, build_subgraphs};
+use crate::runtime::bsp::{
+    BspPrimitive, Combiner, Duplication, Exchange, SLOT_FRONTIER_IN, SLOT_FRONTIER_OUT, Subgraph,
+    build_subgraphs, peer_reads,
+};
 use crate::runtime::{RuntimeError, wait_all};
 use cost_model::{CostModel, Features, FrontierStats};
 use kernels::{MAX_CUTS, STATS_WORDS, StealRule, read_stats};
@@ -132,6 +135,9 @@ pub struct GumOptions {
     pub steal_range_overhead_ps: u64,
     /// Stop after this many supersteps.
     pub max_supersteps: u32,
+    /// How a superstep's packages reach their receivers (as the bulk-synchronous
+    /// runtime's; peer reads only while every GPU works).
+    pub exchange: Exchange,
 }
 
 impl Default for GumOptions {
@@ -148,6 +154,7 @@ impl Default for GumOptions {
             cost_features: CostFeatures::Pooled,
             steal_range_overhead_ps: 10_000_000,
             max_supersteps: 1_000_000,
+            exchange: Exchange::Auto,
         }
     }
 }
@@ -568,6 +575,15 @@ pub fn run<B: Backend + ?Sized>(
         && primitive.value_elem() == ElemType::U32
         && primitive.initial_aux(0, n).is_none();
     let mut hosts: Vec<u32> = (0..parts).collect();
+    // One worker that hosts every fragment (one GPU, or OSteal's last worker) steals
+    // nothing and sends nothing, and its advance already de-duplicates its output by the
+    // superstep's stamp: as in the bulk-synchronous runtime, the frontier buffers swap roles
+    // instead of a split and a merge, and the superstep is the advance and one counter read
+    // (no barrier: the read ends the phase). Not with an apply step (it runs after the
+    // merge), nor with stealing off (the records' statistics, every superstep, follow the
+    // merged frontier).
+    let may_run_alone = primitive.apply_kernel().is_none() && (options.fsteal || options.osteal);
+    let may_read_peers = peer_reads(backend, peers, options.exchange)?;
     // The previous superstep's length, ps.
     let mut previous: Option<u64> = None;
     // The latest synchronisation time (a superstep less its compute phase, decisions and
@@ -669,6 +685,9 @@ pub fn run<B: Backend + ?Sized>(
         }
         let frontier_now: Vec<u64> = gpus.iter().map(|g| g.frontier_len).collect();
         let active: Vec<u32> = (0..parts).filter(|&g| gpus[g as usize].active).collect();
+        let single_worker = may_run_alone && active.len() == 1;
+        // Peer reads while every GPU works (an idle GPU's counters are stale).
+        let read_peers = may_read_peers && active.len() == peers;
         // 2. FSteal among the workers OSteal left (c_ij infinite for evicted j, step 3).
         let (decision, plan, fsteal_ps) = match rule {
             None => (FstealDecision::Off, None, 0),
@@ -795,7 +814,7 @@ pub fn run<B: Backend + ?Sized>(
             stolen += r.edges;
         }
         // Every GPU's compute stream drains before the phase ends (the barrier).
-        for (g, gpu) in gpus.iter().enumerate().filter(|(_, gpu)| gpu.active) {
+        for (g, gpu) in gpus.iter().enumerate().filter(|(_, gpu)| gpu.active && !single_worker) {
             let tk = token(STOLEN, step, g as u32, 0xffff);
             backend.host_callback(gpu.compute, tk)?;
             reads.push(tk);
@@ -813,9 +832,8 @@ pub fn run<B: Backend + ?Sized>(
             }
         }
         returned.sort_unstable();
-        let busy_after: Vec<u64> = backend.kernel_busy_ps().into_iter().take(peers).collect();
-        let compute_ps = phase_end - phase_start;
-        let busy: Vec<u64> = (0..peers).map(|g| busy_after[g] - busy_before[g]).collect();
+        let mut busy_after: Vec<u64> = backend.kernel_busy_ps().into_iter().take(peers).collect();
+        let mut compute_ps = phase_end - phase_start;
         // Stolen results go back to their victims and are merged before the split.
         let mut copies = Vec::new();
         for &(v, t, len) in &returned {
@@ -854,7 +872,7 @@ pub fn run<B: Backend + ?Sized>(
         }
         // 5. Split, exchange, merge, apply, statistics.
         let mut reads = Vec::with_capacity(peers);
-        for (g, gpu) in gpus.iter().enumerate().filter(|(_, gpu)| gpu.active) {
+        for (g, gpu) in gpus.iter().enumerate().filter(|(_, gpu)| gpu.active && !single_worker) {
             let buffers: Vec<BufferId> = gpu.fixed.iter().chain(&gpu.send).copied().collect();
             backend.launch(
                 gpu.compute,
@@ -872,14 +890,20 @@ pub fn run<B: Backend + ?Sized>(
                 },
                 None,
             )?;
-            // One GPU sends nothing: its package counters need no read.
-            if peers > 1 {
+            // One GPU sends nothing: its package counters need no read; with peer reads the
+            // receivers read them.
+            if peers > 1 && !read_peers {
                 let tk = token(COUNTS, step, g as u32, 0);
                 let counters = BufferSlice::new(gpu.fixed[9], 0, peers + 3);
                 backend.read_to_host(gpu.compute, counters, tk)?;
                 reads.push(tk);
             }
         }
+        let splits_done = if read_peers {
+            gpus.iter().map(|gpu| backend.record_event(gpu.compute)).collect::<Result<_, _>>()?
+        } else {
+            Vec::new()
+        };
         let mut sent = vec![vec![0u64; peers]; peers];
         for c in wait_all(backend, &reads)? {
             let g = gpu_of(c.token);
@@ -904,8 +928,31 @@ pub fn run<B: Backend + ?Sized>(
             }
         }
         wait_all(backend, &copies)?;
+        // With peer reads, GPU g merges every peer p's package toward it (`send[g]` of p)
+        // with its length from p's counter block.
+        let peer_args: Vec<Vec<BufferId>> = if read_peers {
+            (0..peers)
+                .map(|g| {
+                    let sends = gpus.iter().map(|p| p.send[g]);
+                    sends.chain(gpus.iter().map(|p| p.fixed[9])).collect()
+                })
+                .collect()
+        } else {
+            Vec::new()
+        };
         let mut reads = Vec::with_capacity(peers);
-        for (g, gpu) in gpus.iter().enumerate().filter(|(_, gpu)| gpu.active) {
+        for (g, gpu) in gpus.iter_mut().enumerate().filter(|(_, gpu)| gpu.active) {
+            if single_worker {
+                gpu.fixed.swap(SLOT_FRONTIER_IN, SLOT_FRONTIER_OUT);
+                let tk = token(NEXT, step, g as u32, 0);
+                backend.read_to_host(
+                    gpu.compute,
+                    BufferSlice::new(gpu.fixed[9], 0, peers + 3),
+                    tk,
+                )?;
+                reads.push(tk);
+                continue;
+            }
             let mut scalars = vec![
                 Scalar::U32(g as u32),
                 Scalar::U32(parts),
@@ -913,18 +960,33 @@ pub fn run<B: Backend + ?Sized>(
                 Scalar::U32(add),
                 Scalar::F64(primitive.param()),
             ];
-            scalars.extend((0..peers).map(|p| Scalar::U64(if p == g { 0 } else { sent[p][g] })));
-            let incoming: u64 = (0..peers).filter(|&p| p != g).map(|p| sent[p][g]).sum();
-            backend.launch(
-                gpu.compute,
-                Launch {
-                    kernel: "bsp_merge",
-                    buffers: gpu.fixed.iter().chain(&gpu.recv).copied().collect(),
-                    scalars,
-                    work_items: incoming,
-                },
-                None,
-            )?;
+            if read_peers {
+                for (p, &event) in splits_done.iter().enumerate() {
+                    if p != g {
+                        backend.wait_event(gpu.compute, event)?;
+                    }
+                }
+                let buffers = gpu.fixed.iter().chain(&peer_args[g]).copied().collect();
+                backend.launch(
+                    gpu.compute,
+                    Launch { kernel: "bsp_merge_peer", buffers, scalars, work_items: 0 },
+                    None,
+                )?;
+            } else {
+                scalars
+                    .extend((0..peers).map(|p| Scalar::U64(if p == g { 0 } else { sent[p][g] })));
+                let incoming: u64 = (0..peers).filter(|&p| p != g).map(|p| sent[p][g]).sum();
+                backend.launch(
+                    gpu.compute,
+                    Launch {
+                        kernel: "bsp_merge",
+                        buffers: gpu.fixed.iter().chain(&gpu.recv).copied().collect(),
+                        scalars,
+                        work_items: incoming,
+                    },
+                    None,
+                )?;
+            }
             if let Some(apply) = primitive.apply_kernel() {
                 let mut scalars = vec![Scalar::F64(reduction), Scalar::U32(n)];
                 scalars.extend(primitive.apply_scalars());
@@ -949,9 +1011,24 @@ pub fn run<B: Backend + ?Sized>(
         for c in wait_all(backend, &reads)? {
             let g = gpu_of(c.token);
             let counters = host_u64(c.kind)?;
-            next_len[g] = counters[1];
+            // With a single worker, the advance's output (`[0]`) is the next frontier, and the read ends
+            // the compute phase.
+            next_len[g] = counters[usize::from(!single_worker)];
             next_reduction += f64::from_bits(counters[crate::runtime::bsp::reduce_counter(peers)]);
+            if single_worker {
+                compute_ps = c.time_ps - phase_start;
+            }
+            if read_peers {
+                // What this GPU's split sent, as the receivers' merges read it.
+                let sent: u64 = (0..peers).filter(|&p| p != g).map(|p| counters[2 + p]).sum();
+                outcome.messages += sent;
+                outcome.bytes_sent += 8 * sent;
+            }
         }
+        if single_worker {
+            busy_after = backend.kernel_busy_ps().into_iter().take(peers).collect();
+        }
+        let busy: Vec<u64> = (0..peers).map(|g| busy_after[g] - busy_before[g]).collect();
         reduction = next_reduction;
         // The next superstep's frontier statistics (a kernel and a read on every worker)
         // feed only the decisions (t1, t2, the cost model, Alg. 2) and the records: they are
@@ -977,6 +1054,15 @@ pub fn run<B: Backend + ?Sized>(
                 .osteal_fires(Some(backend.now_ps() - iteration_start), active.len() < peers);
         stats_skipped =
             next_total == 0 || ((options.fsteal || options.osteal) && !fsteal_may && !osteal_may);
+        if single_worker && !stats_skipped {
+            // The statistics kernel reads the frontier's length from the merged frontier's
+            // counter word ([1]); with a single worker it is the advance's output count.
+            for &g in &active {
+                let gpu = &gpus[g as usize];
+                let len = HostData::U64(vec![next_len[g as usize]]);
+                backend.write_from_host(gpu.compute, gpu.fixed[9], 1, len, None)?;
+            }
+        }
         if stats_skipped {
             for &g in &active {
                 let gpu = &mut gpus[g as usize];

@@ -539,6 +539,8 @@ fn split_send<Op: WorklistOperator>(
     split: &mut Split,
     counts: &mut Counts,
 ) -> Result<(), BackendError> {
+    // `split` accumulates over a fused launch's rounds: charge this call's pushes only.
+    let before = split.taken * 4 + split.deferred * 4 + split.sent * 8;
     for i in 0..out_len {
         let v = a.out[i];
         if a.owner[v as usize] == s.gpu {
@@ -559,7 +561,7 @@ fn split_send<Op: WorklistOperator>(
     counts.items += out_len as u64;
     counts.atomics += (out_len as u64).div_ceil(32); // warp-aggregated reservations
     counts.bytes_read += out_len as u64 * 8;
-    counts.bytes_written += split.taken * 4 + split.deferred * 4 + split.sent * 8;
+    counts.bytes_written += split.taken * 4 + split.deferred * 4 + split.sent * 8 - before;
     Ok(())
 }
 

@@ -71,6 +71,13 @@ pub struct WorklistOptions {
     /// Widen `batch_items` and `out_items` to the graph ([`WorklistOptions::sized_for`]):
     /// on by default, off when a user gives either size.
     pub auto_size: bool,
+    /// Soft priority with the application's own step ([`WorklistApp::auto_priority_delta`])
+    /// on more than one GPU when `priority_delta` is `None` ([`WorklistOptions::sized_for`]):
+    /// off here, on in the CLI unless `--priority-delta` is given. Groute runs its fused
+    /// BFS with soft priority by default (`prio_delta` 10): without it, a GPU runs ahead on
+    /// levels that a lagging GPU's messages then correct (seed 000 section 5.3: 4,244M
+    /// work items instead of 24M for BFS on USA over four GPUs).
+    pub auto_priority: bool,
 }
 
 impl Default for WorklistOptions {
@@ -86,6 +93,7 @@ impl Default for WorklistOptions {
             fused_max_rounds: 64,
             initial_worklist_items: 1 << 18,
             auto_size: true,
+            auto_priority: false,
         }
     }
 }
@@ -98,9 +106,16 @@ impl WorklistOptions {
     /// worklists by the edge count. The fixed defaults (64 Ki items per batch, 256 Ki of
     /// output) cut an R-MAT 22 BFS into launches of a few thousand vertices: 103.6 ms
     /// against 6.3 ms with these sizes on one H100 (`reports/gpu_bench.md`).
-    pub fn sized_for(&self, arcs: u64, parts: u32) -> WorklistOptions {
+    ///
+    /// With `auto_priority`, more than one GPU and no `priority_delta`, soft priority is on
+    /// with `auto_delta` (the application's [`WorklistApp::auto_priority_delta`]).
+    pub fn sized_for(&self, arcs: u64, parts: u32, auto_delta: Option<u64>) -> WorklistOptions {
+        let mut options = *self;
+        if self.auto_priority && parts > 1 && self.priority_delta.is_none() {
+            options.priority_delta = auto_delta;
+        }
         if !self.auto_size {
-            return *self;
+            return options;
         }
         let share = arcs / u64::from(parts.max(1));
         let out = (share / 4).clamp(1 << 18, 1 << 26);
@@ -108,7 +123,7 @@ impl WorklistOptions {
         WorklistOptions {
             out_items: self.out_items.max(out as usize),
             batch_items: self.batch_items.max(batch),
-            ..*self
+            ..options
         }
     }
 }
@@ -143,6 +158,11 @@ pub trait WorklistApp {
     /// Whether GetPrio orders its items (soft-priority scheduling needs it).
     fn has_priority(&self) -> bool {
         true
+    }
+    /// The soft-priority step a run on several GPUs takes unless told otherwise
+    /// ([`WorklistOptions::auto_priority`]); `None`: off.
+    fn auto_priority_delta(&self) -> Option<u64> {
+        None
     }
 }
 
@@ -200,6 +220,8 @@ pub struct WorklistOutcome {
     pub dropped: u64,
     /// Soft-priority threshold raises (consensus rounds).
     pub priority_raises: u32,
+    /// The soft-priority step the run used (given, or chosen by `auto_priority`).
+    pub priority_delta: Option<u64>,
     /// Buffers that grew.
     pub growths: Vec<Growth>,
     /// Per-GPU work.
@@ -227,6 +249,7 @@ impl From<WorklistOutcome> for crate::runtime::Outcome {
             supersteps: 0,
             groute: Some(crate::runtime::GrouteReport {
                 priority_raises: outcome.priority_raises,
+                priority_delta: outcome.priority_delta,
                 dropped: outcome.dropped,
                 growths: outcome.growths,
                 ring: outcome.ring,
@@ -306,7 +329,7 @@ pub fn run<B: Backend + ?Sized>(
     options: &WorklistOptions,
 ) -> Result<WorklistOutcome, RuntimeError> {
     let n = graph.num_vertices();
-    let options = &options.sized_for(graph.num_arcs(), parts);
+    let options = &options.sized_for(graph.num_arcs(), parts, app.auto_priority_delta());
     check(backend, graph, owner, parts, app, options)?;
     let has_ranks = app.initial_ranks(0).is_some();
     let max_degree = (0..n).map(|v| graph.degree(v)).max().unwrap_or(0) as usize;
@@ -365,6 +388,7 @@ pub fn run<B: Backend + ?Sized>(
             messages: 0,
             dropped: 0,
             priority_raises: 0,
+            priority_delta: options.priority_delta,
             growths: Vec::new(),
             per_gpu: Vec::new(),
             traffic: Vec::new(),
@@ -578,9 +602,7 @@ fn check<B: Backend + ?Sized>(
         )));
     }
     if options.priority_delta == Some(0) {
-        return Err(RuntimeError::Options(
-            "--priority-delta must be at least 1 (or leave soft priority off)".into(),
-        ));
+        return Err(RuntimeError::Options("--priority-delta must be at least 1 (or `off`)".into()));
     }
     if let Start::Source(source) = app.start()
         && source >= n
