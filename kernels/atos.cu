@@ -171,9 +171,13 @@ __device__ __forceinline__ u64 at_acq(const u64 *p) {
 
 // The workers' fences. Their ordering points are message passing (write, fence, publish;
 // read the publication, fence, read), which fence.acq_rel orders; they are sequentially
-// consistent fences (__threadfence) unless the launch asks for the lighter ones (SC_FENCE,
-// set from SWITCHYARD_ATOS_FENCE=acq_rel). s_light is set before a block's first barrier.
+// consistent fences (__threadfence) unless the launch asks for the lighter ones (SC_FENCE bit
+// 1, set from SWITCHYARD_ATOS_FENCE=acq_rel). s_light and s_mode (all SC_FENCE bits, see
+// kernels.rs `scalar::FENCE`) are set before a block's first barrier.
 __shared__ int s_light;
+__shared__ u32 s_mode;
+#define AT_MODE_WARP_REMOTE 2u
+#define AT_MODE_FLUSH_IDLE 4u
 __device__ __forceinline__ void at_fence() {
     if (s_light) asm volatile("fence.acq_rel.gpu;" ::: "memory");
     else __threadfence();
@@ -697,7 +701,7 @@ template <class App> __device__ void at_update(const AtCtx &c, u32 t, u32 val, A
     } else {
         bool push = true;
         if (App::REMOTE_MIN) push = val < atomicMin(c.pval[h] + tl, val);
-        if (push && sink) {
+        if (push && sink && !(s_mode & AT_MODE_WARP_REMOTE)) {
             sink->item = tl;
             sink->val = val;
             sink->queue = 3 + h;
@@ -1420,7 +1424,8 @@ template <class App> __device__ void at_worker(const SyArgs &a) {
     __shared__ AtCtx s_c;
     __shared__ int s_ok;
     if (threadIdx.x == 0) {
-        s_light = sy_u32(a, SC_FENCE) == 1;
+        s_mode = sy_u32(a, SC_FENCE);
+        s_light = (s_mode & 1u) != 0;
         s_ok = at_check(a, sy_u32(a, SC_GPUS), sy_u32(a, SC_GPU));
         if (s_ok) {
             at_context(a, s_c);
@@ -1457,7 +1462,7 @@ template <class App> __device__ void at_worker(const SyArgs &a) {
         while (true) {
             if (at_round_block<App>(c, n)) {
                 idles = 0;
-                if (++rounds >= AT_FLUSH_ROUNDS) {
+                if (!(s_mode & AT_MODE_FLUSH_IDLE) && ++rounds >= AT_FLUSH_ROUNDS) {
                     rounds = 0;
                     at_flush_remote_block(c);
                 }
@@ -1477,7 +1482,7 @@ template <class App> __device__ void at_worker(const SyArgs &a) {
             bool worked = c.width == 1 ? at_round_warp<App, true>(c, n) : at_round_warp<App, false>(c, n);
             if (worked) {
                 idles = 0;
-                if (++rounds >= AT_FLUSH_ROUNDS) {
+                if (!(s_mode & AT_MODE_FLUSH_IDLE) && ++rounds >= AT_FLUSH_ROUNDS) {
                     rounds = 0;
                     at_flush_remote_warp(c);
                 }
@@ -1547,6 +1552,7 @@ extern "C" __global__ void atos_aggregator(const SyArgs a) {
         if (s_ok) at_context(a, s_c);
         s_stop = 0;
         s_light = 0;
+        s_mode = 0;
     }
     if (threadIdx.x < AT_NSTAT) s_stat[threadIdx.x] = 0;
     __syncthreads();

@@ -10,8 +10,8 @@ use switchyard::backend::sim::{SimBackend, SimConfig};
 use switchyard::backend::{
     AtomicOp, Backend, BackendError, BufferId, BufferSlice, Completion, CompletionKind, DeviceId,
     ElemType, Fetch, HostData, KernelContext, KernelDef, KernelRegistry, Launch, LaunchConfig,
-    PeerRead, QueueRef, RemoteOp, RemotePath, Scalar, StepNext, StreamId, StreamPriority, Token,
-    Word, queue,
+    Notify, PeerRead, QueueRef, RemoteOp, RemotePath, Scalar, StepNext, StreamId, StreamPriority,
+    Token, Word, queue,
 };
 use switchyard_sim::topology::Topology;
 
@@ -374,6 +374,67 @@ fn infiniband_charges_a_set_up_per_message_and_has_no_remote_min() {
     let (eager, batched) = (time_of(10), time_of(1));
     // summit-ib-x8's EDR set-up is 5 us per message.
     assert!(eager >= batched + 9 * 5_000_000, "eager {eager} ps, batched {batched} ps");
+}
+
+/// Atos once counted its termination records with atomics on mapped host memory: on a real
+/// GPU compute-sanitizer rejects them ("Invalid __global__ system-scoped atomic") and the
+/// launch fails. The simulator refuses them too; plain stores there are fine.
+#[test]
+fn kernels_may_not_apply_atomics_to_mapped_host_memory() {
+    let issue_and_wait = |b: &mut SimBackend, plan: Vec<RemoteOp>, args: Vec<BufferId>| {
+        PLAN.with(|p| *p.borrow_mut() = plan);
+        let s0 = stream(b, 0);
+        b.launch(s0, launch("t_issue", args, vec![]), None).unwrap();
+        loop {
+            match b.next_completion() {
+                Ok(Some(_)) => continue,
+                Ok(None) => break Ok(()),
+                Err(e) => break Err(e.to_string()),
+            }
+        }
+    };
+    let notify = |buffer| Some(Notify { buffer, index: 1, amount: 1 });
+    let add = |buffer, notify| RemoteOp::Atomic {
+        buffer,
+        index: 0,
+        op: AtomicOp::Add,
+        value: Word::U64(1),
+        fetch: Fetch::Discard,
+        notify,
+    };
+    for case in 0..3 {
+        // A failed launch leaves its backend unusable: a fresh one per case.
+        let mut b = sim("dgx-station-v100x4", 2);
+        let host = b.alloc_mapped(ElemType::U64, 4, "termination counts").unwrap();
+        let device = b.alloc(DeviceId(1), ElemType::U64, 4, "device counts").unwrap();
+        let q = new_queue(&mut b, 1, 8);
+        let (plan, what) = match case {
+            0 => (vec![add(host, None)], "a remote atomic"),
+            1 => (vec![add(device, notify(host))], "a notification"),
+            _ => {
+                let push = RemoteOp::Push { queue: q, items: vec![1, 2], notify: notify(host) };
+                (vec![push], "a notification")
+            }
+        };
+        let err = issue_and_wait(&mut b, plan, vec![host, device, q.items, q.counters])
+            .expect_err("an atomic on mapped host memory is refused");
+        assert!(
+            err.contains(what)
+                && err.contains("`termination counts`, mapped host memory")
+                && err.contains("plain stores"),
+            "{err}"
+        );
+    }
+    // The same counts in device memory, published to host memory with a plain store.
+    let mut b = sim("dgx-station-v100x4", 2);
+    let host = b.alloc_mapped(ElemType::U64, 4, "termination counts").unwrap();
+    let device = b.alloc(DeviceId(1), ElemType::U64, 4, "device counts").unwrap();
+    let store = RemoteOp::Store { buffer: host, offset: 2, data: HostData::U64(vec![7]) };
+    issue_and_wait(&mut b, vec![add(device, notify(device)), store], vec![host, device])
+        .expect("device atomics and host stores are fine");
+    let HostData::U64(h) = b.read_mapped(host).unwrap() else { panic!("u64") };
+    assert_eq!(h, vec![0, 0, 7, 0]);
+    assert_eq!(read(&mut b, 1, device, 4), HostData::U64(vec![1, 1, 0, 0]));
 }
 
 #[test]

@@ -110,7 +110,8 @@ pub struct QueueRef {
 /// update after a batch; a termination protocol counts arrivals with it).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Notify {
-    /// A `u64` buffer on the target device or a mapped host buffer.
+    /// A `u64` buffer on the target device (not mapped host memory: kernels apply no atomics
+    /// to it, see [`RemoteOp`]).
     pub buffer: BufferId,
     /// Element index.
     pub index: usize,
@@ -126,7 +127,9 @@ pub struct Notify {
 ///
 /// Where a pair has no peer path the simulator stages the message through host memory (two
 /// legs) and the CUDA backend refuses the launch (see [`super::RemotePath`]); a remote
-/// min/max or float atomic over InfiniBand is an error on both.
+/// min/max or float atomic over InfiniBand is an error on both. An atomic, push or
+/// notification may not land in mapped host memory (a host on PCIe has no native atomics with
+/// the GPU): the simulator refuses it; a [`RemoteOp::Store`] there is fine.
 #[derive(Clone, Debug, PartialEq)]
 pub enum RemoteOp {
     /// An atomic on one element of a remote buffer.

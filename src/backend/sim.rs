@@ -949,6 +949,51 @@ impl SimBackend {
         Ok(if b.mapped { None } else { Some(b.device) })
     }
 
+    /// Kernels apply no atomics to mapped host memory (a host on PCIe has no native atomics
+    /// with the GPU: CUDA leaves them non-atomic and compute-sanitizer rejects them), so a
+    /// remote atomic, a queue push (its counters are atomics) or a notification (an atomic
+    /// add) landing there is an error here too; a plain store is allowed.
+    fn refuse_host_atomics(&self, device: u32, op: &RemoteOp) -> Result<(), BackendError> {
+        let mapped = |id: BufferId| -> Result<Option<String>, BackendError> {
+            let b = self.buffer(id)?;
+            Ok(b.mapped.then(|| b.label.clone()))
+        };
+        let (what, buffer, notify, then) = match op {
+            RemoteOp::Atomic { buffer, notify, fetch, .. } => {
+                let then = if let Fetch::IfChanged(t) = fetch { Some(&**t) } else { None };
+                ("a remote atomic", Some(*buffer), *notify, then)
+            }
+            RemoteOp::Push { queue, notify, .. } => {
+                ("a queue push", Some(queue.counters), *notify, None)
+            }
+            RemoteOp::Store { .. } => ("a store", None, None, None),
+        };
+        let hit = match buffer.map(mapped).transpose()?.flatten() {
+            Some(label) => Some((what, label)),
+            None => notify
+                .map(|n| mapped(n.buffer))
+                .transpose()?
+                .flatten()
+                .map(|label| ("a notification (an atomic add)", label)),
+        };
+        if let Some((what, label)) = hit {
+            return Err(BackendError::Kernel {
+                kernel: "remote operation".into(),
+                message: format!(
+                    "{what} from gpu{device} lands in `{label}`, mapped host memory: kernels may \
+                     not apply atomics to host memory (a host on PCIe has no native atomics with \
+                     the GPU; CUDA leaves them non-atomic and compute-sanitizer rejects them); \
+                     keep the counter in device memory and publish it to host memory with plain \
+                     stores from one writer"
+                ),
+            });
+        }
+        match then {
+            Some(t) => self.refuse_host_atomics(device, t),
+            None => Ok(()),
+        }
+    }
+
     /// Whether the route from `a` to `b` crosses InfiniBand, and the largest set-up cost of
     /// a message on it.
     fn network_setup_ps(&self, a: u32, b: u32) -> Option<TimePs> {
@@ -979,6 +1024,7 @@ impl SimBackend {
     ) -> Result<(), BackendError> {
         let mut by_target: BTreeMap<Option<u32>, Vec<RemoteOp>> = BTreeMap::new();
         for op in ops {
+            self.refuse_host_atomics(device, &op)?;
             let target = self.target_device(op.target())?;
             by_target.entry(target).or_default().push(op);
         }

@@ -261,12 +261,27 @@ pub mod scalar {
     pub const EPSILON: usize = 8;
     /// `f64` damping factor.
     pub const DAMPING: usize = 9;
-    /// `u32` 1: the CUDA workers order with `fence.acq_rel` instead of sequentially
-    /// consistent fences (an experiment: `SWITCHYARD_ATOS_FENCE=acq_rel`; the simulator has no
-    /// fences).
+    /// `u32` bits of CUDA-only experiments (the simulator has none of these mechanisms):
+    /// 1, the workers order with `fence.acq_rel` instead of sequentially consistent fences
+    /// (`SWITCHYARD_ATOS_FENCE=acq_rel`); 2, remote pairs are pushed per warp at once instead
+    /// of per CTA pass (`SWITCHYARD_ATOS_REMOTE_PUSH=warp`); 4, a busy team counts its remote
+    /// operations only when it runs out of work, not every 16 rounds too
+    /// (`SWITCHYARD_ATOS_FLUSH=idle`).
     pub const FENCE: usize = 10;
-    /// The environment variable that sets [`FENCE`] (`acq_rel`; anything else: 0).
+    /// The environment variable that sets bit 1 of [`FENCE`] (`acq_rel`).
     pub const FENCE_ENV: &str = "SWITCHYARD_ATOS_FENCE";
+    /// The environment variable that sets bit 2 of [`FENCE`] (`warp`).
+    pub const REMOTE_PUSH_ENV: &str = "SWITCHYARD_ATOS_REMOTE_PUSH";
+    /// The environment variable that sets bit 4 of [`FENCE`] (`idle`).
+    pub const FLUSH_ENV: &str = "SWITCHYARD_ATOS_FLUSH";
+
+    /// The [`FENCE`] bits the environment asks for.
+    pub fn experiment_bits() -> u32 {
+        let is = |var: &str, want: &str| std::env::var(var).is_ok_and(|v| v.trim() == want);
+        u32::from(is(FENCE_ENV, "acq_rel"))
+            | (u32::from(is(REMOTE_PUSH_ENV, "warp")) << 1)
+            | (u32::from(is(FLUSH_ENV, "idle")) << 2)
+    }
     /// Aggregator: `u64` batch size in bytes (`BATCH_SIZE`).
     pub const BATCH_BYTES: usize = 2;
     /// Aggregator: `u32` polls before a partial batch goes (`WAIT_TIME`).

@@ -626,8 +626,7 @@ fn run_once<B: Backend + ?Sized>(
     wait_all(backend, &uploads)?;
     let start_ps = backend.now_ps();
     let (epsilon, damping) = app.epsilon_damping();
-    let light_fences =
-        std::env::var(kernels::scalar::FENCE_ENV).is_ok_and(|v| v.trim() == "acq_rel");
+    let experiments = kernels::scalar::experiment_bits();
     let worker_scalars = |g: u32, persistent: bool| {
         vec![
             Scalar::U32(g),
@@ -640,7 +639,7 @@ fn run_once<B: Backend + ?Sized>(
             Scalar::U32(options.check_size),
             Scalar::F64(epsilon),
             Scalar::F64(damping),
-            Scalar::U32(u32::from(light_fences)),
+            Scalar::U32(experiments),
         ]
     };
     // With aggregation, each GPU's workers leave `aggregator_sms` of ITS SMs to the
