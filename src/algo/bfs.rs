@@ -105,10 +105,11 @@ impl WorklistApp for Bfs {
 /// raises, 33.8 ms; 64 levels, 21.19M items, 71 raises, 25.0 ms; 256 levels, 21.60M items,
 /// 17 raises, 25.2 ms; 1024 levels, 30.5M items (one GPU: 21.16M items, 23.8 ms). On
 /// luxembourg_osm and the 1000 x 1000 grid 256 is faster than 64 at 2 and 4 GPUs (3.30 vs
-/// 3.37 ms, 4.34 vs 4.86 ms at 2). On two real H100s (call c11, step 64) each raise cost about
-/// 300 us of idle GPU (21 ms idle for 71 raises on the 4600 grid, 110 ms in all against 69 on
-/// one GPU): 256 cuts the raises fourfold for about 2 % more work.
-pub const AUTO_PRIORITY_DELTA_LEVELS: u64 = 256;
+/// 3.37 ms, 4.34 vs 4.86 ms at 2). On two real H100s 64 wins: the 4600 grid 110.3 ms at 64
+/// (call c11; 71 raises, about 300 us of idle GPU each) against 119.6 at 256 (c13; 17 raises,
+/// 21.62M items); luxembourg 18.8 ms at 64, 19.9 at 256, 20.6 at 1024 (c13). One GPU: 69.2
+/// and 13.9 ms.
+pub const AUTO_PRIORITY_DELTA_LEVELS: u64 = 64;
 
 /// BFS's worklist callbacks (`kernels/groute_worklist.cu` has the CUDA functor).
 pub struct BfsWorklist;
