@@ -17,9 +17,9 @@ for part in random metis; do
 done
 
 # Claim 4: Groute vs bulk-synchronous BFS and SSSP on a road graph, M60 tree, METIS.
-sweep c4-luxembourg --graph ../shared/graphs/luxembourg_osm.mtx --weights --algos bfs,sssp \
+sweep c4-luxembourg --graph tests/data/graphs/luxembourg_osm.mtx --weights --algos bfs,sssp \
   --runtimes bsp,groute --topologies m60x8-pcie --partitioner metis
-sweep c4-luxembourg-fused --graph ../shared/graphs/luxembourg_osm.mtx --weights --algos bfs,sssp \
+sweep c4-luxembourg-fused --graph tests/data/graphs/luxembourg_osm.mtx --weights --algos bfs,sssp \
   --runtimes groute --topologies m60x8-pcie --partitioner metis --fused
 
 # Claim 5: DGX-1, ring order and odd GPU counts, on a scale-free graph.

@@ -26,8 +26,8 @@ pub use subgraph::{Duplication, Subgraph, build_subgraphs, build_subgraphs_with_
 
 use crate::backend::{
     Backend, BackendError, BufferId, BufferSlice, Completion, CompletionKind, DeviceId, ElemType,
-    HostData, KernelContext, KernelEffects, Launch, RemotePath, Scalar, StreamId, StreamPriority,
-    Token,
+    EventId, HostData, KernelContext, KernelEffects, Launch, RemotePath, Scalar, StreamId,
+    StreamPriority, Token,
 };
 use crate::graph::Csr;
 use crate::runtime::{RuntimeError, wait_all};
@@ -311,7 +311,7 @@ fn gpu_of(t: Token) -> usize {
 pub(crate) const SLOT_FRONTIER_IN: usize = 7;
 pub(crate) const SLOT_FRONTIER_OUT: usize = 8;
 /// The fixed slot of the counter block (see [`kernels`]).
-const SLOT_COUNTERS: usize = 9;
+pub(crate) const SLOT_COUNTERS: usize = 9;
 
 const PHASE_UPLOAD: u8 = 1;
 const PHASE_COUNTS: u8 = 2;
@@ -526,45 +526,22 @@ pub fn run<B: Backend + ?Sized>(
                 continue;
             }
             let stamp = 2 * superstep + 2;
-            let mut scalars = vec![
+            let scalars = vec![
                 Scalar::U32(g32),
                 Scalar::U32(parts),
                 Scalar::U32(stamp),
                 Scalar::U32(combiner),
                 Scalar::F64(primitive.param()),
             ];
-            if peer_reads {
-                for (p, &event) in splits_done.iter().enumerate() {
-                    if p != g {
-                        backend.wait_event(gpus[g].compute, event)?;
-                    }
-                }
-                let slots = &gpus[g];
-                let mut buffers = slots.fixed.clone();
-                buffers.extend((0..peers).map(|p| gpus[p].send[g]));
-                buffers.extend((0..peers).map(|p| gpus[p].fixed[SLOT_COUNTERS]));
-                backend.launch(
-                    slots.compute,
-                    Launch { kernel: "bsp_merge_peer", buffers, scalars, work_items: 0 },
-                    None,
-                )?;
-            } else {
-                scalars
-                    .extend((0..peers).map(|p| Scalar::U64(if p == g { 0 } else { sent[p][g] })));
-                let incoming: u64 = (0..peers).filter(|&p| p != g).map(|p| sent[p][g]).sum();
-                let slots = &gpus[g];
-                backend.launch(
-                    slots.compute,
-                    Launch {
-                        kernel: "bsp_merge",
-                        buffers: slots.fixed.iter().chain(&slots.recv).copied().collect(),
-                        scalars,
-                        work_items: incoming,
-                    },
-                    None,
-                )?;
-            }
             let slots = &gpus[g];
+            let packages = if peer_reads {
+                let mut from_peers: Vec<BufferId> = gpus.iter().map(|p| p.send[g]).collect();
+                from_peers.extend(gpus.iter().map(|p| p.fixed[SLOT_COUNTERS]));
+                Packages::PeerReads { buffers: from_peers, splits_done: &splits_done }
+            } else {
+                Packages::Copied { recv: &slots.recv, sent: &sent }
+            };
+            launch_merge(backend, slots.compute, g, &slots.fixed, scalars, packages)?;
             if let Some(apply) = primitive.apply_kernel() {
                 let mut scalars = vec![Scalar::F64(reduction), Scalar::U32(n)];
                 scalars.extend(primitive.apply_scalars());
@@ -603,6 +580,50 @@ pub fn run<B: Backend + ?Sized>(
     gather(backend, &gpus, &subgraphs, primitive, n, &mut outcome)?;
     outcome.edges_visited = backend.stats().devices.iter().map(|d| d.edges).sum();
     Ok(outcome)
+}
+
+/// Where GPU `g`'s merge finds this superstep's packages.
+pub(crate) enum Packages<'a> {
+    /// Copied into its receive buffers (one per peer); `sent[p][g]` pairs came from `p`.
+    Copied { recv: &'a [BufferId], sent: &'a [Vec<u64>] },
+    /// Read where they lie: every peer's package toward `g`, then every peer's counter
+    /// block; the merge waits for the senders' splits (`splits_done`, one event per GPU).
+    PeerReads { buffers: Vec<BufferId>, splits_done: &'a [EventId] },
+}
+
+/// Launches GPU `g`'s merge on `stream`: `bsp_merge` over copied packages or
+/// `bsp_merge_peer` after its senders' splits. `scalars` are the five both kernels share
+/// (gpu, peers, stamp, combiner, threshold).
+pub(crate) fn launch_merge<B: Backend + ?Sized>(
+    backend: &mut B,
+    stream: StreamId,
+    g: usize,
+    fixed: &[BufferId],
+    mut scalars: Vec<Scalar>,
+    packages: Packages<'_>,
+) -> Result<(), BackendError> {
+    let launch = match packages {
+        Packages::Copied { recv, sent } => {
+            let incoming = |p: usize| if p == g { 0 } else { sent[p][g] };
+            scalars.extend((0..sent.len()).map(|p| Scalar::U64(incoming(p))));
+            Launch {
+                kernel: "bsp_merge",
+                buffers: fixed.iter().chain(recv).copied().collect(),
+                scalars,
+                work_items: (0..sent.len()).map(incoming).sum(),
+            }
+        }
+        Packages::PeerReads { buffers, splits_done } => {
+            for (p, &event) in splits_done.iter().enumerate() {
+                if p != g {
+                    backend.wait_event(stream, event)?;
+                }
+            }
+            let buffers = fixed.iter().chain(&buffers).copied().collect();
+            Launch { kernel: "bsp_merge_peer", buffers, scalars, work_items: 0 }
+        }
+    };
+    backend.launch(stream, launch, None)
 }
 
 /// Whether packages travel by peer reads ([`Exchange`]) on this machine; an error when

@@ -35,8 +35,8 @@ use crate::backend::{
 use crate::graph::Csr;
 use crate::runtime::bsp::kernels::FIXED_SLOTS;
 use crate::runtime::bsp::{
-    BspPrimitive, Combiner, Duplication, Exchange, SLOT_FRONTIER_IN, SLOT_FRONTIER_OUT, Subgraph,
-    build_subgraphs, peer_reads,
+    BspPrimitive, Combiner, Duplication, Exchange, Packages, SLOT_COUNTERS, SLOT_FRONTIER_IN,
+    SLOT_FRONTIER_OUT, Subgraph, build_subgraphs, launch_merge, peer_reads,
 };
 use crate::runtime::{RuntimeError, wait_all};
 use cost_model::{CostModel, Features, FrontierStats};
@@ -894,7 +894,7 @@ pub fn run<B: Backend + ?Sized>(
             // receivers read them.
             if peers > 1 && !read_peers {
                 let tk = token(COUNTS, step, g as u32, 0);
-                let counters = BufferSlice::new(gpu.fixed[9], 0, peers + 3);
+                let counters = BufferSlice::new(gpu.fixed[SLOT_COUNTERS], 0, peers + 3);
                 backend.read_to_host(gpu.compute, counters, tk)?;
                 reads.push(tk);
             }
@@ -930,11 +930,11 @@ pub fn run<B: Backend + ?Sized>(
         wait_all(backend, &copies)?;
         // With peer reads, GPU g merges every peer p's package toward it (`send[g]` of p)
         // with its length from p's counter block.
-        let peer_args: Vec<Vec<BufferId>> = if read_peers {
+        let mut peer_args: Vec<Vec<BufferId>> = if read_peers {
             (0..peers)
                 .map(|g| {
                     let sends = gpus.iter().map(|p| p.send[g]);
-                    sends.chain(gpus.iter().map(|p| p.fixed[9])).collect()
+                    sends.chain(gpus.iter().map(|p| p.fixed[SLOT_COUNTERS])).collect()
                 })
                 .collect()
         } else {
@@ -947,46 +947,26 @@ pub fn run<B: Backend + ?Sized>(
                 let tk = token(NEXT, step, g as u32, 0);
                 backend.read_to_host(
                     gpu.compute,
-                    BufferSlice::new(gpu.fixed[9], 0, peers + 3),
+                    BufferSlice::new(gpu.fixed[SLOT_COUNTERS], 0, peers + 3),
                     tk,
                 )?;
                 reads.push(tk);
                 continue;
             }
-            let mut scalars = vec![
+            let scalars = vec![
                 Scalar::U32(g as u32),
                 Scalar::U32(parts),
                 Scalar::U32(stamp + 1),
                 Scalar::U32(add),
                 Scalar::F64(primitive.param()),
             ];
-            if read_peers {
-                for (p, &event) in splits_done.iter().enumerate() {
-                    if p != g {
-                        backend.wait_event(gpu.compute, event)?;
-                    }
-                }
-                let buffers = gpu.fixed.iter().chain(&peer_args[g]).copied().collect();
-                backend.launch(
-                    gpu.compute,
-                    Launch { kernel: "bsp_merge_peer", buffers, scalars, work_items: 0 },
-                    None,
-                )?;
+            let packages = if read_peers {
+                let buffers = std::mem::take(&mut peer_args[g]);
+                Packages::PeerReads { buffers, splits_done: &splits_done }
             } else {
-                scalars
-                    .extend((0..peers).map(|p| Scalar::U64(if p == g { 0 } else { sent[p][g] })));
-                let incoming: u64 = (0..peers).filter(|&p| p != g).map(|p| sent[p][g]).sum();
-                backend.launch(
-                    gpu.compute,
-                    Launch {
-                        kernel: "bsp_merge",
-                        buffers: gpu.fixed.iter().chain(&gpu.recv).copied().collect(),
-                        scalars,
-                        work_items: incoming,
-                    },
-                    None,
-                )?;
-            }
+                Packages::Copied { recv: &gpu.recv, sent: &sent }
+            };
+            launch_merge(backend, gpu.compute, g, &gpu.fixed, scalars, packages)?;
             if let Some(apply) = primitive.apply_kernel() {
                 let mut scalars = vec![Scalar::F64(reduction), Scalar::U32(n)];
                 scalars.extend(primitive.apply_scalars());
@@ -1003,7 +983,11 @@ pub fn run<B: Backend + ?Sized>(
                 )?;
             }
             let tk = token(NEXT, step, g as u32, 0);
-            backend.read_to_host(gpu.compute, BufferSlice::new(gpu.fixed[9], 0, peers + 3), tk)?;
+            backend.read_to_host(
+                gpu.compute,
+                BufferSlice::new(gpu.fixed[SLOT_COUNTERS], 0, peers + 3),
+                tk,
+            )?;
             reads.push(tk);
         }
         let mut next_reduction = 0.0;
@@ -1060,7 +1044,7 @@ pub fn run<B: Backend + ?Sized>(
             for &g in &active {
                 let gpu = &gpus[g as usize];
                 let len = HostData::U64(vec![next_len[g as usize]]);
-                backend.write_from_host(gpu.compute, gpu.fixed[9], 1, len, None)?;
+                backend.write_from_host(gpu.compute, gpu.fixed[SLOT_COUNTERS], 1, len, None)?;
             }
         }
         if stats_skipped {
@@ -1287,7 +1271,7 @@ fn launch_stats<B: Backend + ?Sized>(
                 gpu.fixed[5],
                 gpu.in_degree,
                 gpu.fixed[7],
-                gpu.fixed[9],
+                gpu.fixed[SLOT_COUNTERS],
                 gpu.stats,
                 gpu.prefix,
             ],
