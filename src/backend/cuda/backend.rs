@@ -56,6 +56,7 @@ use std::time::{Duration, Instant};
 /// `SWITCHYARD_CUDA_WATCHDOG_S`.
 pub const DEFAULT_WATCHDOG_S: u64 = 120;
 
+mod host_profile;
 mod probe;
 
 fn driver_error(r: sys::CUresult) -> String {
@@ -1371,6 +1372,7 @@ impl Backend for CudaBackend {
     }
 
     fn read_mapped(&self, buffer: BufferId) -> Result<HostData, BackendError> {
+        let _span = host_profile::span("read_mapped");
         let b = self.buffer(buffer)?;
         let host = b.mapped.ok_or_else(|| not_mapped(buffer))?;
         let mut out = HostData::zeros(b.elem, b.len);
@@ -1392,6 +1394,7 @@ impl Backend for CudaBackend {
         offset: usize,
         data: HostData,
     ) -> Result<(), BackendError> {
+        let _span = host_profile::span("write_mapped");
         let b = self.buffer(buffer)?;
         let host = b.mapped.ok_or_else(|| not_mapped(buffer))?;
         if data.elem() != b.elem || offset + data.len() > b.len {
@@ -1576,6 +1579,7 @@ impl Backend for CudaBackend {
     }
 
     fn record_event(&mut self, stream: StreamId) -> Result<EventId, BackendError> {
+        let _span = host_profile::span("record_event");
         let (device, raw) = {
             let s = self.stream(stream)?;
             (s.device, s.raw)
@@ -1595,6 +1599,7 @@ impl Backend for CudaBackend {
     }
 
     fn wait_event(&mut self, stream: StreamId, event: EventId) -> Result<(), BackendError> {
+        let _span = host_profile::span("wait_event");
         let (device, raw) = {
             let s = self.stream(stream)?;
             (s.device, s.raw)
@@ -1615,6 +1620,7 @@ impl Backend for CudaBackend {
         config: LaunchConfig,
         token: Option<Token>,
     ) -> Result<(), BackendError> {
+        let _span = host_profile::span("launch_with");
         let def = self.registry.get(launch.kernel)?.clone();
         if config.sm_limit == Some(0) || config.block_threads == Some(0) || config.blocks == Some(0)
         {
@@ -1894,6 +1900,7 @@ impl Backend for CudaBackend {
         dst: BufferSlice,
         token: Option<Token>,
     ) -> Result<(), BackendError> {
+        let _span = host_profile::span("copy");
         let (sb, db) = (self.stream_buffer(src.buffer)?, self.stream_buffer(dst.buffer)?);
         if sb.elem != db.elem
             || src.len != dst.len
@@ -1958,6 +1965,7 @@ impl Backend for CudaBackend {
         data: HostData,
         token: Option<Token>,
     ) -> Result<(), BackendError> {
+        let _span = host_profile::span("write_from_host");
         let b = self.stream_buffer(dst)?;
         if b.elem != data.elem() || offset + data.len() > b.len {
             return Err(BackendError::Usage(format!(
@@ -1996,6 +2004,7 @@ impl Backend for CudaBackend {
         src: BufferSlice,
         token: Token,
     ) -> Result<(), BackendError> {
+        let _span = host_profile::span("read_to_host");
         let b = self.stream_buffer(src.buffer)?;
         if src.offset + src.len > b.len {
             return Err(BackendError::Usage(format!(
@@ -2029,6 +2038,7 @@ impl Backend for CudaBackend {
     }
 
     fn next_completion(&mut self) -> Result<Option<Completion>, BackendError> {
+        let _span = host_profile::span("next_completion");
         let mut last_progress = Instant::now();
         let mut spins = 0u32;
         loop {
@@ -2146,6 +2156,7 @@ impl CudaBackend {
 
 impl Drop for CudaBackend {
     fn drop(&mut self) {
+        host_profile::report();
         // A kernel that never ends (a persistent kernel a watchdog gave up on, which did not
         // heed STOP) must not keep the process from exiting: wait at most the watchdog, then
         // leave everything to the driver, which ends the kernels and frees the memory when
