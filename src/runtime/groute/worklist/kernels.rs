@@ -137,8 +137,13 @@ pub mod mail {
     pub const DELIV: usize = 32;
     /// Host: pairs of outbox `d` copied out (`FREED + d`): its slots below may be reused.
     pub const FREED: usize = 48;
+    /// Kernel: 1 while the worker lingers idle (nothing to take or work; `PUB` and `CONS`
+    /// as published before it), 0 once it works again (written before `CONS` moves).
+    pub const IDLE: usize = 64;
+    /// Host: 1 asks a lingering worker to end its launch (0 when the host launches it).
+    pub const STOP: usize = 65;
     /// Length of the block.
-    pub const LEN: usize = 64;
+    pub const LEN: usize = 72;
 }
 
 /// Control block layout (`u64` indices).
@@ -921,6 +926,13 @@ fn fused_async_step<Op: WorklistOperator>(
     let budget_left = s.push_budget > split.taken + split.deferred;
     let inbox_left = peers().any(|src| mail[mail::DELIV + src] > a.ctl[ctl::CONS + src]);
     let go_on = (budget_left && inbox_left) || may_work(a.ctl, &split);
+    // Nothing to do: linger until a delivery, freed outbox slots or the host's stop
+    // (mapped writes wake it), unless the host already asked it to end; a launch out of
+    // budget or rounds ends.
+    let linger = !go_on
+        && mail[mail::STOP] == 0
+        && split.taken + split.deferred + out_cap <= s.push_budget
+        && a.ctl[ctl::W_ROUNDS] < max_rounds;
     let published: Vec<u64> = (0..parts).map(|d| a.ctl[ctl::OUT_W + d]).collect();
     let consumed_in: Vec<u64> = (0..parts).map(|src| a.ctl[ctl::CONS + src]).collect();
     counts.items += received;
@@ -938,9 +950,20 @@ fn fused_async_step<Op: WorklistOperator>(
         offset: mail::CONS,
         data: HostData::U64(consumed_in),
     });
+    ctx.effects.remote.push(RemoteOp::Store {
+        buffer: mail_id,
+        offset: mail::IDLE,
+        data: HostData::U64(vec![u64::from(linger)]),
+    });
     // Every round after the launch's first ends in a grid barrier.
     ctx.effects.rounds = u64::from(!first);
-    ctx.effects.next = if go_on { StepNext::Continue } else { StepNext::Done };
+    ctx.effects.next = if go_on {
+        StepNext::Continue
+    } else if linger {
+        StepNext::Idle
+    } else {
+        StepNext::Done
+    };
     Ok(())
 }
 
