@@ -27,10 +27,25 @@
 //! Each round starts by taking the delivered pairs (OnReceive: take by appending, defer, or
 //! drop; `ctl[CONS + s]` counts them), so a running worker sees remote work without waiting
 //! for anybody's launch to end. A round packs only while every outbox has room for a whole
-//! Out; a launch ends when it has no worklist items it may work and no delivered pairs it
-//! may take (it never waits for the host, so it cannot hold a GPU that another logical GPU
-//! needs). The simulator runs this worker persistent, one round per step: a round sees the
-//! deliveries that landed before it, and what it publishes reaches the host at its end.
+//! Out. With nothing to take or work, a worker *lingers* (`mail::IDLE`) until a delivery,
+//! freed outbox slots or the host's `mail::STOP`; the host stops every lingering worker once
+//! all running workers linger with everything delivered taken, everything published copied
+//! and no copy in flight (nothing can reach them), and launches a worker again when a
+//! delivery or work comes. A launch also ends when its push budget or rounds are spent. On
+//! CUDA a worker lingers at most 500 us (logical GPUs sharing a physical GPU must not wait
+//! on each other's grids). The simulator runs this worker persistent, one round per step: a
+//! round sees the deliveries that landed before it, what it publishes reaches the host at
+//! its end, and a lingering worker is an idle step that mapped writes wake.
+//!
+//! Termination (the host's count): with asynchronous sends a destination may report pairs
+//! it took before their sender's launch reports having sent them, so the count is signed
+//! and exact only when no launch or copy is in flight. Every pair is counted once when its
+//! sender's launch reports it sent and once when its receiver's launch reports it taken,
+//! deferred or dropped; worklist and deferred items likewise. The host declares termination
+//! when the count is zero *and* nothing is in flight: then every report is in, so no item
+//! sits in a worklist, bag, outbox or inbox. A lingering worker cannot hide work: it lingers
+//! only with an empty worklist and everything delivered taken, and the host stops it only
+//! when every running worker is in that state with nothing in flight.
 //!
 //! The worklist's start and end are monotonic counters (`ctl[START]`, `ctl[END]`); the
 //! element of position `i` lives at `wl[i mod capacity]`. Consumption advances start; the
