@@ -46,6 +46,7 @@
 #define GW_DEFERRED 9
 #define GW_MESSAGE 10
 #define GW_PASS 11
+#define GW_MAIL 12
 
 // Control block (kernels.rs `ctl`).
 #define C_START 0
@@ -68,9 +69,27 @@
 #define C_R_PASSED 19
 #define C_R_DROPPED 20
 #define C_R_MIN_PRIO 21
+#define C_W_RECEIVED 22
 #define C_P_PROMOTED 24
 #define C_P_REMAINING 25
 #define C_P_MIN_PRIO 26
+#define C_OUT_W 32      // + d: pairs written to outbox d over the run (asynchronous send)
+#define C_CONS 48       // + s: pairs consumed from inbox s over the run
+#define C_RTO 64        // + s: the current round takes inbox s up to here (fused scratch)
+
+// The asynchronous send's mapped block (kernels.rs `mail`): the kernel writes PUB and CONS
+// (plain volatile stores after __threadfence_system, one thread), the host DELIV and FREED
+// (read here with volatile loads; data behind them is read after a fence and a barrier).
+#define M_PUB 0
+#define M_CONS 16
+#define M_DELIV 32
+#define M_FREED 48
+#define M_IDLE 64
+#define M_STOP 65
+// Most time a worker lingers idle waiting for deliveries before it ends its launch anyway
+// (the host normally stops it sooner; the bound keeps logical GPUs that share one physical
+// GPU from waiting on each other's grids).
+#define GW_LINGER_NS 500000ull
 
 // Scratch header words.
 #define H_CAND 0        // candidates of this batch
@@ -100,6 +119,8 @@
 #define H_NEW_DEG 24    // fused: out-degrees of this round's own new items
 #define H_OWN_APPENDS 25  // fused: items this round appended itself (PageRank)
 #define H_NEW_HUGE 26   // fused: a new item has at least SY_HUGE arcs
+#define H_RECV 27       // fused, asynchronous send: this round takes inbox pairs [CONS, RTO)
+#define H_NOWORK 28     // fused, asynchronous send: this round works no batch
 #define GW_HDR 32
 #define GW_TILE 1024    // items per plan tile (4 per thread)
 #define GW_MAX_TILES 16384
@@ -141,6 +162,9 @@ struct GW {
     u64 *chunks;     // huge chunk entries (4 u64 each)
     u64 chunk_cap;
     u64 stage_off;   // fused: where this round stages its own items in Out
+    u64 ring;        // asynchronous send: pairs per outbox and inbox ring (0: off)
+    u32 parts;       // GPUs of the run
+    u64 *mail;       // the mapped block (asynchronous send)
 };
 
 __device__ GW gw_make(const SyArgs &a) {
@@ -177,6 +201,9 @@ __device__ GW gw_make(const SyArgs &a) {
     u64 words = 1 + 3 * a.huge_cap;
     g.chunk_cap = words > GW_HDR + GW_MAX_TILES ? (words - GW_HDR - GW_MAX_TILES) / 4 : 0;
     g.stage_off = 0;
+    g.ring = sy_u64(a, 8);
+    g.parts = sy_u32(a, 9);
+    g.mail = sy_buf<u64>(a, GW_MAIL);
     return g;
 }
 
@@ -432,6 +459,26 @@ __device__ void gw_route(const SyArgs &a, const GW &g, u32 t, GwQueue *q) {
             if (staged) gw_count_lanes(&g.h[H_OWN_APPENDS]);
         }
         gw_count_lanes(&g.ctl[C_W_TAKEN]);
+    } else if (g.ring) {
+        // Asynchronous send: into the owner's outbox (a round starts only with room for a
+        // whole Out in every outbox). Lanes with the same owner reserve together.
+        u32 dest = __ldg(g.owner + t);
+        u32 value = App::pack(g, t);
+        u32 active = __activemask();
+        u32 same = __match_any_sync(active, dest);
+        u32 leader = __ffs(same) - 1;
+        u64 base = 0;
+        if (sy_lane() == leader) base = atomicAdd(&g.ctl[C_OUT_W + dest], (u64)__popc(same));
+        base = __shfl_sync(same, base, leader);
+        u64 p = base + __popc(same & gw_lanes_below());
+        u64 at = (u64)dest * g.ring + p % g.ring;
+        if (dest < g.parts && at < g.message_pairs) {
+            g.message[2 * at] = t;
+            g.message[2 * at + 1] = value;
+        } else {
+            sy_fail(a, SY_ERR_OUT_OVERFLOW, at, g.message_pairs);
+        }
+        gw_count_lanes(&g.ctl[C_W_SENT]);
     } else {
         u32 value = App::pack(g, t);
         u64 at = gw_reserve(&g.ctl[C_W_SENT]);
@@ -1047,6 +1094,141 @@ __device__ bool gw_fused_go(const GW &g, u64 rounds, u64 start, u64 end, u64 pus
     return rounds < most && end != start && pushed + g.out_cap <= g.push_budget;
 }
 
+// ------------------------------------------------------------- asynchronous send
+// (kernels.rs "Asynchronous send"). Between rounds one thread reads the host's deliveries
+// and freed outbox slots from the mapped block, fixes the next round's inbox ranges
+// [C_CONS + s, C_RTO + s) within the push budget, and decides whether the round takes
+// pairs (H_RECV), works a batch (not H_NOWORK: worklist items, rounds and budget left, and
+// room for a whole Out in every outbox) or the launch ends (neither). At the end of each
+// round the same thread counts the taken ranges consumed and publishes the outboxes' and
+// inboxes' counts to the host.
+
+__device__ __forceinline__ u64 gw_mail_ld(const GW &g, u32 i) {
+    return *(const volatile u64 *)(g.mail + i);
+}
+__device__ __forceinline__ void gw_mail_st(const GW &g, u32 i, u64 v) {
+    *(volatile u64 *)(g.mail + i) = v;
+}
+
+// Whether another round runs (one thread; see above).
+__device__ bool gw_async_next(const GW &g, u64 rounds, u64 start, u64 end, u64 pushed) {
+    u64 *c = g.ctl, *h = g.h;
+    u32 parts = g.parts < 16 ? g.parts : 16;
+    u64 most = g.max_rounds > 1 ? g.max_rounds : 1;
+    bool rounds_left = rounds < most;
+    u64 room = rounds_left && g.push_budget > pushed ? g.push_budget - pushed : 0;
+    u64 got = 0;
+    for (u32 s = 0; s < parts; s++) {
+        u64 from = gw_vol(&c[C_CONS + s]), k = 0;
+        if (s != g.gpu) {
+            u64 deliv = gw_mail_ld(g, M_DELIV + s);
+            k = deliv > from ? deliv - from : 0;
+            if (k > room - got) k = room - got;
+        }
+        c[C_RTO + s] = from + k;
+        got += k;
+    }
+    bool room_ok = true;
+    for (u32 d = 0; d < parts; d++) {
+        if (d == g.gpu) continue;
+        u64 w = gw_vol(&c[C_OUT_W + d]), freed = gw_mail_ld(g, M_FREED + d);
+        u64 used = w > freed ? w - freed : 0;
+        if (used + g.out_cap > g.ring) room_ok = false;
+    }
+    // The pairs behind DELIV are read by other threads after the grid barrier that
+    // follows (or the launch of the main pass, after the pre-pass).
+    __threadfence();
+    bool work = rounds_left && end != start && pushed + got + g.out_cap <= g.push_budget &&
+                room_ok;
+    h[H_RECV] = got > 0;
+    h[H_NOWORK] = !work;
+    return got > 0 || work;
+}
+
+__device__ __forceinline__ u64 gw_now_ns() {
+    u64 t;
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+    return t;
+}
+
+// Nothing to take or work: linger (IDLE = 1 for the host) until a delivery, freed outbox
+// slots or worklist items make a round possible (IDLE = 0 before CONS can move again), or
+// the host's STOP, or GW_LINGER_NS. Returns whether a round runs; one thread.
+__device__ bool gw_linger(const GW &g, u64 rounds, u64 start, u64 pushed, u64 &end_now) {
+    if (gw_mail_ld(g, M_STOP)) return false;
+    gw_mail_st(g, M_IDLE, 1);
+    __threadfence_system();
+    u64 t0 = gw_now_ns();
+    bool go = false;
+    while (!gw_mail_ld(g, M_STOP) && gw_now_ns() - t0 < GW_LINGER_NS) {
+        __nanosleep(256);
+        end_now = gw_vol(&g.ctl[C_END]);
+        if (gw_async_next(g, rounds, start, end_now, pushed)) {
+            go = true;
+            break;
+        }
+    }
+    if (go) {
+        gw_mail_st(g, M_IDLE, 0);
+        __threadfence_system();
+    }
+    return go;
+}
+
+// The round's inbox pairs (OnReceive: take by appending, defer, or drop); every thread.
+template <class App> __device__ void gw_fused_receive(const SyArgs &a, const GW &g) {
+    const u64 stride = (u64)gridDim.x * blockDim.x;
+    const u64 tid = (u64)blockIdx.x * blockDim.x + threadIdx.x;
+    u32 parts = g.parts < 16 ? g.parts : 16;
+    for (u32 s = 0; s < parts; s++) {
+        if (s == g.gpu) continue;
+        u64 from = gw_vol(&g.ctl[C_CONS + s]), to = gw_vol(&g.ctl[C_RTO + s]);
+        for (u64 p = from + tid; p < to; p += stride) {
+            u64 at = (u64)s * g.ring + p % g.ring;
+            if (at >= g.pass_pairs) {
+                sy_fail(a, SY_ERR_OUT_OVERFLOW, at, g.pass_pairs);
+                continue;
+            }
+            // L2 loads: the pairs were written by a copy after this kernel started.
+            u32 v = gw_ld(g.pass + 2 * at), value = gw_ld(g.pass + 2 * at + 1);
+            if (v >= g.n || __ldg(g.owner + v) != g.gpu) {
+                sy_fail(a, SY_ERR_VERTEX, v, g.n);
+                continue;
+            }
+            if (!App::receive(g, v, value)) {
+                gw_count_lanes(&g.ctl[C_W_DROPPED]);
+                continue;
+            }
+            u64 prio = App::prio(g, v);
+            if (prio >= g.threshold) {
+                gw_defer(a, g, v, prio, &g.ctl[C_W_DEFERRED], &g.ctl[C_W_MIN_PRIO]);
+            } else {
+                gw_append(a, g, v);
+                gw_count_lanes(&g.ctl[C_W_TAKEN]);
+            }
+        }
+    }
+}
+
+// End of a round (the bookkeeping thread): the taken ranges are consumed; publish.
+__device__ void gw_async_publish(const GW &g) {
+    u64 *c = g.ctl;
+    u32 parts = g.parts < 16 ? g.parts : 16;
+    u64 got = 0;
+    for (u32 s = 0; s < parts; s++) {
+        u64 r = gw_vol(&c[C_RTO + s]), f = gw_vol(&c[C_CONS + s]);
+        got += r - f;
+        c[C_CONS + s] = r;
+    }
+    c[C_W_RECEIVED] = gw_vol(&c[C_W_RECEIVED]) + got;
+    // The outbox pairs (written before the barrier) reach memory before the host can see
+    // their count, and the inbox slots are read before the host may refill them.
+    __threadfence_system();
+    for (u32 d = 0; d < parts; d++) gw_mail_st(g, M_PUB + d, gw_vol(&c[C_OUT_W + d]));
+    for (u32 s = 0; s < parts; s++) gw_mail_st(g, M_CONS + s, gw_vol(&c[C_CONS + s]));
+    __threadfence_system();
+}
+
 // Resets the counters of a round's own production (the leader, before the round expands).
 __device__ void gw_fused_reset(u64 *h, u64 next_off) {
     h[H_STAGED_NEXT] = 0;
@@ -1075,7 +1257,10 @@ __device__ void gw_fused_pre(const SyArgs &a) {
     h[H_ATOMICS] = 0;
     h[H_HUGE_AT] = ~0ull;
     gw_fused_reset(h, 0);
-    h[H_STOP] = !gw_fused_go(g, 0, start, end, 0);
+    h[H_RECV] = 0;
+    h[H_NOWORK] = 0;
+    h[H_STOP] = g.ring ? !gw_async_next(g, 0, start, end, 0) : !gw_fused_go(g, 0, start, end, 0);
+    if (g.ring) c[C_W_RECEIVED] = 0;
     c[C_W_CONSUMED] = 0;
     c[C_W_TAKEN] = 0;
     c[C_W_DEFERRED] = 0;
@@ -1100,6 +1285,72 @@ template <class App> __device__ void gw_fused(const SyArgs &a) {
         if (gw_vol(&h[H_STOP])) {
             gw_write_staged(g, start, m, off);
             break;
+        }
+        // The round's bookkeeping (the last block to arrive, thread 0): START, counts, END
+        // snapshot for the next round, the stop decision; `take` items were worked.
+        auto keep = [&](u64 take) {
+            if (threadIdx.x != 0) return;
+            u64 staged_next = gw_vol(&h[H_STAGED_NEXT]);
+            u64 next_start = start + take - staged_next;
+            c[C_START] = next_start;
+            u64 taken = gw_vol(&c[C_W_TAKEN]), deferred = gw_vol(&c[C_W_DEFERRED]);
+            u64 sent = gw_vol(&c[C_W_SENT]);
+            u64 pushes = taken + deferred + sent;
+            u64 out_len = pushes - gw_vol(&h[H_PUSHES]);
+            h[H_PUSHES] = pushes;
+            h[H_ITEMS] = gw_vol(&h[H_ITEMS]) + take + out_len;
+            h[H_ATOMICS] = gw_vol(&h[H_ATOMICS]) + (out_len + 31) / 32;
+            h[H_CONSUMED] = gw_vol(&h[H_CONSUMED]) + take;
+            u64 rounds = gw_vol(&h[H_ROUNDS]) + 1;
+            h[H_ROUNDS] = rounds;
+            u64 end_now = gw_vol(&c[C_END]);
+            u64 next_off = gw_vol(&h[H_NEXT_OFF]);
+            h[H_START] = next_start;
+            h[H_STAGED] = staged_next;
+            h[H_STAGED_OFF] = next_off;
+            h[H_END] = end_now;
+            bool stop, lingered = false;
+            if (g.ring) {
+                gw_async_publish(g);
+                u64 pushed = taken + deferred;
+                stop = !gw_async_next(g, rounds, next_start, end_now, pushed);
+                u64 most = g.max_rounds > 1 ? g.max_rounds : 1;
+                if (stop && rounds < most && pushed + g.out_cap <= g.push_budget) {
+                    lingered = true;
+                    stop = !gw_linger(g, rounds, next_start, pushed, end_now);
+                    h[H_END] = end_now;
+                }
+            } else {
+                stop = sent >= flush ||
+                       !gw_fused_go(g, rounds, next_start, end_now, taken + deferred);
+            }
+            bool nowork = g.ring && gw_vol(&h[H_NOWORK]);
+            h[H_STOP] = stop;
+            // Fast next round: every candidate was taken (none left behind, the count did
+            // not cut), the worklist holds only this round's own items, and they fit Out
+            // (with the staged ones, which the next round reads while it stages).
+            u64 appends = gw_vol(&h[H_OWN_APPENDS]), deg = gw_vol(&h[H_NEW_DEG]);
+            u64 live = end_now - next_start;
+            bool fast = !stop && !nowork && !lingered && take == end - start && end_now == end + appends &&
+                        live > 0 && live == staged_next + appends && live <= g.count &&
+                        !gw_vol(&h[H_NEW_HUGE]) && deg + staged_next <= g.out_cap;
+            h[H_FAST] = fast;
+            if (fast) {
+                u64 o = next_off + staged_next;
+                h[H_TAKE] = live;
+                h[H_HAS_HUGE] = 0;
+                gw_fused_reset(h, o >= g.out_cap ? o - g.out_cap : o);
+            } else if (nowork && !stop) {
+                gw_fused_reset(h, 0);  // the next round only writes the staged items
+            }
+        };
+        // Asynchronous send: the deliveries this round takes (beside the plan or the
+        // expansion: they append beyond END_ALLOC, which neither touches).
+        if (g.ring && gw_vol(&h[H_RECV])) gw_fused_receive<App>(a, g);
+        if (g.ring && gw_vol(&h[H_NOWORK])) {
+            gw_write_staged(g, start, m, off);
+            gw_grid_sync(g, [&]() { keep(0); });
+            continue;
         }
         u64 cand;
         GwFetch batch;
@@ -1136,46 +1387,7 @@ template <class App> __device__ void gw_fused(const SyArgs &a) {
             gw_grid_sync(g, []() {});
             gw_expand_chunks(g, gw_vol(&h[H_CHUNKS]), op);
         }
-        gw_grid_sync(g, [&]() {
-            if (threadIdx.x != 0) return;
-            u64 staged_next = gw_vol(&h[H_STAGED_NEXT]);
-            u64 next_start = start + take - staged_next;
-            c[C_START] = next_start;
-            u64 taken = gw_vol(&c[C_W_TAKEN]), deferred = gw_vol(&c[C_W_DEFERRED]);
-            u64 sent = gw_vol(&c[C_W_SENT]);
-            u64 pushes = taken + deferred + sent;
-            u64 out_len = pushes - gw_vol(&h[H_PUSHES]);
-            h[H_PUSHES] = pushes;
-            h[H_ITEMS] = gw_vol(&h[H_ITEMS]) + take + out_len;
-            h[H_ATOMICS] = gw_vol(&h[H_ATOMICS]) + (out_len + 31) / 32;
-            h[H_CONSUMED] = gw_vol(&h[H_CONSUMED]) + take;
-            u64 rounds = gw_vol(&h[H_ROUNDS]) + 1;
-            h[H_ROUNDS] = rounds;
-            u64 end_now = gw_vol(&c[C_END]);
-            u64 next_off = gw_vol(&h[H_NEXT_OFF]);
-            h[H_START] = next_start;
-            h[H_STAGED] = staged_next;
-            h[H_STAGED_OFF] = next_off;
-            h[H_END] = end_now;
-            bool stop = sent >= flush ||
-                        !gw_fused_go(g, rounds, next_start, end_now, taken + deferred);
-            h[H_STOP] = stop;
-            // Fast next round: every candidate was taken (none left behind, the count did
-            // not cut), the worklist holds only this round's own items, and they fit Out
-            // (with the staged ones, which the next round reads while it stages).
-            u64 appends = gw_vol(&h[H_OWN_APPENDS]), deg = gw_vol(&h[H_NEW_DEG]);
-            u64 live = end_now - next_start;
-            bool fast = !stop && take == end - start && end_now == end + appends &&
-                        live == staged_next + appends && live <= g.count &&
-                        !gw_vol(&h[H_NEW_HUGE]) && deg + staged_next <= g.out_cap;
-            h[H_FAST] = fast;
-            if (fast) {
-                u64 o = next_off + staged_next;
-                h[H_TAKE] = live;
-                h[H_HAS_HUGE] = 0;
-                gw_fused_reset(h, o >= g.out_cap ? o - g.out_cap : o);
-            }
-        });
+        gw_grid_sync(g, [&]() { keep(take); });
     }
     if (blockIdx.x == 0 && threadIdx.x == 0) {
         u64 edges = gw_vol(&h[H_EDGES]);

@@ -1247,7 +1247,8 @@ impl WlApp {
     }
 }
 
-/// The twelve worklist buffers (`worklist::kernels::Slot` order) for `app` on `f`.
+/// The thirteen worklist buffers (`worklist::kernels::Slot` order; the last, the asynchronous
+/// send's mapped block, empty: these launches send at launch end) for `app` on `f`.
 struct WlState {
     values: HostData,
     rank: HostData,
@@ -1346,6 +1347,7 @@ impl WlState {
             HostData::U32(self.deferred),
             HostData::U32(self.message),
             HostData::U32(self.pass),
+            HostData::U64(Vec::new()),
         ]
     }
 }
@@ -1366,6 +1368,8 @@ fn wl_scalars(
         Scalar::U32(max_rounds),
         Scalar::U64(flush_pairs),
         Scalar::U64(push_budget),
+        Scalar::U64(0),
+        Scalar::U32(2),
     ]
 }
 

@@ -27,10 +27,25 @@
 //! Each round starts by taking the delivered pairs (OnReceive: take by appending, defer, or
 //! drop; `ctl[CONS + s]` counts them), so a running worker sees remote work without waiting
 //! for anybody's launch to end. A round packs only while every outbox has room for a whole
-//! Out; a launch ends when it has no worklist items it may work and no delivered pairs it
-//! may take (it never waits for the host, so it cannot hold a GPU that another logical GPU
-//! needs). The simulator runs this worker persistent, one round per step: a round sees the
-//! deliveries that landed before it, and what it publishes reaches the host at its end.
+//! Out. With nothing to take or work, a worker *lingers* (`mail::IDLE`) until a delivery,
+//! freed outbox slots or the host's `mail::STOP`; the host stops every lingering worker once
+//! all running workers linger with everything delivered taken, everything published copied
+//! and no copy in flight (nothing can reach them), and launches a worker again when a
+//! delivery or work comes. A launch also ends when its push budget or rounds are spent. On
+//! CUDA a worker lingers at most 500 us (logical GPUs sharing a physical GPU must not wait
+//! on each other's grids). The simulator runs this worker persistent, one round per step: a
+//! round sees the deliveries that landed before it, what it publishes reaches the host at
+//! its end, and a lingering worker is an idle step that mapped writes wake.
+//!
+//! Termination (the host's count): with asynchronous sends a destination may report pairs
+//! it took before their sender's launch reports having sent them, so the count is signed
+//! and exact only when no launch or copy is in flight. Every pair is counted once when its
+//! sender's launch reports it sent and once when its receiver's launch reports it taken,
+//! deferred or dropped; worklist and deferred items likewise. The host declares termination
+//! when the count is zero *and* nothing is in flight: then every report is in, so no item
+//! sits in a worklist, bag, outbox or inbox. A lingering worker cannot hide work: it lingers
+//! only with an empty worklist and everything delivered taken, and the host stops it only
+//! when every running worker is in that state with nothing in flight.
 //!
 //! The worklist's start and end are monotonic counters (`ctl[START]`, `ctl[END]`); the
 //! element of position `i` lives at `wl[i mod capacity]`. Consumption advances start; the
@@ -137,8 +152,13 @@ pub mod mail {
     pub const DELIV: usize = 32;
     /// Host: pairs of outbox `d` copied out (`FREED + d`): its slots below may be reused.
     pub const FREED: usize = 48;
+    /// Kernel: 1 while the worker lingers idle (nothing to take or work; `PUB` and `CONS`
+    /// as published before it), 0 once it works again (written before `CONS` moves).
+    pub const IDLE: usize = 64;
+    /// Host: 1 asks a lingering worker to end its launch (0 when the host launches it).
+    pub const STOP: usize = 65;
     /// Length of the block.
-    pub const LEN: usize = 64;
+    pub const LEN: usize = 72;
 }
 
 /// Control block layout (`u64` indices).
@@ -921,6 +941,13 @@ fn fused_async_step<Op: WorklistOperator>(
     let budget_left = s.push_budget > split.taken + split.deferred;
     let inbox_left = peers().any(|src| mail[mail::DELIV + src] > a.ctl[ctl::CONS + src]);
     let go_on = (budget_left && inbox_left) || may_work(a.ctl, &split);
+    // Nothing to do: linger until a delivery, freed outbox slots or the host's stop
+    // (mapped writes wake it), unless the host already asked it to end; a launch out of
+    // budget or rounds ends.
+    let linger = !go_on
+        && mail[mail::STOP] == 0
+        && split.taken + split.deferred + out_cap <= s.push_budget
+        && a.ctl[ctl::W_ROUNDS] < max_rounds;
     let published: Vec<u64> = (0..parts).map(|d| a.ctl[ctl::OUT_W + d]).collect();
     let consumed_in: Vec<u64> = (0..parts).map(|src| a.ctl[ctl::CONS + src]).collect();
     counts.items += received;
@@ -938,9 +965,20 @@ fn fused_async_step<Op: WorklistOperator>(
         offset: mail::CONS,
         data: HostData::U64(consumed_in),
     });
+    ctx.effects.remote.push(RemoteOp::Store {
+        buffer: mail_id,
+        offset: mail::IDLE,
+        data: HostData::U64(vec![u64::from(linger)]),
+    });
     // Every round after the launch's first ends in a grid barrier.
     ctx.effects.rounds = u64::from(!first);
-    ctx.effects.next = if go_on { StepNext::Continue } else { StepNext::Done };
+    ctx.effects.next = if go_on {
+        StepNext::Continue
+    } else if linger {
+        StepNext::Idle
+    } else {
+        StepNext::Done
+    };
     Ok(())
 }
 

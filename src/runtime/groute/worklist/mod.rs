@@ -127,10 +127,18 @@ impl WorklistOptions {
     /// against 6.3 ms with these sizes on one H100 (`reports/gpu_bench.md`).
     ///
     /// With `auto_priority`, more than one GPU and no `priority_delta`, soft priority is on
-    /// with `auto_delta` (the application's [`WorklistApp::auto_priority_delta`]).
+    /// with `auto_delta` (the application's [`WorklistApp::auto_priority_delta`]), unless sends
+    /// are asynchronous ([`SendMode::Async`]: deliveries within a few rounds keep the GPUs'
+    /// levels together, and every raise is a consensus round trip of all GPUs).
     pub fn sized_for(&self, arcs: u64, parts: u32, auto_delta: Option<u64>) -> WorklistOptions {
         let mut options = *self;
-        if self.auto_priority && parts > 1 && self.priority_delta.is_none() {
+        // Asynchronous sends keep the GPUs' levels together without it (and each raise
+        // is a consensus of every GPU): auto leaves it off there.
+        if self.auto_priority
+            && parts > 1
+            && self.priority_delta.is_none()
+            && self.send == SendMode::End
+        {
             options.priority_delta = auto_delta;
         }
         if !self.auto_size {
@@ -386,6 +394,13 @@ struct Mailbox {
     /// the host has seen).
     delivered: Vec<u64>,
     consumed: Vec<u64>,
+    /// Per destination: a route's copies are in flight (one at a time: what is published
+    /// meanwhile goes with the next, as Groute keeps one segment per link in flight).
+    in_flight: Vec<bool>,
+    /// The worker lingered idle at the last poll of its block.
+    idle: bool,
+    /// The host asked the running worker to end (`mail::STOP`).
+    stop_asked: bool,
 }
 
 /// Virtual time between two host polls of the mapped blocks while asynchronous workers
@@ -454,6 +469,9 @@ pub fn run<B: Backend + ?Sized>(
                 freed: zeros.clone(),
                 delivered: zeros.clone(),
                 consumed: zeros,
+                in_flight: vec![false; parts as usize],
+                idle: false,
+                stop_asked: false,
             });
         }
     }
@@ -971,8 +989,38 @@ impl State {
                 m.written[p] = m.written[p].max(block[kernels::mail::PUB + p]);
                 m.consumed[p] = m.consumed[p].max(block[kernels::mail::CONS + p]);
             }
+            m.idle = block[kernels::mail::IDLE] != 0;
         }
-        self.route_all(ctx, devices)
+        self.route_all(ctx, devices)?;
+        self.stop_lingering(ctx, devices)
+    }
+
+    /// Asks lingering workers to end their launches once nothing can reach them: every
+    /// running worker lingers idle, has taken everything delivered to it and had
+    /// everything it published copied out, and no copy is in flight. (A worker waiting on
+    /// a device whose receivers hold packets is asked at once: on the simulator they need
+    /// its SMs.) The host launches a worker again when a delivery or work comes.
+    fn stop_lingering<B: Backend + ?Sized>(
+        &mut self,
+        ctx: &mut Context<'_, B>,
+        devices: &mut [Device],
+    ) -> Result<(), RuntimeError> {
+        let settled = |d: &Device| {
+            !d.worker_busy
+                || d.mailbox
+                    .as_ref()
+                    .is_none_or(|m| m.idle && m.consumed == m.delivered && m.written == m.routed)
+        };
+        let all = self.routes_in_flight == 0 && devices.iter().all(settled);
+        for d in devices.iter_mut() {
+            let blocked = !d.held_packets.is_empty() || d.receiving > 0;
+            let Some(m) = d.mailbox.as_mut() else { continue };
+            if d.worker_busy && !m.stop_asked && (all || blocked) {
+                ctx.backend.write_mapped(m.mail, kernels::mail::STOP, HostData::U64(vec![1]))?;
+                m.stop_asked = true;
+            }
+        }
+        Ok(())
     }
 
     /// Copies every published outbox segment that its destination's inbox has room for
@@ -995,7 +1043,7 @@ impl State {
                 };
                 let from = from_box.routed[dst];
                 let upto = from_box.written[dst].min(to_box.consumed[src] + ring);
-                if upto <= from {
+                if upto <= from || from_box.in_flight[dst] {
                     continue;
                 }
                 let (outboxes, inboxes, stream) =
@@ -1031,6 +1079,7 @@ impl State {
                 self.routes_in_flight += 1;
                 if let Some(m) = devices[src].mailbox.as_mut() {
                     m.routed[dst] = upto;
+                    m.in_flight[dst] = true;
                 }
             }
         }
@@ -1049,6 +1098,7 @@ impl State {
     ) -> Result<(), RuntimeError> {
         self.routes_in_flight -= 1;
         if let Some(m) = devices[src].mailbox.as_mut() {
+            m.in_flight[dst] = false;
             m.freed[dst] = m.freed[dst].max(upto);
             let data = HostData::U64(vec![m.freed[dst]]);
             ctx.backend.write_mapped(m.mail, kernels::mail::FREED + dst, data)?;
@@ -1227,7 +1277,11 @@ impl State {
             }
             return Ok(());
         }
-        let Some(m) = d.mailbox.as_ref() else { return Ok(()) };
+        let Some(m) = d.mailbox.as_mut() else { return Ok(()) };
+        // Neither idle nor asked to stop (the last launch has ended: nobody writes these).
+        ctx.backend.write_mapped(m.mail, kernels::mail::IDLE, HostData::U64(vec![0, 0]))?;
+        m.idle = false;
+        m.stop_asked = false;
         let mut buffers = d.slots.to_vec();
         buffers[Slot::Message as usize] = m.outboxes;
         buffers[Slot::Pass as usize] = m.inboxes;
