@@ -180,6 +180,17 @@ impl GpuModel {
         barriers_ps.saturating_add(work_ps.max(latency_ps))
     }
 
+    /// One grid barrier of kernel `name`'s device-side loop: its fitted `round_ps`, else
+    /// its `fixed_ps`, else [`Self::kernel_min_ps`] (what [`Self::kernel_body_ps`] charges
+    /// per round after the first).
+    pub fn round_barrier_ps(&self, name: &str) -> TimePs {
+        match self.kernel_costs.get(name) {
+            Some(c) if c.round_ps > 0 => c.round_ps,
+            Some(c) => c.fixed_ps,
+            None => self.kernel_min_ps,
+        }
+    }
+
     /// This model restricted to `sms` of its SMs (a kernel sharing the GPU): memory
     /// bandwidth and the per-count kernel costs scale with the share.
     pub fn on_sms(&self, sms: u32) -> GpuModel {

@@ -705,7 +705,10 @@ impl SimBackend {
             } else {
                 0
             };
-            first.saturating_add(pass)
+            // A step that reports grid-wide rounds (a device-side loop's round per step)
+            // pays their barriers, as an ordinary kernel's rounds after its first do.
+            let barriers = exec.counts.rounds.saturating_mul(model.round_barrier_ps(launch.kernel));
+            first.saturating_add(pass).saturating_add(barriers)
         } else {
             model
                 .launch_overhead_ps()

@@ -8,7 +8,7 @@ use switchyard::driver::{
     BackendSetup, CudaSetup, RunSpec, RuntimeKind, SimSetup, run, trace::chrome_trace,
 };
 use switchyard::runtime::bsp::{BspOptions, Communication, Duplication};
-use switchyard::runtime::groute::worklist::{RingOrder, WorklistOptions};
+use switchyard::runtime::groute::worklist::{RingOrder, SendMode, WorklistOptions};
 use switchyard::runtime::gum::GumOptions;
 use switchyard::runtime::gum::planner::{SolverLimits, Triggers};
 use switchyard_sim::fault::FaultSpec;
@@ -116,6 +116,12 @@ pub struct RunOptions {
     /// the arcs, 262144..67108864.
     #[arg(long)]
     pub out_items: Option<usize>,
+    /// Groute: when the fused worker's remote items leave: `end` (at the end of each
+    /// launch, through the ring router) or `async` (while it runs: the host copies each
+    /// published outbox segment straight to its destination's inbox, and the running
+    /// worker there takes it; needs --fused).
+    #[arg(long, value_enum, default_value = "end")]
+    pub groute_send: SendMode,
     /// Groute: most rounds of one fused launch.
     #[arg(long, default_value_t = WorklistOptions::default().fused_max_rounds)]
     pub fused_max_rounds: u32,
@@ -513,6 +519,7 @@ impl RunOptions {
                 initial_worklist_items: self.worklist_items,
                 auto_size: self.batch_items.is_none() && self.out_items.is_none(),
                 auto_priority: self.priority_delta.is_none(),
+                send: self.groute_send,
             },
             atos: self.atos.options(),
             gum: self.gum(),

@@ -594,6 +594,7 @@ pub fn draw(seed: u64, options: &SwarmOptions) -> Result<(SwarmCase, Topology, C
         // (or `off`).
         auto_size: false,
         auto_priority: false,
+        send: crate::runtime::groute::worklist::SendMode::End,
     };
     // GUM options, drawn last and only for GUM cases (the other draws stay as they were):
     // low thresholds so that small graphs steal.

@@ -359,10 +359,13 @@ pub fn run<B: Backend + ?Sized>(
                 .collect()
         })
         .collect();
+    // Receivers that read their packages where they lie need no receive buffers.
+    let peer_reads = peer_reads(backend, peers, options.exchange)?;
     let mut gpus = Vec::with_capacity(peers);
     let mut uploads = Vec::new();
     for (g, sub) in subgraphs.iter_mut().enumerate() {
-        let incoming: Vec<usize> = pairs.iter().map(|row| row[g]).collect();
+        let incoming: Vec<usize> =
+            pairs.iter().map(|row| if peer_reads { 0 } else { row[g] }).collect();
         let slots = upload(
             backend,
             g as u32,
@@ -376,7 +379,6 @@ pub fn run<B: Backend + ?Sized>(
         gpus.push(slots);
     }
     wait_all(backend, &uploads)?;
-    let peer_reads = peer_reads(backend, peers, options.exchange)?;
     let alone = peers == 1 && primitive.apply_kernel().is_none();
     let device_loop = match primitive.loop_kernel() {
         Some(kernel) if alone && options.loop_frontier > 0 => DeviceLoop::new(backend, kernel)?,

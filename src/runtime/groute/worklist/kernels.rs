@@ -13,7 +13,24 @@
 //! `threshold u64` (soft-priority threshold; `u64::MAX` when off), `epsilon f64`,
 //! `damping f64`, `max_rounds u32`, `flush_pairs u64` and `push_budget u64` (the fused
 //! worker: most rounds, pairs that end the launch to be sent, and the worklist pushes the
-//! host reserved for it: a round starts only while a whole Out still fits the budget).
+//! host reserved for it: a round starts only while a whole Out still fits the budget),
+//! `ring_pairs u64` and `parts u32` (the asynchronous send: pairs per outbox and inbox
+//! ring, 0 when remote items wait for the launch's end; the run's GPUs).
+//!
+//! # Asynchronous send (seed 000 section 4.5, Fig. 9)
+//! With `ring_pairs > 0` the fused worker does not collect remote items for the end of its
+//! launch. Every round packs them into per-destination outboxes (rings in Message, counted
+//! in `ctl[OUT_W + d]`) and publishes the counts in the mapped [`mail`] block; the host,
+//! polling that block while the worker runs, copies each published segment to the same
+//! positions of the destination's inbox (rings in Pass) and then publishes the delivery in
+//! the destination's mail (`DELIV`) and the freed outbox slots in the source's (`FREED`).
+//! Each round starts by taking the delivered pairs (OnReceive: take by appending, defer, or
+//! drop; `ctl[CONS + s]` counts them), so a running worker sees remote work without waiting
+//! for anybody's launch to end. A round packs only while every outbox has room for a whole
+//! Out; a launch ends when it has no worklist items it may work and no delivered pairs it
+//! may take (it never waits for the host, so it cannot hold a GPU that another logical GPU
+//! needs). The simulator runs this worker persistent, one round per step: a round sees the
+//! deliveries that landed before it, and what it publishes reaches the host at its end.
 //!
 //! The worklist's start and end are monotonic counters (`ctl[START]`, `ctl[END]`); the
 //! element of position `i` lives at `wl[i mod capacity]`. Consumption advances start; the
@@ -57,7 +74,9 @@
 //! `OnReceive` (owned: take if it improves, else drop; not owned: pass), `GetPrio` (the
 //! vertex value: BFS level, SSSP distance).
 
-use crate::backend::{BackendError, HostData, KernelContext, KernelDef, KernelRegistry};
+use crate::backend::{
+    BackendError, HostData, KernelContext, KernelDef, KernelRegistry, RemoteOp, StepNext,
+};
 
 /// Buffer slots of every worklist kernel.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -86,12 +105,41 @@ pub enum Slot {
     Deferred,
     /// `u32[2 * pairs]` message: outgoing (SplitSend) or received (SplitReceive).
     Message,
-    /// `u32[2 * pairs]` pass-through pairs (SplitReceive).
+    /// `u32[2 * pairs]` pass-through pairs (SplitReceive); with asynchronous sends, the
+    /// fused worker's inboxes (one ring of `ring_pairs` pairs per source GPU).
     Pass,
+    /// `u64[mail::LEN]` mapped host memory of the asynchronous send ([`mail`]): what the
+    /// fused worker published and what the host delivered, read without stream order; an
+    /// empty buffer when sends wait for the launch's end.
+    Mail,
 }
 
 /// Number of buffer slots.
-pub const SLOTS: usize = 12;
+pub const SLOTS: usize = 13;
+
+/// Most GPUs the asynchronous send addresses (one outbox and one inbox per peer).
+pub const MAX_PARTS: usize = 16;
+
+/// The asynchronous send's mapped block of one GPU (`u64` indices; seed 000 section 4.5:
+/// the worker's outgoing segments are routed by the host while the worker runs).
+///
+/// Outbox `d` is the ring `[d * ring_pairs, (d + 1) * ring_pairs)` of pairs of Message, and
+/// inbox `s` the same ring of Pass; a pair's monotonic position `p` lives at `p mod
+/// ring_pairs` in both, so the host copies a segment to the same positions. Each word has
+/// one writer: the kernel's (a plain store after a system fence, read by the host with a
+/// volatile load) or the host's (read by the kernel with a volatile load before a fence).
+pub mod mail {
+    /// Kernel: pairs published into outbox `d` (`PUB + d`), monotonic over the run.
+    pub const PUB: usize = 0;
+    /// Kernel: pairs consumed from inbox `s` (`CONS + s`).
+    pub const CONS: usize = 16;
+    /// Host: pairs delivered into inbox `s` (`DELIV + s`): copied, and the copy complete.
+    pub const DELIV: usize = 32;
+    /// Host: pairs of outbox `d` copied out (`FREED + d`): its slots below may be reused.
+    pub const FREED: usize = 48;
+    /// Length of the block.
+    pub const LEN: usize = 64;
+}
 
 /// Control block layout (`u64` indices).
 pub mod ctl {
@@ -135,14 +183,21 @@ pub mod ctl {
     pub const R_DROPPED: usize = 20;
     /// Receiver report: lowest priority deferred.
     pub const R_MIN_PRIO: usize = 21;
+    /// Worker report (asynchronous send): inbox pairs the fused worker processed (their
+    /// outcomes are in `W_TAKEN`, `W_DEFERRED` and `W_DROPPED`).
+    pub const W_RECEIVED: usize = 22;
     /// Promote report: items promoted to the worklist.
     pub const P_PROMOTED: usize = 24;
     /// Promote report: items still deferred.
     pub const P_REMAINING: usize = 25;
     /// Promote report: lowest priority still deferred.
     pub const P_MIN_PRIO: usize = 26;
+    /// Asynchronous send: pairs written to outbox `d` over the run (`OUT_W + d`).
+    pub const OUT_W: usize = 32;
+    /// Asynchronous send: pairs consumed from inbox `s` over the run (`CONS + s`).
+    pub const CONS: usize = 48;
     /// Length of the control block.
-    pub const LEN: usize = 32;
+    pub const LEN: usize = 64;
     /// Initial value of start and end: room to prepend without wrapping below zero.
     pub const ORIGIN: u64 = 1 << 40;
 }
@@ -345,6 +400,7 @@ struct Args<'a> {
     deferred: &'a mut [u32],
     message: &'a mut [u32],
     pass: &'a mut [u32],
+    mail: &'a mut HostData,
 }
 
 struct Scalars {
@@ -356,6 +412,11 @@ struct Scalars {
     max_rounds: u32,
     flush_pairs: u64,
     push_budget: u64,
+    /// Pairs per outbox and inbox ring; 0: remote items wait in Message for the launch's
+    /// end (the send at launch end).
+    ring_pairs: u64,
+    /// GPUs of the run.
+    parts: u32,
 }
 
 fn scalars(ctx: &KernelContext<'_>) -> Result<Scalars, BackendError> {
@@ -368,12 +429,27 @@ fn scalars(ctx: &KernelContext<'_>) -> Result<Scalars, BackendError> {
         max_rounds: ctx.scalar_u32(5)?,
         flush_pairs: ctx.scalar_u64(6)?,
         push_budget: ctx.scalar_u64(7)?,
+        ring_pairs: ctx.scalar_u64(8)?,
+        parts: ctx.scalar_u32(9)?,
     })
 }
 
 fn args<'a>(buffers: &'a mut [HostData]) -> Result<Args<'a>, BackendError> {
-    let [offsets, targets, weights, owner, values, rank, wl, ctl, out, deferred, message, pass] =
-        buffers
+    let [
+        offsets,
+        targets,
+        weights,
+        owner,
+        values,
+        rank,
+        wl,
+        ctl,
+        out,
+        deferred,
+        message,
+        pass,
+        mail,
+    ] = buffers
     else {
         return Err(BackendError::Usage(format!(
             "worklist kernels take {SLOTS} buffers, got {}",
@@ -393,6 +469,7 @@ fn args<'a>(buffers: &'a mut [HostData]) -> Result<Args<'a>, BackendError> {
         deferred: deferred.as_u32_mut()?,
         message: message.as_u32_mut()?,
         pass: pass.as_u32_mut()?,
+        mail,
     })
 }
 
@@ -545,6 +622,23 @@ fn split_send<Op: WorklistOperator>(
         let v = a.out[i];
         if a.owner[v as usize] == s.gpu {
             take_item::<Op>(a, v, s.threshold, Op::PREPEND_OWN, split)?;
+        } else if s.ring_pairs > 0 {
+            // Asynchronous send: into the owner's outbox (the round was started only with
+            // room for a whole Out in every outbox).
+            let dest = a.owner[v as usize] as usize;
+            let value = Op::pack(a.values, v)?;
+            let p = a.ctl[ctl::OUT_W + dest];
+            let at = 2 * (dest as u64 * s.ring_pairs + p % s.ring_pairs) as usize;
+            let Some(pair) = a.message.get_mut(at..at + 2) else {
+                return Err(BackendError::Usage(format!(
+                    "outbox {dest} of {} pairs is out of the {}-pair message area",
+                    s.ring_pairs,
+                    a.message.len() / 2
+                )));
+            };
+            pair.copy_from_slice(&[v, value]);
+            a.ctl[ctl::OUT_W + dest] = p + 1;
+            split.sent += 1;
         } else {
             let value = Op::pack(a.values, v)?;
             let at = 2 * split.sent as usize;
@@ -696,6 +790,9 @@ fn promote_kernel<Op: WorklistOperator>(ctx: &mut KernelContext<'_>) -> Result<(
 
 fn fused_kernel<Op: WorklistOperator>(ctx: &mut KernelContext<'_>) -> Result<(), BackendError> {
     let s = scalars(ctx)?;
+    if s.ring_pairs > 0 {
+        return fused_async_step::<Op>(ctx, &s);
+    }
     let mut counts = Counts::default();
     let mut a = args(ctx.buffers)?;
     let mut split = Split { min_prio: u64::MAX, ..Split::default() };
@@ -720,6 +817,130 @@ fn fused_kernel<Op: WorklistOperator>(ctx: &mut KernelContext<'_>) -> Result<(),
     write_worker_report(a.ctl, consumed, &split, edges, rounds);
     counts.charge(ctx);
     ctx.effects.rounds = rounds;
+    Ok(())
+}
+
+/// One round of the fused worker with asynchronous sends (a persistent kernel's step; see
+/// the module docs): take the delivered pairs, work one batch if the budget and every
+/// outbox allow, publish the outboxes' and inboxes' counts at the step's end, and go on
+/// while there is something either could do.
+fn fused_async_step<Op: WorklistOperator>(
+    ctx: &mut KernelContext<'_>,
+    s: &Scalars,
+) -> Result<(), BackendError> {
+    let first = ctx.step == 0;
+    let mail_id = ctx.buffer_ids[Slot::Mail as usize];
+    let parts = s.parts as usize;
+    let me = s.gpu as usize;
+    if parts > MAX_PARTS || me >= parts {
+        return Err(kernel_error(
+            Op::KERNELS.fused,
+            format!("gpu {me} of {parts}: the asynchronous send addresses at most {MAX_PARTS}"),
+        ));
+    }
+    let mut counts = Counts::default();
+    let mut a = args(ctx.buffers)?;
+    let mail: Vec<u64> = a.mail.as_u64()?.to_vec();
+    if mail.len() < mail::LEN {
+        return Err(kernel_error(
+            Op::KERNELS.fused,
+            format!("the mail block has {} words, needs {}", mail.len(), mail::LEN),
+        ));
+    }
+    if first {
+        write_worker_report(a.ctl, 0, &Split { min_prio: u64::MAX, ..Split::default() }, 0, 0);
+        a.ctl[ctl::W_RECEIVED] = 0;
+    }
+    let c = &a.ctl;
+    let mut split = Split {
+        taken: c[ctl::W_TAKEN],
+        deferred: c[ctl::W_DEFERRED],
+        sent: c[ctl::W_SENT],
+        dropped: c[ctl::W_DROPPED],
+        min_prio: c[ctl::W_MIN_PRIO],
+    };
+    let (mut consumed, mut edges) = (c[ctl::W_CONSUMED], c[ctl::W_EDGES]);
+    let peers = || (0..parts).filter(move |&p| p != me);
+    // Inboxes: every delivered pair the push budget allows.
+    let mut received = 0u64;
+    for src in peers() {
+        let from = a.ctl[ctl::CONS + src];
+        let room = s.push_budget.saturating_sub(split.taken + split.deferred);
+        let k = mail[mail::DELIV + src].saturating_sub(from).min(room);
+        for p in from..from + k {
+            let at = 2 * (src as u64 * s.ring_pairs + p % s.ring_pairs) as usize;
+            let Some(&[v, value]) = a.pass.get(at..at + 2) else {
+                return Err(kernel_error(
+                    Op::KERNELS.fused,
+                    format!("inbox {src} is out of the {}-pair inbox area", a.pass.len() / 2),
+                ));
+            };
+            if a.owner.get(v as usize).copied() != Some(s.gpu) {
+                return Err(kernel_error(
+                    Op::KERNELS.fused,
+                    format!("inbox {src} holds vertex {v}, which gpu{me} does not own"),
+                ));
+            }
+            if Op::on_receive(a.values, v, value, s.epsilon)? {
+                take_item::<Op>(&mut a, v, s.threshold, false, &mut split)?;
+            } else {
+                split.dropped += 1;
+            }
+        }
+        a.ctl[ctl::CONS + src] = from + k;
+        received += k;
+    }
+    let out_cap = a.out.len() as u64;
+    // A round packs only with room for a whole Out in every outbox (the host frees slots
+    // as its copies complete).
+    let outboxes_have_room = |ctl_block: &[u64]| {
+        peers().all(|d| {
+            let used = ctl_block[ctl::OUT_W + d].saturating_sub(mail[mail::FREED + d]);
+            used + out_cap <= s.ring_pairs
+        })
+    };
+    let max_rounds = u64::from(s.max_rounds.max(1));
+    let may_work = |ctl_block: &[u64], split: &Split| {
+        ctl_block[ctl::END] != ctl_block[ctl::START]
+            && ctl_block[ctl::W_ROUNDS] < max_rounds
+            && split.taken + split.deferred + out_cap <= s.push_budget
+            && outboxes_have_room(ctl_block)
+    };
+    let worked = may_work(a.ctl, &split);
+    if worked {
+        let (c, out_len) = work::<Op>(&mut a, s, s.count, &mut counts)?;
+        consumed += c;
+        split_send::<Op>(&mut a, s, out_len, &mut split, &mut counts)?;
+    }
+    edges += counts.edges;
+    a.ctl[ctl::W_ROUNDS] += 1;
+    a.ctl[ctl::W_RECEIVED] += received;
+    write_worker_report(a.ctl, consumed, &split, edges, a.ctl[ctl::W_ROUNDS]);
+    // Go on while a round could take a delivered pair or work a batch (as far as this
+    // round saw the mail; later deliveries wake the host, which launches again).
+    let budget_left = s.push_budget > split.taken + split.deferred;
+    let inbox_left = peers().any(|src| mail[mail::DELIV + src] > a.ctl[ctl::CONS + src]);
+    let go_on = (budget_left && inbox_left) || may_work(a.ctl, &split);
+    let published: Vec<u64> = (0..parts).map(|d| a.ctl[ctl::OUT_W + d]).collect();
+    let consumed_in: Vec<u64> = (0..parts).map(|src| a.ctl[ctl::CONS + src]).collect();
+    counts.items += received;
+    counts.atomics += received;
+    counts.bytes_read += received * 16;
+    counts.charge(ctx);
+    // Published at the step's end (the host sees them after the round's time).
+    ctx.effects.remote.push(RemoteOp::Store {
+        buffer: mail_id,
+        offset: mail::PUB,
+        data: HostData::U64(published),
+    });
+    ctx.effects.remote.push(RemoteOp::Store {
+        buffer: mail_id,
+        offset: mail::CONS,
+        data: HostData::U64(consumed_in),
+    });
+    // Every round after the launch's first ends in a grid barrier.
+    ctx.effects.rounds = u64::from(!first);
+    ctx.effects.next = if go_on { StepNext::Continue } else { StepNext::Done };
     Ok(())
 }
 

@@ -27,7 +27,7 @@ use super::policy::Policy;
 use super::{Segment, SegmentData, widest_ring};
 use crate::backend::{
     Backend, BackendError, BufferId, BufferSlice, CompletionKind, DeviceId, ElemType, HostData,
-    Launch, Scalar, StreamId, StreamPriority, Token,
+    Launch, LaunchConfig, Scalar, StreamId, StreamPriority, Token,
 };
 use crate::graph::{Csr, EdgeWeights};
 use crate::runtime::{RuntimeError, wait_all};
@@ -43,6 +43,22 @@ pub enum RingOrder {
     Index,
     /// The order whose narrowest hop is widest on this machine ([`widest_ring`]).
     Widest,
+}
+
+/// When the fused worker's remote items leave its GPU.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, clap::ValueEnum)]
+#[serde(rename_all = "kebab-case")]
+pub enum SendMode {
+    /// At the end of each launch, through the ring router (a receiver on each GPU passes
+    /// others' items on).
+    #[default]
+    End,
+    /// While the fused worker runs (seed 000 section 4.5): it publishes per-destination
+    /// outbox segments in mapped memory, the host copies each straight to its destination's
+    /// inbox as soon as it sees it (all-to-all, no pass-through hops), and the destination's
+    /// running worker takes deliveries at the start of its next round
+    /// ([`kernels`] module docs, "Asynchronous send"). Needs the fused worker.
+    Async,
 }
 
 /// Options of the distributed worklist.
@@ -78,6 +94,8 @@ pub struct WorklistOptions {
     /// levels that a lagging GPU's messages then correct (seed 000 section 5.3: 4,244M
     /// work items instead of 24M for BFS on USA over four GPUs).
     pub auto_priority: bool,
+    /// When the fused worker's remote items leave ([`SendMode`]; one GPU never sends).
+    pub send: SendMode,
 }
 
 impl Default for WorklistOptions {
@@ -94,6 +112,7 @@ impl Default for WorklistOptions {
             initial_worklist_items: 1 << 18,
             auto_size: true,
             auto_priority: false,
+            send: SendMode::End,
         }
     }
 }
@@ -270,11 +289,40 @@ const PASS_TAG: u64 = 1 << 40;
 
 /// What a program token stands for.
 enum Op {
-    Worker { gpu: usize, send: BufferId, reserve: u64 },
-    Receiver { gpu: usize, received: Received, pass: BufferId, reserve: u64 },
-    Promote { gpu: usize },
-    Grow { gpu: usize, old: Vec<BufferId>, growths: Vec<Growth> },
-    Final { gpu: usize, what: FinalRead },
+    Worker {
+        gpu: usize,
+        send: BufferId,
+        reserve: u64,
+    },
+    /// A fused launch with asynchronous sends (its remote items already left).
+    AsyncWorker {
+        gpu: usize,
+        reserve: u64,
+    },
+    /// Copies of outbox `src -> dst` up to pair `upto` (the last of them carries the token).
+    Route {
+        src: usize,
+        dst: usize,
+        upto: u64,
+    },
+    Receiver {
+        gpu: usize,
+        received: Received,
+        pass: BufferId,
+        reserve: u64,
+    },
+    Promote {
+        gpu: usize,
+    },
+    Grow {
+        gpu: usize,
+        old: Vec<BufferId>,
+        growths: Vec<Growth>,
+    },
+    Final {
+        gpu: usize,
+        what: FinalRead,
+    },
 }
 
 /// What a read after termination fetches.
@@ -315,8 +363,35 @@ struct Device {
     /// Pass-through buffers of the receiver (packet-sized, allocated on demand so that a
     /// receiver never blocks and the ring cannot deadlock).
     free_passes: Vec<BufferId>,
+    /// Its side of the asynchronous send (`None`: sends at launch end).
+    mailbox: Option<Mailbox>,
     work: GpuWork,
 }
+
+/// A GPU's side of the asynchronous send ([`SendMode::Async`]; layout in [`kernels::mail`]).
+struct Mailbox {
+    /// The mapped block (also `slots[Mail]`).
+    mail: BufferId,
+    /// Its outbox rings (the fused worker's Message) and inbox rings (its Pass).
+    outboxes: BufferId,
+    inboxes: BufferId,
+    /// The stream of the copies out of its outboxes.
+    stream: StreamId,
+    /// Per destination: pairs written to the outbox (as far as the host has seen), copied
+    /// (issued), and copied with the copy complete (free again).
+    written: Vec<u64>,
+    routed: Vec<u64>,
+    freed: Vec<u64>,
+    /// Per source: pairs delivered into the inbox (copy complete) and consumed (as far as
+    /// the host has seen).
+    delivered: Vec<u64>,
+    consumed: Vec<u64>,
+}
+
+/// Virtual time between two host polls of the mapped blocks while asynchronous workers
+/// run (a host thread reading mapped memory over PCIe; Atos polls as often). On CUDA a
+/// poll costs its real time.
+const SEND_POLL_PS: u64 = 2_000_000;
 
 /// Runs `app` on `graph` over the first `parts` devices of `backend`, vertex `v` owned by
 /// GPU `owner[v]`. An application that reads weights needs the graph to have some.
@@ -350,6 +425,38 @@ pub fn run<B: Backend + ?Sized>(
             &mut upload_tokens,
         )?);
     }
+    // Asynchronous send: an outbox and an inbox ring per peer, each with room for two
+    // whole Outs (a round packs only while a whole Out fits its outboxes).
+    let ring_pairs = if options.send == SendMode::Async && parts > 1 { 2 * out_items } else { 0 };
+    if ring_pairs > 0 {
+        for (g, d) in devices.iter_mut().enumerate() {
+            let dev = DeviceId(g as u32);
+            let area = 2 * parts as usize * ring_pairs;
+            let mail = backend.alloc_mapped(
+                ElemType::U64,
+                kernels::mail::LEN,
+                &format!("groute gpu{g} mail"),
+            )?;
+            let outboxes =
+                backend.alloc(dev, ElemType::U32, area, &format!("groute gpu{g} outboxes"))?;
+            let inboxes =
+                backend.alloc(dev, ElemType::U32, area, &format!("groute gpu{g} inboxes"))?;
+            let stream = backend.create_stream(dev, StreamPriority::Normal)?;
+            d.slots[Slot::Mail as usize] = mail;
+            let zeros = vec![0u64; parts as usize];
+            d.mailbox = Some(Mailbox {
+                mail,
+                outboxes,
+                inboxes,
+                stream,
+                written: zeros.clone(),
+                routed: zeros.clone(),
+                freed: zeros.clone(),
+                delivered: zeros.clone(),
+                consumed: zeros,
+            });
+        }
+    }
     wait_all(backend, &upload_tokens)?;
     let ring: Vec<u32> = match options.ring {
         RingOrder::Index => (0..parts).collect(),
@@ -379,6 +486,11 @@ pub fn run<B: Backend + ?Sized>(
         out_items: out_items as u64,
         threshold: options.priority_delta.unwrap_or(u64::MAX),
         work_total: 0,
+        ring_pairs: ring_pairs as u64,
+        parts,
+        routes_in_flight: 0,
+        poll: None,
+        async_traffic: BTreeMap::new(),
         ops: BTreeMap::new(),
         outcome: WorklistOutcome {
             values: Vec::new(),
@@ -407,7 +519,7 @@ pub fn run<B: Backend + ?Sized>(
             ctx.route(router, Endpoint::Host, Segment::new(data, u64::MAX))?;
         }
         Start::EveryOwnedVertex => {
-            state.work_total = devices.iter().map(|d| d.wl_count.max(0) as u64).sum();
+            state.work_total = devices.iter().map(|d| d.wl_count.max(0)).sum();
         }
     }
     ctx.shutdown_input(router, Endpoint::Host)?;
@@ -424,7 +536,14 @@ pub fn run<B: Backend + ?Sized>(
                     state.schedule(&mut ctx, &mut devices, g)?;
                 }
             }
-            if state.work_total == 0 {
+            if state.ring_pairs > 0 && state.poll.is_none() && devices.iter().any(|d| d.worker_busy)
+            {
+                // Asynchronous workers run: look at their mail again after a poll's time.
+                let t = ctx.token();
+                ctx.backend.host_work(SEND_POLL_PS, t)?;
+                state.poll = Some(t);
+            }
+            if state.work_total == 0 && (state.ring_pairs == 0 || state.quiet(&devices)) {
                 shut_down = true;
                 state.outcome.compute_time_ps = ctx.backend.now_ps() - start_ps;
                 for &g in &gpus {
@@ -481,6 +600,12 @@ pub fn run<B: Backend + ?Sized>(
                 }
             }
             Event::Shutdown { .. } => {}
+            Event::Completion(c) if Some(c.token) == state.poll => {
+                state.poll = None;
+                if !shut_down {
+                    state.poll_mail(&mut ctx, &mut devices)?;
+                }
+            }
             Event::Completion(c) => {
                 let op = state.ops.remove(&c.token).ok_or_else(|| {
                     BackendError::Usage(format!("unexpected completion {:?}", c.token))
@@ -507,6 +632,9 @@ pub fn run<B: Backend + ?Sized>(
                     (op, CompletionKind::HostRead(HostData::U64(block))) => {
                         state.complete(&mut ctx, &mut devices, router, op, &block)?;
                     }
+                    (Op::Route { src, dst, upto }, CompletionKind::Copy { .. }) => {
+                        state.routed(&mut ctx, &mut devices, src, dst, upto)?;
+                    }
                     (_, other) => {
                         return Err(BackendError::Usage(format!(
                             "a worklist control read completed as {other:?}"
@@ -525,6 +653,7 @@ pub fn run<B: Backend + ?Sized>(
         .into());
     }
     state.outcome.traffic = ctx.traffic();
+    state.outcome.traffic.extend(std::mem::take(&mut state.async_traffic).into_values());
     state.outcome.per_gpu = devices.iter().map(|d| d.work.clone()).collect();
     // Free every device buffer the run allocated (the context frees its links' buffers).
     for d in &devices {
@@ -532,6 +661,9 @@ pub fn run<B: Backend + ?Sized>(
         buffers.push(d.dummy);
         buffers.extend(&d.free_sends);
         buffers.extend(&d.free_passes);
+        if let Some(m) = &d.mailbox {
+            buffers.extend([m.outboxes, m.inboxes]);
+        }
         buffers.sort();
         buffers.dedup();
         for b in buffers {
@@ -599,6 +731,17 @@ fn check<B: Backend + ?Sized>(
         return Err(RuntimeError::Options(format!(
             "--packet-size ({}), --buffers ({}) and the batch size ({}) must be at least 1",
             options.packet_items, options.buffers, options.batch_items
+        )));
+    }
+    if options.send == SendMode::Async && !options.fused {
+        return Err(RuntimeError::Options(
+            "--groute-send async sends while the fused worker runs: add --fused".into(),
+        ));
+    }
+    if options.send == SendMode::Async && parts as usize > kernels::MAX_PARTS {
+        return Err(RuntimeError::Options(format!(
+            "--groute-send async addresses at most {} GPUs, got {parts}; use --groute-send end",
+            kernels::MAX_PARTS
         )));
     }
     if options.priority_delta == Some(0) {
@@ -689,6 +832,7 @@ fn upload<B: Backend + ?Sized>(
         alloc(backend, ElemType::U32, wl_capacity as usize, "deferred")?,
         dummy,
         dummy,
+        dummy,
     ];
     let mut control = vec![0u64; ctl::LEN];
     control[ctl::START] = ctl::ORIGIN;
@@ -742,6 +886,7 @@ fn upload<B: Backend + ?Sized>(
         held_packets: VecDeque::new(),
         free_sends,
         free_passes: Vec::new(),
+        mailbox: None,
         work: GpuWork::default(),
     })
 }
@@ -754,8 +899,20 @@ struct State {
     options: WorklistOptions,
     out_items: u64,
     threshold: u64,
-    /// Work items in the system (worklists, deferred bags, messages in flight).
-    work_total: u64,
+    /// Work items in the system (worklists, deferred bags, messages in flight). Signed:
+    /// with asynchronous sends a receiver may report pairs before their sender's launch
+    /// reports them; the count is exact whenever no launch is in flight.
+    work_total: i64,
+    /// Pairs per outbox and inbox ring; 0: sends at launch end.
+    ring_pairs: u64,
+    /// GPUs of the run.
+    parts: u32,
+    /// Route copies not yet complete.
+    routes_in_flight: u32,
+    /// The token of the host's pending poll of the mapped blocks.
+    poll: Option<Token>,
+    /// Asynchronous traffic per (source, destination).
+    async_traffic: BTreeMap<(usize, usize), LinkTraffic>,
     ops: BTreeMap<Token, Op>,
     outcome: WorklistOutcome,
 }
@@ -773,7 +930,135 @@ impl State {
             Scalar::U32(max_rounds),
             Scalar::U64(self.out_items),
             Scalar::U64(push_budget),
+            Scalar::U64(if fused.is_some() { self.ring_pairs } else { 0 }),
+            Scalar::U32(self.parts),
         ]
+    }
+
+    /// Nothing in flight anywhere (asynchronous sends: the work count is exact then).
+    fn quiet(&self, devices: &[Device]) -> bool {
+        self.routes_in_flight == 0
+            && devices
+                .iter()
+                .all(|d| !d.worker_busy && d.receiving == 0 && !d.promoting && !d.growing)
+    }
+
+    /// Whether `d`'s inboxes hold delivered pairs its worker has not taken.
+    fn inbox_pending(d: &Device) -> bool {
+        d.mailbox.as_ref().is_some_and(|m| m.delivered.iter().zip(&m.consumed).any(|(a, b)| a > b))
+    }
+
+    /// Whether every outbox of `d` has room for a whole Out (a round packs only then).
+    fn outboxes_have_room(&self, d: &Device) -> bool {
+        d.mailbox.as_ref().is_none_or(|m| {
+            m.written.iter().zip(&m.freed).all(|(w, f)| w - f + self.out_items <= self.ring_pairs)
+        })
+    }
+
+    /// Reads the mapped blocks of the GPUs whose asynchronous workers run, and routes what
+    /// they published.
+    fn poll_mail<B: Backend + ?Sized>(
+        &mut self,
+        ctx: &mut Context<'_, B>,
+        devices: &mut [Device],
+    ) -> Result<(), RuntimeError> {
+        for d in devices.iter_mut().filter(|d| d.worker_busy) {
+            let Some(m) = d.mailbox.as_mut() else { continue };
+            let HostData::U64(block) = ctx.backend.read_mapped(m.mail)? else {
+                return Err(BackendError::Usage("the mail block is not u64".into()).into());
+            };
+            for p in 0..self.parts as usize {
+                m.written[p] = m.written[p].max(block[kernels::mail::PUB + p]);
+                m.consumed[p] = m.consumed[p].max(block[kernels::mail::CONS + p]);
+            }
+        }
+        self.route_all(ctx, devices)
+    }
+
+    /// Copies every published outbox segment that its destination's inbox has room for
+    /// (same positions modulo the ring; two copies where the segment wraps).
+    fn route_all<B: Backend + ?Sized>(
+        &mut self,
+        ctx: &mut Context<'_, B>,
+        devices: &mut [Device],
+    ) -> Result<(), RuntimeError> {
+        let ring = self.ring_pairs;
+        if ring == 0 {
+            return Ok(());
+        }
+        for src in 0..devices.len() {
+            for dst in (0..devices.len()).filter(|&d| d != src) {
+                let (Some(from_box), Some(to_box)) =
+                    (devices[src].mailbox.as_ref(), devices[dst].mailbox.as_ref())
+                else {
+                    continue;
+                };
+                let from = from_box.routed[dst];
+                let upto = from_box.written[dst].min(to_box.consumed[src] + ring);
+                if upto <= from {
+                    continue;
+                }
+                let (outboxes, inboxes, stream) =
+                    (from_box.outboxes, to_box.inboxes, from_box.stream);
+                let t = ctx.token();
+                let mut p = from;
+                while p < upto {
+                    let at = p % ring;
+                    let n = (upto - p).min(ring - at);
+                    let out_at = 2 * (dst as u64 * ring + at) as usize;
+                    let in_at = 2 * (src as u64 * ring + at) as usize;
+                    let last = p + n == upto;
+                    ctx.backend.copy(
+                        stream,
+                        BufferSlice::new(outboxes, out_at, 2 * n as usize),
+                        BufferSlice::new(inboxes, in_at, 2 * n as usize),
+                        last.then_some(t),
+                    )?;
+                    let link =
+                        self.async_traffic.entry((src, dst)).or_insert_with(|| LinkTraffic {
+                            src: format!("gpu{src}"),
+                            dst: format!("gpu{dst}"),
+                            packets: 0,
+                            elements: 0,
+                            bytes: 0,
+                        });
+                    link.packets += 1;
+                    link.elements += 2 * n;
+                    link.bytes += 8 * n;
+                    p += n;
+                }
+                self.ops.insert(t, Op::Route { src, dst, upto });
+                self.routes_in_flight += 1;
+                if let Some(m) = devices[src].mailbox.as_mut() {
+                    m.routed[dst] = upto;
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// A route's copies are complete: the destination's worker may take the pairs, the
+    /// source's outbox slots are free again.
+    fn routed<B: Backend + ?Sized>(
+        &mut self,
+        ctx: &mut Context<'_, B>,
+        devices: &mut [Device],
+        src: usize,
+        dst: usize,
+        upto: u64,
+    ) -> Result<(), RuntimeError> {
+        self.routes_in_flight -= 1;
+        if let Some(m) = devices[src].mailbox.as_mut() {
+            m.freed[dst] = m.freed[dst].max(upto);
+            let data = HostData::U64(vec![m.freed[dst]]);
+            ctx.backend.write_mapped(m.mail, kernels::mail::FREED + dst, data)?;
+        }
+        if let Some(m) = devices[dst].mailbox.as_mut() {
+            m.delivered[src] = m.delivered[src].max(upto);
+            let data = HostData::U64(vec![m.delivered[src]]);
+            ctx.backend.write_mapped(m.mail, kernels::mail::DELIV + src, data)?;
+        }
+        self.route_all(ctx, devices)
     }
 
     /// Launches one of the application's kernels on `stream`; its work descriptor is
@@ -877,6 +1162,9 @@ impl State {
             )?;
         }
         // Worker agent.
+        if d.mailbox.is_some() {
+            return self.schedule_async(ctx, d, g);
+        }
         if d.worker_busy || d.promoting || d.wl_count <= 0 || d.free_sends.is_empty() {
             return Ok(());
         }
@@ -911,6 +1199,59 @@ impl State {
         d.reserved += pushes;
         d.worker_busy = true;
         self.read_ctl(ctx, d, stream, Op::Worker { gpu: g, send, reserve: pushes })
+    }
+
+    /// The asynchronous worker agent of `d`: a fused launch when its inboxes hold
+    /// deliveries, or its worklist items and its outboxes room for a round.
+    fn schedule_async<B: Backend + ?Sized>(
+        &mut self,
+        ctx: &mut Context<'_, B>,
+        d: &mut Device,
+        g: usize,
+    ) -> Result<(), RuntimeError> {
+        if d.worker_busy
+            || d.promoting
+            || !(Self::inbox_pending(d) || (d.wl_count > 0 && self.outboxes_have_room(d)))
+        {
+            return Ok(());
+        }
+        let fullest = (d.wl_count.max(0) as u64).max(d.deferred_count);
+        let pushes = (d.capacity.saturating_sub(fullest + d.reserved) / 2).max(self.out_items);
+        if !Self::fits(d, pushes) {
+            Self::ask_growth(d, pushes);
+            if !d.worker_busy && d.receiving == 0 && !d.promoting {
+                self.grow(ctx, d, g)?;
+                if !d.growing {
+                    return self.schedule_async(ctx, d, g);
+                }
+            }
+            return Ok(());
+        }
+        let Some(m) = d.mailbox.as_ref() else { return Ok(()) };
+        let mut buffers = d.slots.to_vec();
+        buffers[Slot::Message as usize] = m.outboxes;
+        buffers[Slot::Pass as usize] = m.inboxes;
+        let scalars = self.scalars(
+            g,
+            self.options.batch_items,
+            Some((self.options.fused_max_rounds, pushes)),
+        );
+        d.work.kernels += 1;
+        // Persistent: the simulator runs it a round per step, so that a round sees the
+        // deliveries that landed before it (CUDA launches the fused worker cooperatively
+        // by name either way).
+        let config = LaunchConfig { persistent: true, ..LaunchConfig::default() };
+        let launch = Launch {
+            kernel: self.kernels.fused,
+            buffers,
+            scalars,
+            work_items: self.options.batch_items,
+        };
+        ctx.backend.launch_with(d.worker, launch, config, None)?;
+        d.reserved += pushes;
+        d.worker_busy = true;
+        let stream = d.worker;
+        self.read_ctl(ctx, d, stream, Op::AsyncWorker { gpu: g, reserve: pushes })
     }
 
     /// Asks for a growth of `d`'s buffers that makes room for `more` items beyond what is
@@ -1000,7 +1341,8 @@ impl State {
         let Some(delta) = self.options.priority_delta else { return Ok(false) };
         let deferred: u64 = devices.iter().map(|d| d.deferred_count).sum();
         if deferred == 0
-            || self.work_total != deferred
+            || self.work_total != deferred as i64
+            || self.routes_in_flight > 0
             || devices.iter().any(|d| d.promoting || d.growing || d.worker_busy || d.receiving > 0)
         {
             return Ok(false);
@@ -1055,7 +1397,7 @@ impl State {
                 d.worker_busy = false;
                 d.work.work_items += consumed;
                 d.work.sent_pairs += sent;
-                self.work_total = self.work_total + taken + deferred + sent - consumed;
+                self.work_total += (taken + deferred + sent) as i64 - consumed as i64;
                 self.outcome.work_items += consumed;
                 self.outcome.edges += block[ctl::W_EDGES];
                 self.outcome.messages += sent;
@@ -1070,6 +1412,35 @@ impl State {
                     d.free_sends.push(send);
                 }
             }
+            Op::AsyncWorker { gpu, reserve } => {
+                let d = &mut devices[gpu];
+                let (consumed, received) = (block[ctl::W_CONSUMED], block[ctl::W_RECEIVED]);
+                let (taken, deferred, sent) =
+                    (block[ctl::W_TAKEN], block[ctl::W_DEFERRED], block[ctl::W_SENT]);
+                d.wl_count += taken as i64 - consumed as i64;
+                d.deferred_count += deferred;
+                d.deferred_min_prio = d.deferred_min_prio.min(block[ctl::W_MIN_PRIO]);
+                d.reserved -= reserve;
+                d.worker_busy = false;
+                d.work.work_items += consumed;
+                d.work.sent_pairs += sent;
+                d.work.received_pairs += received;
+                self.work_total += (taken + deferred + sent) as i64 - (consumed + received) as i64;
+                self.outcome.work_items += consumed;
+                self.outcome.edges += block[ctl::W_EDGES];
+                self.outcome.messages += sent;
+                self.outcome.dropped += block[ctl::W_DROPPED];
+                if let Some(m) = d.mailbox.as_mut() {
+                    for p in 0..self.parts as usize {
+                        m.written[p] = m.written[p].max(block[ctl::OUT_W + p]);
+                        m.consumed[p] = m.consumed[p].max(block[ctl::CONS + p]);
+                    }
+                }
+                self.route_all(ctx, devices)?;
+            }
+            Op::Route { .. } => {
+                return Err(BackendError::Usage("a route completed as a host read".into()).into());
+            }
             Op::Receiver { gpu, received, pass, reserve } => {
                 let d = &mut devices[gpu];
                 let processed = block[ctl::R_PROCESSED];
@@ -1082,7 +1453,7 @@ impl State {
                 d.receiving -= 1;
                 d.work.received_pairs += processed;
                 d.work.passed_pairs += passed;
-                self.work_total = self.work_total + taken + deferred + passed - processed;
+                self.work_total += (taken + deferred + passed) as i64 - processed as i64;
                 self.outcome.dropped += block[ctl::R_DROPPED];
                 ctx.release(&received)?;
                 if passed > 0 {
