@@ -194,10 +194,11 @@ impl FrontierOut<'_> {
         }
     }
 
-    /// Stores the output length in `counters[0]` and counts items for the cost model.
+    /// Stores the output length in `counters[0]` and counts the appends for the cost model.
     pub fn finish(self, counters: &mut [u64], effects: &mut KernelEffects) {
         counters[0] = self.len as u64;
         effects.bytes_written += self.len as u64 * 4;
+        effects.outputs += self.len as u64;
     }
 }
 
