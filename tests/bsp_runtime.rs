@@ -167,7 +167,7 @@ fn broadcast_with_duplicate_all_gives_the_same_answers() {
 }
 
 #[test]
-fn peer_reads_and_copies_give_the_same_values_and_messages_and_peer_reads_take_less_time_and_memory() {
+fn peer_reads_match_copies_and_take_less_time_and_memory() {
     let graph = real_graph("facebook_combined.txt");
     let weighted = with_uniform_weights(&graph, 1, 64, 3).expect("weights");
     let dgx1 = Topology::bundled("dgx1-v100").unwrap();
