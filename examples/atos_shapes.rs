@@ -196,7 +196,7 @@ fn main() {
     for (name, g, source) in &graphs {
         let direct = atos(WorkerWidth::Cta, KernelStrategy::Persistent, 32, false);
         // Seed 003's eager aggregation (BATCH_SIZE 1 MiB, WAIT_TIME 4).
-        let aggregated = AtosOptions { comm: Comm::INFINIBAND, ..direct };
+        let aggregated = AtosOptions { comm: Comm::EAGER, ..direct };
         let cells: Vec<String> = [
             (RuntimeKind::Bsp, direct),
             (RuntimeKind::Groute, direct),

@@ -14,28 +14,43 @@ __device__ __forceinline__ u32 gum_bucket(u64 d) {
     return d == 0 ? 0u : min((u32)(64 - __clzll((long long)d)), (u32)(GUM_BUCKETS - 1));
 }
 
+// The stats buffer's regions (src/runtime/gum/kernels.rs): the statistics, the cuts, an
+// accumulator the blocks of gum_frontier_stats add into (zero between launches: the last
+// block moves it into the statistics and clears it), and the out-degree sum of each chunk.
+#define GUM_ACC_AT (GUM_STATS_WORDS + 2 * GUM_MAX_CUTS)
+#define GUM_TICKET_AT (GUM_ACC_AT + GUM_STATS_WORDS)
+#define GUM_TOTALS_AT (GUM_TICKET_AT + 1)
+#define GUM_PREFIX_CHUNKS 1024
+#define GUM_STATS_BUFFER_WORDS (GUM_TOTALS_AT + GUM_PREFIX_CHUNKS)
+
+// The frontier of `len` items in chunks: min(len, GUM_PREFIX_CHUNKS) of ceil(len / that).
+__device__ __forceinline__ u64 gum_chunk_items(u64 len) {
+    u64 chunks = len < GUM_PREFIX_CHUNKS ? len : GUM_PREFIX_CHUNKS;
+    return chunks == 0 ? 1 : (len + chunks - 1) / chunks;
+}
+
 // Buffers: degree u32, in_degree u32, frontier u32, counters u64 ([1] the frontier's
-// length), stats u64, prefix u64. One block does it all: each thread takes a consecutive
-// segment of the frontier, the block scans the segments' sums, and a second pass writes the
-// inclusive prefix sums (grid-wide scans are not worth it at the frontier sizes of a
-// coordinator's decision; the other blocks return at once).
+// length), stats u64 (GUM_STATS_BUFFER_WORDS), prefix u64 (unused: gum_frontier_prefix
+// writes it when a plan needs cuts). Every block takes chunks of the frontier (chunk c by
+// block c mod grid); in a chunk each thread takes a consecutive segment, so runs of one
+// degree bucket are counted in registers (one shared atomic per item serialised the block on
+// a road graph's frontier of one bucket). Blocks add their sums into the accumulator, and
+// the last block to finish (a ticket) writes the statistics and clears the accumulator.
 extern "C" __global__ void __launch_bounds__(SY_BLOCK) gum_frontier_stats(const SyArgs a) {
-    if (blockIdx.x != 0) return;
     const u32 *degree = sy_buf<const u32>(a, 0);
     const u32 *in_degree = sy_buf<const u32>(a, 1);
     const u32 *frontier = sy_buf<const u32>(a, 2);
     const u64 *counters = sy_buf<const u64>(a, 3);
     u64 *stats = sy_buf<u64>(a, 4);
-    u64 *prefix = sy_buf<u64>(a, 5);
     u64 len = a.len[3] > 1 ? counters[1] : 0;
-    if (len > a.len[2] || len > a.len[5] || a.len[4] < GUM_STATS_WORDS) {
-        if (threadIdx.x == 0) sy_fail(a, SY_ERR_LEN, len, a.len[2]);
+    if (len > a.len[2] || a.len[4] < GUM_STATS_BUFFER_WORDS) {
+        if (threadIdx.x == 0 && blockIdx.x == 0) sy_fail(a, SY_ERR_LEN, len, a.len[2]);
         return;
     }
-    __shared__ u64 s_out, s_in, s_out_min, s_out_max, s_in_min, s_in_max;
+    __shared__ u64 s_out, s_in, s_out_min, s_out_max, s_in_min, s_in_max, s_chunk;
     __shared__ double s_dlnd;
     __shared__ u64 s_bucket_v[GUM_BUCKETS], s_bucket_e[GUM_BUCKETS];
-    __shared__ u64 s_scan[SY_BLOCK];
+    __shared__ bool s_last;
     u32 t = threadIdx.x;
     if (t == 0) {
         s_out = s_in = s_out_max = s_in_max = 0;
@@ -44,47 +59,56 @@ extern "C" __global__ void __launch_bounds__(SY_BLOCK) gum_frontier_stats(const 
     }
     if (t < GUM_BUCKETS) s_bucket_v[t] = s_bucket_e[t] = 0;
     __syncthreads();
-    u64 seg = (len + blockDim.x - 1) / blockDim.x;
-    u64 begin = min((u64)t * seg, len);
-    u64 end = min(begin + seg, len);
+    u64 chunk = gum_chunk_items(len);
+    u64 chunks = (len + chunk - 1) / chunk;
     u64 out = 0, in = 0, out_min = ~0ull, out_max = 0, in_min = ~0ull, in_max = 0;
     double dlnd = 0.0;
-    // Runs of one degree bucket are counted in registers and added to shared memory when
-    // the bucket changes: one shared atomic per item serialised the block on frontiers of
-    // one bucket (a road graph's: 610 ms for 21M items on an H100). d ln d is reused along
-    // a run of one degree.
     u32 run_b = 0;
     u64 run_v = 0, run_e = 0, last_d = 0;
     double last_dlnd = 0.0;
-    for (u64 k = begin; k < end; k++) {
-        u32 v = frontier[k];
-        u64 d = degree[v], di = in_degree[v];
-        out += d;
-        in += di;
-        out_min = min(out_min, d);
-        out_max = max(out_max, d);
-        in_min = min(in_min, di);
-        in_max = max(in_max, di);
-        if (d != last_d) {
-            last_d = d;
-            last_dlnd = d > 0 ? (double)d * log((double)d) : 0.0;
+    for (u64 c = blockIdx.x; c < chunks; c += gridDim.x) {
+        u64 c_begin = c * chunk, c_end = min(c_begin + chunk, len);
+        u64 seg = (c_end - c_begin + blockDim.x - 1) / blockDim.x;
+        u64 begin = min(c_begin + (u64)t * seg, c_end);
+        u64 end = min(begin + seg, c_end);
+        if (t == 0) s_chunk = 0;
+        __syncthreads();
+        u64 chunk_out = 0;
+        for (u64 k = begin; k < end; k++) {
+            u32 v = frontier[k];
+            u64 d = degree[v], di = in_degree[v];
+            chunk_out += d;
+            in += di;
+            out_min = min(out_min, d);
+            out_max = max(out_max, d);
+            in_min = min(in_min, di);
+            in_max = max(in_max, di);
+            if (d != last_d) {
+                last_d = d;
+                last_dlnd = d > 0 ? (double)d * log((double)d) : 0.0;
+            }
+            dlnd += last_dlnd;
+            u32 b = gum_bucket(d);
+            if (b != run_b && run_v > 0) {
+                atomicAdd(&s_bucket_v[run_b], run_v);
+                atomicAdd(&s_bucket_e[run_b], run_e);
+                run_v = run_e = 0;
+            }
+            run_b = b;
+            run_v += 1;
+            run_e += d;
         }
-        dlnd += last_dlnd;
-        u32 b = gum_bucket(d);
-        if (b != run_b && run_v > 0) {
-            atomicAdd(&s_bucket_v[run_b], run_v);
-            atomicAdd(&s_bucket_e[run_b], run_e);
-            run_v = run_e = 0;
-        }
-        run_b = b;
-        run_v += 1;
-        run_e += d;
+        out += chunk_out;
+        if (chunk_out > 0) atomicAdd(&s_chunk, chunk_out);
+        __syncthreads();
+        if (t == 0) stats[GUM_TOTALS_AT + c] = s_chunk;
+        __syncthreads();
     }
     if (run_v > 0) {
         atomicAdd(&s_bucket_v[run_b], run_v);
         atomicAdd(&s_bucket_e[run_b], run_e);
     }
-    if (end > begin) {
+    if (out_min != ~0ull) {
         atomicAdd(&s_out, out);
         atomicAdd(&s_in, in);
         atomicMin(&s_out_min, out_min);
@@ -93,36 +117,99 @@ extern "C" __global__ void __launch_bounds__(SY_BLOCK) gum_frontier_stats(const 
         atomicMax(&s_in_max, in_max);
         atomicAdd(&s_dlnd, dlnd);
     }
-    // Inclusive scan of the segments' sums (Hillis-Steele), then each segment's prefixes.
-    s_scan[t] = out;
     __syncthreads();
-    for (u32 o = 1; o < blockDim.x; o <<= 1) {
-        u64 x = t >= o ? s_scan[t - o] : 0;
-        __syncthreads();
-        s_scan[t] += x;
-        __syncthreads();
-    }
-    u64 running = s_scan[t] - out;
-    for (u64 k = begin; k < end; k++) {
-        running += degree[frontier[k]];
-        prefix[k] = running;
-    }
-    __syncthreads();
+    // The accumulator holds minima complemented, so that zero is every field's start.
+    u64 *acc = stats + GUM_ACC_AT;
     if (t == 0) {
-        stats[0] = len;
-        stats[1] = s_out;
-        stats[2] = s_in;
-        stats[3] = len ? s_out_min : 0;
-        stats[4] = s_out_max;
-        stats[5] = len ? s_in_min : 0;
-        stats[6] = s_in_max;
-        stats[7] = (u64)__double_as_longlong(s_dlnd);
+        atomicAdd(&acc[1], s_out);
+        atomicAdd(&acc[2], s_in);
+        atomicMax(&acc[3], ~s_out_min);
+        atomicMax(&acc[4], s_out_max);
+        atomicMax(&acc[5], ~s_in_min);
+        atomicMax(&acc[6], s_in_max);
+        atomicAdd((double *)&acc[7], s_dlnd);
     }
     if (t < GUM_BUCKETS) {
-        stats[8 + t] = s_bucket_v[t];
-        stats[8 + GUM_BUCKETS + t] = s_bucket_e[t];
+        if (s_bucket_v[t]) atomicAdd(&acc[8 + t], s_bucket_v[t]);
+        if (s_bucket_e[t]) atomicAdd(&acc[8 + GUM_BUCKETS + t], s_bucket_e[t]);
     }
-    sy_count(a, t == 0 ? len : 0, 0, t == 0 ? len / 32 : 0);
+    __threadfence();
+    __syncthreads();
+    if (t == 0) s_last = atomicAdd(&stats[GUM_TICKET_AT], 1ull) == gridDim.x - 1;
+    __syncthreads();
+    if (s_last) {
+        __threadfence();
+        volatile u64 *vacc = acc;
+        if (t == 0) {
+            stats[0] = len;
+            stats[1] = vacc[1];
+            stats[2] = vacc[2];
+            stats[3] = len ? ~vacc[3] : 0;
+            stats[4] = vacc[4];
+            stats[5] = len ? ~vacc[5] : 0;
+            stats[6] = vacc[6];
+            stats[7] = vacc[7];
+            stats[GUM_TICKET_AT] = 0;
+        }
+        if (t < GUM_BUCKETS) {
+            stats[8 + t] = vacc[8 + t];
+            stats[8 + GUM_BUCKETS + t] = vacc[8 + GUM_BUCKETS + t];
+        }
+        __syncthreads();
+        for (u32 w = t; w < GUM_STATS_WORDS; w += blockDim.x) acc[w] = 0;
+    }
+    sy_count(a, t == 0 && blockIdx.x == 0 ? len : 0, 0,
+             t == 0 && blockIdx.x == 0 ? len / 32 : 0);
+}
+
+// Buffers: degree u32, frontier u32, counters u64 ([1] the frontier's length), stats u64
+// (its chunk sums as gum_frontier_stats left them), prefix u64. The inclusive prefix sums of
+// the frontier's out-degrees: chunk c starts after the sums of chunks 0..c, and within a
+// chunk each thread takes a consecutive segment (a block scan of the segments' sums).
+extern "C" __global__ void __launch_bounds__(SY_BLOCK) gum_frontier_prefix(const SyArgs a) {
+    const u32 *degree = sy_buf<const u32>(a, 0);
+    const u32 *frontier = sy_buf<const u32>(a, 1);
+    const u64 *counters = sy_buf<const u64>(a, 2);
+    const u64 *stats = sy_buf<const u64>(a, 3);
+    u64 *prefix = sy_buf<u64>(a, 4);
+    u64 len = a.len[2] > 1 ? counters[1] : 0;
+    if (len > a.len[1] || len > a.len[4] || a.len[3] < GUM_STATS_BUFFER_WORDS) {
+        if (threadIdx.x == 0 && blockIdx.x == 0) sy_fail(a, SY_ERR_LEN, len, a.len[1]);
+        return;
+    }
+    __shared__ u64 s_scan[SY_BLOCK];
+    __shared__ u64 s_base;
+    u32 t = threadIdx.x;
+    u64 chunk = gum_chunk_items(len);
+    u64 chunks = (len + chunk - 1) / chunk;
+    for (u64 c = blockIdx.x; c < chunks; c += gridDim.x) {
+        u64 base = 0;
+        for (u64 j = t; j < c; j += blockDim.x) base += stats[GUM_TOTALS_AT + j];
+        if (t == 0) s_base = 0;
+        __syncthreads();
+        if (base) atomicAdd(&s_base, base);
+        u64 c_begin = c * chunk, c_end = min(c_begin + chunk, len);
+        u64 seg = (c_end - c_begin + blockDim.x - 1) / blockDim.x;
+        u64 begin = min(c_begin + (u64)t * seg, c_end);
+        u64 end = min(begin + seg, c_end);
+        u64 sum = 0;
+        for (u64 k = begin; k < end; k++) sum += degree[frontier[k]];
+        s_scan[t] = sum;
+        __syncthreads();
+        for (u32 o = 1; o < blockDim.x; o <<= 1) {
+            u64 x = t >= o ? s_scan[t - o] : 0;
+            __syncthreads();
+            s_scan[t] += x;
+            __syncthreads();
+        }
+        u64 running = s_base + s_scan[t] - sum;
+        for (u64 k = begin; k < end; k++) {
+            running += degree[frontier[k]];
+            prefix[k] = running;
+        }
+        __syncthreads();
+    }
+    sy_count(a, t == 0 && blockIdx.x == 0 ? len : 0, 0, 0);
 }
 
 // Buffers: prefix u64, stats u64. Scalars: frontier_len u64, cuts u32, one u64 cut per

@@ -7,7 +7,7 @@ with the same launch of the same run on the simulator (`switchyard run --backend
 vertices), launch by launch in order per kernel name on GPU 0, then fits per kernel name
 
     span = fixed + items * item_ps + edges * edge_ps + atomics * atomic_ps + vertices * vertex_ps
-           + (rounds - 1) * round_ps
+           + outputs * output_ps + (rounds - 1) * round_ps
 
 by non-negative least squares on relative error (each launch weighted by 1/span, so that the
 many short launches and the few long ones both count), and prints TOML
@@ -25,7 +25,7 @@ import statistics
 import sys
 
 # In the order of preference when fits tie (two graphs give an exact fit to any two terms).
-TERMS = ["edges", "vertices", "items", "atomics", "rounds"]
+TERMS = ["edges", "vertices", "items", "outputs", "atomics", "rounds"]
 
 
 def spans(path):
@@ -146,7 +146,7 @@ def main():
         print(f"[gpu_model.{model}.kernel_cost.{name}]")
         print(f"fixed_ns = {coef['fixed'] / 1e3:.3f}")
         keys = {"items": "item_ps", "edges": "edge_ps", "atomics": "atomic_ps",
-                "vertices": "vertex_ps", "rounds": "round_ns"}
+                "vertices": "vertex_ps", "outputs": "output_ps", "rounds": "round_ns"}
         for t in TERMS:
             if coef[t] > 0:
                 scale = 1e3 if t == "rounds" else 1.0

@@ -197,7 +197,7 @@ fn aggregated_atos_bfs_beats_bsp_and_groute_on_a_road_like_graph_at_four_gpus() 
     let g = graph(name);
     let s = centre(64);
     let direct = atos(WorkerWidth::Cta, KernelStrategy::Persistent, 32);
-    let aggregated = AtosOptions { comm: Comm::INFINIBAND, ..direct };
+    let aggregated = AtosOptions { comm: Comm::EAGER, ..direct };
     let bsp = time_ms(&g, name, RuntimeKind::Bsp, Algorithm::Bfs, 4, s, direct);
     let groute = time_ms(&g, name, RuntimeKind::Groute, Algorithm::Bfs, 4, s, direct);
     let atos_ms = time_ms(&g, name, RuntimeKind::Atos, Algorithm::Bfs, 4, s, aggregated);

@@ -168,12 +168,12 @@ fn infiniband_needs_the_aggregator_and_runs_with_it() {
     let machine = setup("summit-ib-x8", 0);
     let auto = options(WorkerWidth::Cta, KernelStrategy::Persistent);
     assert_eq!(auto.comm, Comm::Auto);
-    // Auto: direct within a node (one GPU per Summit node here), aggregated as soon as the
-    // run spans two nodes; the report says which.
+    // Auto: direct on one GPU, aggregated as soon as the run has two (here: spans two
+    // Summit nodes, one GPU each); the report says which.
     let within = run_ok(&graph, name, &spec(Algorithm::Bfs, 1, 0, auto, 1), &machine);
     assert_eq!(within.report.atos.as_ref().unwrap().options.comm, Comm::Direct);
     let across = run_ok(&graph, name, &spec(Algorithm::Bfs, 3, 0, auto, 1), &machine);
-    assert_eq!(across.report.atos.as_ref().unwrap().options.comm, Comm::INFINIBAND);
+    assert_eq!(across.report.atos.as_ref().unwrap().options.comm, Comm::EAGER);
     assert!(across.report.atos.as_ref().unwrap().per_gpu.iter().any(|g| g.batches > 0));
     let direct = AtosOptions { comm: Comm::Direct, ..auto };
     let err = run(&graph, name, &spec(Algorithm::Bfs, 2, 0, direct, 1), &machine)

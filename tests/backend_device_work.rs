@@ -445,6 +445,67 @@ fn host_work_costs_the_stated_virtual_time() {
     assert_eq!((c.token, c.kind, c.time_ps), (Token(5), CompletionKind::HostWork, 123_456));
 }
 
+/// The calibrated 4-H100 machine: its GPU model has a host model (`launch_issue_ns`).
+fn calibrated_h100x4() -> Topology {
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/topologies/calibrated/h100-nvswitch-x4.toml");
+    Topology::load(path).expect("calibrated topology")
+}
+
+#[test]
+fn the_host_sees_a_completion_sync_overhead_after_it_happened() {
+    // What a runtime that waits for a kernel before its next launch pays per round trip
+    // (seed 002's superstep): the completion keeps the time the GPU finished, the host's
+    // clock is the GPU model's sync_overhead later (on a machine with a host model).
+    let t = calibrated_h100x4();
+    let sync = t.gpus[0].model.sync_overhead_ps();
+    assert!(sync > 0, "the calibrated H100 model has a sync overhead");
+    let mut b = SimBackend::new(t, 1, registry(), SimConfig::default()).expect("sim backend");
+    let s = stream(&mut b, 0);
+    b.launch(s, launch("t_busy", vec![], vec![Scalar::U32(1), Scalar::U32(1)]), Some(Token(7)))
+        .unwrap();
+    let c = until(&mut b, Token(7));
+    assert!(c.time_ps > 0);
+    assert_eq!(b.now_ps(), c.time_ps + sync, "observed sync_overhead after completion");
+    // A host callback is observed the same way; host work is the host's own and is not.
+    b.host_callback(s, Token(8)).unwrap();
+    let c = until(&mut b, Token(8));
+    assert_eq!(b.now_ps(), c.time_ps + sync);
+    let before = b.now_ps();
+    b.host_work(1_000, Token(9)).unwrap();
+    assert_eq!(until(&mut b, Token(9)).time_ps, before + 1_000);
+    assert_eq!(b.now_ps(), before + 1_000);
+    // Without a host model (every bundled machine) the host observes at once.
+    let mut free = sim("dgx-station-v100x4", 1);
+    let s = stream(&mut free, 0);
+    free.launch(s, launch("t_busy", vec![], vec![Scalar::U32(1), Scalar::U32(1)]), Some(Token(7)))
+        .unwrap();
+    let c = until(&mut free, Token(7));
+    assert_eq!(free.now_ps(), c.time_ps, "no host model: observed at completion");
+}
+
+#[test]
+fn one_host_thread_issues_every_gpus_launches_one_after_another() {
+    // The calibrated H100 machine charges the measured host issue of a launch; the bundled
+    // ones leave issuing free.
+    let t = calibrated_h100x4();
+    let issue = t.gpus[0].model.launch_issue_ps.expect("the calibrated H100 has a host model");
+    assert!(issue > 0, "the calibrated H100 model has a launch issue time");
+    let times = |b: &mut SimBackend| {
+        let (s0, s1) = (stream(b, 0), stream(b, 1));
+        for (s, token) in [(s0, Token(1)), (s1, Token(2))] {
+            let l = launch("t_busy", vec![], vec![Scalar::U32(1), Scalar::U32(1)]);
+            b.launch(s, l, Some(token)).unwrap();
+        }
+        (until(b, Token(1)).time_ps, until(b, Token(2)).time_ps)
+    };
+    let mut b = SimBackend::new(t, 2, registry(), SimConfig::default()).expect("sim backend");
+    let (first, second) = times(&mut b);
+    assert_eq!(second, first + issue, "gpu1's launch waits for the host to issue gpu0's");
+    let mut free = sim("dgx-station-v100x4", 2);
+    let (first, second) = times(&mut free);
+    assert_eq!(first, second, "without an issue time both launches start at once");
+}
+
 #[test]
 fn peer_reads_move_over_the_path_and_overlap_the_kernel() {
     // DGX-1: GPUs 0 and 3 share two NVLinks, 0 and 1 one.

@@ -167,7 +167,7 @@ fn broadcast_with_duplicate_all_gives_the_same_answers() {
 }
 
 #[test]
-fn peer_reads_and_copies_give_the_same_values_and_messages_and_peer_reads_take_less_time() {
+fn peer_reads_and_copies_give_the_same_values_and_messages_and_peer_reads_take_less_time_and_memory() {
     let graph = real_graph("facebook_combined.txt");
     let weighted = with_uniform_weights(&graph, 1, 64, 3).expect("weights");
     let dgx1 = Topology::bundled("dgx1-v100").unwrap();
@@ -185,6 +185,15 @@ fn peer_reads_and_copies_give_the_same_values_and_messages_and_peer_reads_take_l
         assert_eq!(copies.report.supersteps, peer.report.supersteps, "{name}");
         assert_eq!(copies.report.work.messages, peer.report.work.messages, "{name}: messages");
         assert!(copies.report.work.messages > 0, "{name}: four GPUs exchange something");
+        // Nor do they allocate receive packages.
+        for (c, p) in copies.report.gpus.iter().zip(&peer.report.gpus) {
+            assert!(
+                p.memory_peak_bytes < c.memory_peak_bytes,
+                "{name}: peer reads peak {} B, copies {} B",
+                p.memory_peak_bytes,
+                c.memory_peak_bytes
+            );
+        }
         // Two host round trips fewer a superstep.
         assert!(
             peer.report.time_ps < copies.report.time_ps,

@@ -1,17 +1,22 @@
-//! The simulator's published error against real GPUs must not regress (issue 22, item 3).
+//! The simulator's published error against real GPUs must not regress (issue 22, item 3;
+//! issue 23, item 4).
 //!
 //! `reports/bench/calib_h100_2026-11-26.json` holds runs measured on one H100 and the
 //! simulator's predictions of them with the calibrated model
-//! (`reports/bench/gpu_calibrated_h100_2026-11-26.toml`), written by
-//! `scripts/calib_predict.py`. This test re-predicts the held-out runs on luxembourg_osm (a
-//! graph the fit never saw, small enough to simulate in seconds) with the simulator at HEAD
-//! (deterministic: no GPU needed) and fails when their error exceeds the bound recorded
-//! beside them (`ci`).
+//! (`reports/bench/gpu_calibrated_h100_2026-11-26.toml`);
+//! `reports/bench/calib_h100_multi_2026-11-26.json` runs measured on 2 and 4 real H100s
+//! (NVSwitch) and their predictions with `topologies/calibrated/h100-nvswitch-x4.toml` (the
+//! same GPU model, never fitted on a multi-GPU run); both written by
+//! `scripts/calib_predict.py`. Each test re-predicts the runs on luxembourg_osm its `ci` block
+//! names (the held-out runs on one GPU; the runs on two real GPUs), small enough to simulate
+//! in seconds, with the simulator at HEAD (deterministic: no GPU needed) and fails when their
+//! error exceeds the bound recorded beside them.
 
 use serde_json::Value;
 use std::collections::BTreeMap;
 use std::path::Path;
 use std::process::Command;
+use switchyard_sim::topology::Topology;
 
 fn root() -> &'static Path {
     Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -19,12 +24,38 @@ fn root() -> &'static Path {
 
 #[test]
 fn held_out_runs_stay_within_the_recorded_error_bound() {
+    check("reports/bench/calib_h100_2026-11-26.json");
+}
+
+#[test]
+fn runs_on_two_real_gpus_stay_within_the_recorded_error_bound() {
+    check("reports/bench/calib_h100_multi_2026-11-26.json");
+}
+
+#[test]
+fn the_multi_gpu_machine_has_the_one_gpu_calibrations_gpu_model() {
+    // "Not refitted on the multi-GPU runs": the machine file differs from the one-GPU
+    // calibration only in its fabric.
+    let one = Topology::load(root().join("reports/bench/gpu_calibrated_h100_2026-11-26.toml"))
+        .expect("one-GPU calibration");
+    let four = Topology::load(root().join("topologies/calibrated/h100-nvswitch-x4.toml"))
+        .expect("multi-GPU machine");
+    assert_eq!(four.gpus.len(), 4);
+    for gpu in &four.gpus {
+        assert_eq!(gpu.model, one.gpus[0].model, "{}: not the calibrated GPU model", gpu.name);
+    }
+}
+
+/// Re-predicts the CI runs of the calibration document at `path` and checks their error.
+fn check(path: &str) {
     let doc: Value = serde_json::from_str(
-        &std::fs::read_to_string(root().join("reports/bench/calib_h100_2026-11-26.json"))
+        &std::fs::read_to_string(root().join(path))
             .expect("the calibration report's JSON is committed"),
     )
     .expect("valid JSON");
     let ci = &doc["ci"];
+    let set = ci["set"].as_str().unwrap_or("held-out");
+    let gpus = ci["gpus"].as_u64().unwrap_or(1);
     let graph = ci["graph"].as_str().expect("ci.graph");
     let graph_args: Vec<String> = ci["graph_args"]
         .as_array()
@@ -36,10 +67,10 @@ fn held_out_runs_stay_within_the_recorded_error_bound() {
     let max_bound = ci["max_abs_error_bound"].as_f64().expect("max bound");
     let topology = root().join(doc["topology"].as_str().expect("topology"));
 
-    // The held-out runs on the CI graph, grouped by runtime (one simulator call each).
+    // The CI runs (set, graph, GPU count), grouped by runtime (one simulator call each).
     let mut groups: BTreeMap<String, Vec<(String, f64)>> = BTreeMap::new();
     for row in doc["rows"].as_array().expect("rows") {
-        if row["set"] == "held-out" && row["graph"] == graph && row["gpus"] == 1 {
+        if row["set"] == set && row["graph"] == graph && row["gpus"] == gpus {
             groups.entry(row["runtime"].as_str().expect("runtime").to_string()).or_default().push(
                 (
                     row["algo"].as_str().expect("algo").to_string(),
@@ -61,7 +92,7 @@ fn held_out_runs_stay_within_the_recorded_error_bound() {
             .arg(&topology)
             .args(&graph_args)
             .args(["--weights", "--runtime", runtime, "--algos", &algos.join(",")])
-            .args(["--gpu-counts", "1", "--validate", "none", "--json"])
+            .args(["--gpu-counts", &gpus.to_string(), "--validate", "none", "--json"])
             .arg(&json)
             .output()
             .expect("switchyard runs");
@@ -94,8 +125,8 @@ fn held_out_runs_stay_within_the_recorded_error_bound() {
     let max = errors.last().copied().unwrap_or(0.0);
     assert!(
         median <= median_bound && max <= max_bound,
-        "held-out error on {graph} regressed: median |error| {:.1} % (bound {:.1} %), max {:.1} % \
-         (bound {:.1} %); the runs:\n{table}If a model change is meant to move these, refit \
+        "{set} error on {graph} at {gpus} GPU(s) regressed: median |error| {:.1} % (bound {:.1} %), \
+         max {:.1} % (bound {:.1} %); the runs:\n{table}If a model change is meant to move these, refit \
          (scripts/calib_fit.py), re-predict (scripts/calib_predict.py) and publish the new \
          error in reports/calibration.md",
         100.0 * median,

@@ -1543,7 +1543,7 @@ fn worklist_checks(rng: &mut Rng, checks: &mut Vec<Check>) {
 /// GUM (seed 001): the frontier statistics and prefix sums, Alg. 1's cuts, a stolen range
 /// under each relaxation rule, and the victim's merge of two returned packages.
 fn gum_checks(rng: &mut Rng, c: &Case, checks: &mut Vec<Check>) {
-    const STATS: usize = 8 + 2 * 32 + 2 * 64;
+    use switchyard::runtime::gum::kernels::{STATS_BUFFER_WORDS as STATS, TOTALS_AT, chunk_items};
     let n = c.n;
     let degree: Vec<u32> = (0..n).map(|v| c.out(v).len() as u32).collect();
     let in_degree: Vec<u32> = (0..n).map(|_| rng.below(5000) as u32).collect();
@@ -1565,6 +1565,25 @@ fn gum_checks(rng: &mut Rng, c: &Case, checks: &mut Vec<Check>) {
         scalars: vec![],
         work_items: len as u64,
         rule: vec![(4, Cmp::CountersExceptF64(7))],
+    });
+
+    // The prefix sums from the chunk sums the stats kernel leaves (computed here).
+    let mut stats = vec![0u64; STATS];
+    for (k, part) in frontier.chunks(chunk_items(len)).enumerate() {
+        stats[TOTALS_AT + k] = part.iter().map(|&v| u64::from(degree[v as usize])).sum();
+    }
+    checks.push(Check {
+        kernel: "gum_frontier_prefix",
+        inputs: vec![
+            HostData::U32(degree.clone()),
+            HostData::U32(padded.clone()),
+            HostData::U64(vec![0, len as u64, 0]),
+            HostData::U64(stats),
+            HostData::U64(vec![0; n]),
+        ],
+        scalars: vec![],
+        work_items: len as u64,
+        rule: vec![],
     });
 
     let mut prefix = Vec::with_capacity(n);

@@ -5,7 +5,10 @@
 //! The simulator always runs them (CI). Where a GPU is present the same bodies run on the
 //! CUDA backend with logical GPUs sharing the machine's GPUs (`just gpu`), so multi-GPU
 //! paths (peer copies, routers, termination across devices) are checked on real CUDA with
-//! one GPU. `SWITCHYARD_MATRIX_BACKENDS=sim` or `=cuda` narrows the list.
+//! one GPU. On a machine with several GPUs, `cuda-real` runs the same bodies on real GPUs
+//! (peer memory and peer copies between devices) for every GPU count the machine has; it
+//! runs only when asked for. `SWITCHYARD_MATRIX_BACKENDS=sim`, `=cuda` or `=cuda-real`
+//! (comma-separated) narrows the list.
 
 use std::path::PathBuf;
 use switchyard::algo::{Algorithm, AlgorithmParams};
@@ -33,6 +36,17 @@ fn backends() -> Vec<(&'static str, BackendSetup)> {
         backends.push(("cuda", BackendSetup::Cuda(CudaSetup { logical_gpus: true, trace: false })));
     } else if want("cuda") {
         eprintln!("cuda: skipped (no GPU usable by CUDA on this machine)");
+    }
+    // Real GPUs only when named: the default list stays what CI and one-GPU machines run.
+    if wanted.split(',').any(|w| w == "cuda-real") {
+        assert!(
+            switchyard::backend::cuda::gpus_present() >= 2,
+            "SWITCHYARD_MATRIX_BACKENDS=cuda-real needs a machine with at least two GPUs"
+        );
+        backends.push((
+            "cuda-real",
+            BackendSetup::Cuda(CudaSetup { logical_gpus: false, trace: false }),
+        ));
     }
     backends
 }
@@ -83,21 +97,30 @@ fn every_runtime_validates_every_algorithm_it_runs_on_every_backend() {
             for runtime in RuntimeKind::ALL {
                 for algorithm in Algorithm::ALL.into_iter().filter(|&a| runtime.runs(a)) {
                     for gpus in [1, 2, 4, 8] {
+                        if backend_name == "cuda-real"
+                            && gpus > switchyard::backend::cuda::gpus_present()
+                        {
+                            continue;
+                        }
                         let spec = spec(runtime, algorithm, gpus, hub);
                         // `--source` takes the file's id: 1-based for the METIS power grid.
                         let file_source = hub + u32::from(graph_name.starts_with("--graph"));
                         let case = format!(
                             "{backend_name}: {} on {} x{gpus} GPUs, {graph_name} (reproduce: \
-                             switchyard run {graph_name} --weights --backend {backend_name} \
+                             switchyard run {graph_name} --weights \
                              --runtime {} --algo {} --gpus {gpus} --source {file_source} --seed 7 \
                              --epsilon 1e-3{})",
                             algorithm.name(),
                             runtime.name(),
                             runtime.name(),
                             algorithm.name(),
-                            if backend_name == "cuda" { " --logical-gpus" } else { "" },
+                            match backend_name {
+                                "cuda" => " --backend cuda --logical-gpus",
+                                "cuda-real" => " --backend cuda",
+                                _ => " --backend sim",
+                            },
                         );
-                        if backend_name == "cuda" && check_on_cuda(graph, &spec).is_err() {
+                        if backend_name != "sim" && check_on_cuda(graph, &spec).is_err() {
                             // No CUDA kernels for this pair yet (Atos, colouring): the run
                             // is refused before any work.
                             let refused = run(graph, graph_name, &spec, &setup).err();
@@ -108,7 +131,7 @@ fn every_runtime_validates_every_algorithm_it_runs_on_every_backend() {
                             );
                             continue;
                         }
-                        if runtime == RuntimeKind::Atos && gpus > 5 && backend_name == "cuda" {
+                        if runtime == RuntimeKind::Atos && gpus > 5 && backend_name != "sim" {
                             // Atos's kernels take three buffers per GPU of the run: the CUDA
                             // ABI's 32 buffer arguments hold 5 GPUs; refused with the limit.
                             let refused = run(graph, graph_name, &spec, &setup).err();

@@ -18,8 +18,11 @@
 //! The `latency` term is the small-frontier problem of seed 004: a launch too small to fill
 //! the GPU cannot hide memory latency, so it costs at least one wave of a thread's
 //! dependent accesses however little work it has; for large launches the throughput and
-//! memory terms dominate. A host that waits for a kernel (or a copy) pays
-//! [`GpuModel::sync_overhead_ps`] on top, after completion.
+//! memory terms dominate. Where a model has a host model ([`GpuModel::launch_issue_ps`]:
+//! the calibrated machines), the one host thread spends that long issuing each stream
+//! operation, one after another whatever GPU it goes to, and a host that waits for a kernel
+//! (or a copy) sees it [`GpuModel::sync_overhead_ps`] after completion; without one (the
+//! bundled machines) the host issues and observes instantly.
 //!
 //! Where each constant comes from is stated next to it in `topologies/gpu_models.toml`
 //! (datasheets, the project's H200 measurements in `DESIGN.md`, the seeds' tables) and
@@ -45,6 +48,10 @@ pub struct KernelCounts {
     /// Local vertices (owned and proxies) the kernel's grid sweeps whatever its work items
     /// (a pass over every vertex of the device); charged only by a [`KernelCost`].
     pub vertices: u64,
+    /// Vertices appended to an output frontier (each a claim of the vertex and an append
+    /// to a length every thread shares: atomics that serialise on a GPU whatever its
+    /// size); charged only by a [`KernelCost`].
+    pub outputs: u64,
     /// Grid-wide rounds of a persistent kernel (0 or 1: an ordinary kernel). Each round
     /// after the first costs a grid barrier (`kernel_min`) and at least one dependent
     /// access, but no launch.
@@ -65,6 +72,8 @@ pub struct KernelCost {
     pub atomic_ps: TimePs,
     /// Per local vertex swept.
     pub vertex_ps: TimePs,
+    /// Per vertex appended to an output frontier.
+    pub output_ps: TimePs,
     /// Per grid-wide round of a persistent kernel after its first (a grid barrier and the
     /// host-visible bookkeeping of a device-side loop); 0 charges `fixed_ps` instead.
     pub round_ps: TimePs,
@@ -101,6 +110,13 @@ pub struct GpuModel {
     /// Per-copy software/driver setup cost before a copy's first byte moves (stream
     /// operation issue, DMA descriptor set-up).
     pub copy_setup_ps: TimePs,
+    /// The host model, where the model has one (`launch_issue_ns` in its TOML): the host
+    /// time to issue one stream operation (a launch, copy, read, event record or wait) to
+    /// this GPU. One host thread issues every GPU's operations one after another, so on
+    /// several GPUs they queue behind each other, and the host observes a completion
+    /// [`Self::sync_overhead_ps`] after it happened. `None` (every bundled model): the host
+    /// issues and observes instantly, as the bundled machines' shape tests were set against.
+    pub launch_issue_ps: Option<TimePs>,
     /// Copy engines a GPU of this model has unless the topology says otherwise.
     pub copy_engines: u32,
     /// Costs of named kernel contracts that replace the generic per-count costs (empty:
@@ -156,7 +172,8 @@ impl GpuModel {
             .saturating_mul(c.item_ps)
             .saturating_add(counts.edges.saturating_mul(c.edge_ps))
             .saturating_add(counts.atomics.saturating_mul(c.atomic_ps))
-            .saturating_add(counts.vertices.saturating_mul(c.vertex_ps));
+            .saturating_add(counts.vertices.saturating_mul(c.vertex_ps))
+            .saturating_add(counts.outputs.saturating_mul(c.output_ps));
         let latency_ps = waves.max(counts.rounds).saturating_mul(self.dependent_access_ps);
         let round_ps = if c.round_ps > 0 { c.round_ps } else { c.fixed_ps };
         let barriers_ps = counts.rounds.saturating_sub(1).saturating_mul(round_ps);
@@ -192,6 +209,7 @@ impl GpuModel {
                 c.edge_ps = scale(c.edge_ps);
                 c.atomic_ps = scale(c.atomic_ps);
                 c.vertex_ps = scale(c.vertex_ps);
+                c.output_ps = scale(c.output_ps);
             }
         }
         part
@@ -242,6 +260,7 @@ mod tests {
             edge_ps: 20,
             atomic_ps: 40,
             copy_setup_ps: 5_000_000,
+            launch_issue_ps: None,
             copy_engines: 2,
             kernel_costs: Arc::default(),
         }
@@ -291,7 +310,17 @@ mod tests {
         let big = KernelCounts { edges: 10_000, vertices: 5_000_000, ..Default::default() };
         assert_eq!(m.named_kernel_time_ps("sweep", &big), 7_000_000 + 30_000 + 10_000_000);
         assert_eq!(m.kernel_fixed_ps("sweep"), 7_000_000);
-        // Vertices are not charged without an entry; other kernels keep the formula.
+        // Output appends are charged by an entry that prices them.
+        let out = KernelCost { output_ps: 700, ..cost };
+        Arc::make_mut(&mut m.kernel_costs).insert("append".into(), out);
+        let appends = KernelCounts { outputs: 100_000, ..big };
+        assert_eq!(
+            m.named_kernel_time_ps("append", &appends),
+            m.named_kernel_time_ps("sweep", &big) + 100_000 * 700
+        );
+        // Vertices and outputs are not charged without an entry; other kernels keep the
+        // formula.
+        assert_eq!(m.named_kernel_time_ps("other", &appends), m.kernel_time_ps(&big));
         assert_eq!(m.named_kernel_time_ps("other", &big), m.kernel_time_ps(&big));
         assert_eq!(m.kernel_fixed_ps("other"), m.kernel_min_ps);
     }

@@ -279,6 +279,9 @@ pub struct KernelEffects {
     /// with them whatever its work items (a sweep over every vertex, such as PageRank
     /// forwarding every proxy, or per-vertex set-up); only a per-kernel cost charges them.
     pub vertices: u64,
+    /// Vertices appended to an output frontier (the CUDA kernel claims each and appends it
+    /// with atomics on a shared length); only a per-kernel cost charges them.
+    pub outputs: u64,
     /// One-sided operations into other devices' memory.
     pub remote: Vec<RemoteOp>,
     /// Bytes read from other devices' buffers while the kernel ran.

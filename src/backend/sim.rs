@@ -221,6 +221,11 @@ enum Event {
     NextStep { stream: u32 },
     /// Host work finished.
     HostWorkDone { token: Token },
+    /// The host observes an operation that completed `sync_overhead` earlier.
+    Observed { completion: Completion },
+    /// The host finished issuing `op` to `stream` (`launch_issue` after the operation
+    /// issued before it): it joins the stream's queue now.
+    Issued { stream: u32, op: Op },
     /// A transfer prepared earlier starts now (after a copy's setup time, or when the kernel
     /// that issued remote operations ends).
     StartTransfer { id: u64 },
@@ -378,6 +383,8 @@ pub struct SimBackend {
     streams: Vec<Stream>,
     events_reached: Vec<bool>,
     ready: VecDeque<Completion>,
+    /// When the host's one thread is done issuing what it issued so far.
+    host_free_ps: TimePs,
     in_flight: BTreeMap<u64, InFlight>,
     next_transfer: u64,
     arrivals: u64,
@@ -437,6 +444,7 @@ impl SimBackend {
             streams: Vec::new(),
             events_reached: Vec::new(),
             ready: VecDeque::new(),
+            host_free_ps: 0,
             in_flight: BTreeMap::new(),
             next_transfer: 0,
             arrivals: 0,
@@ -508,9 +516,19 @@ impl SimBackend {
             .ok_or_else(|| BackendError::Usage(format!("stream {} does not exist", id.0)))
     }
 
+    /// The host issues `op` to `stream`: it joins the queue once the host's one thread
+    /// has spent the GPU model's `launch_issue` on it after everything issued before it.
     fn enqueue(&mut self, stream: StreamId, op: Op) -> Result<(), BackendError> {
-        self.stream_mut(stream)?.queue.push_back(op);
-        self.pump(stream.0)
+        let device = self.stream_mut(stream)?.device;
+        let issue = self.topology.gpus[device as usize].model.launch_issue_ps.unwrap_or(0);
+        if issue == 0 {
+            self.streams[stream.0 as usize].queue.push_back(op);
+            return self.pump(stream.0);
+        }
+        let at = self.host_free_ps.max(self.engine.now()).saturating_add(issue);
+        self.host_free_ps = at;
+        self.engine.schedule_at(at, Event::Issued { stream: stream.0, op });
+        Ok(())
     }
 
     /// Starts the head operation of `stream` if it can start, repeatedly for operations
@@ -544,11 +562,10 @@ impl SimBackend {
                     let token = *token;
                     s.queue.pop_front();
                     let time_ps = self.engine.now();
-                    self.ready.push_back(Completion {
-                        token,
-                        time_ps,
-                        kind: CompletionKind::Callback,
-                    });
+                    self.observe(
+                        stream,
+                        Completion { token, time_ps, kind: CompletionKind::Callback },
+                    );
                 }
                 Op::Kernel(..) => {
                     s.running = true;
@@ -719,6 +736,7 @@ impl SimBackend {
         c.edges += exec.counts.edges;
         c.atomics += exec.counts.atomics;
         c.vertices += exec.counts.vertices;
+        c.outputs += exec.counts.outputs;
         c.bytes_read += exec.counts.bytes_read;
         c.bytes_written += exec.counts.bytes_written;
         c.rounds += exec.counts.rounds.max(1);
@@ -936,6 +954,7 @@ impl SimBackend {
             bytes_written: effects.bytes_written,
             rounds: effects.rounds,
             vertices: effects.vertices,
+            outputs: effects.outputs,
         };
         Ok(Executed {
             report,
@@ -1327,9 +1346,25 @@ impl SimBackend {
             _ => return Err(BackendError::Usage("finished op missing from its stream".into())),
         };
         if let Some(token) = token {
-            self.ready.push_back(Completion { token, time_ps: self.engine.now(), kind });
+            let completion = Completion { token, time_ps: self.engine.now(), kind };
+            self.observe(stream, completion);
         }
         self.pump(stream)
+    }
+
+    /// Hands the host a completion of an operation on `stream`: with a host model (the GPU
+    /// model's `launch_issue`), the host sees it `sync_overhead` after it happened (the
+    /// completion keeps the time it happened at), and only then can act on it.
+    fn observe(&mut self, stream: u32, completion: Completion) {
+        let device = self.streams[stream as usize].device;
+        let model = &self.topology.gpus[device as usize].model;
+        let sync = model.launch_issue_ps.map_or(0, |_| model.sync_overhead_ps());
+        if sync == 0 {
+            self.ready.push_back(completion);
+        } else {
+            let at = self.engine.now().saturating_add(sync);
+            self.engine.schedule_at(at, Event::Observed { completion });
+        }
     }
 
     fn on_event(&mut self, event: Event) -> Result<(), BackendError> {
@@ -1361,6 +1396,14 @@ impl SimBackend {
                     Some(r) if !r.parked && r.outstanding == 0 => self.run_step(stream),
                     _ => Ok(()),
                 }
+            }
+            Event::Observed { completion } => {
+                self.ready.push_back(completion);
+                Ok(())
+            }
+            Event::Issued { stream, op } => {
+                self.streams[stream as usize].queue.push_back(op);
+                self.pump(stream)
             }
             Event::HostWorkDone { token } => {
                 let time_ps = self.engine.now();

@@ -374,7 +374,13 @@ pub fn check_on_cuda(graph: &Csr, spec: &RunSpec) -> Result<(), RunError> {
                 [Some(p.advance_kernel()), p.apply_kernel()]
                     .into_iter()
                     .flatten()
-                    .chain(["gum_frontier_stats", "gum_cut", "gum_steal_min", "gum_merge_return"])
+                    .chain([
+                        "gum_frontier_stats",
+                        "gum_frontier_prefix",
+                        "gum_cut",
+                        "gum_steal_min",
+                        "gum_merge_return",
+                    ])
                     .collect()
             })
             .unwrap_or_default(),

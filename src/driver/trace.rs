@@ -36,6 +36,7 @@ pub fn chrome_trace(spans: &[TraceSpan]) -> Value {
             args["edges"] = c.edges.into();
             args["atomics"] = c.atomics.into();
             args["vertices"] = c.vertices.into();
+            args["outputs"] = c.outputs.into();
             args["rounds"] = c.rounds.into();
         }
         events.push(json!({

@@ -246,6 +246,10 @@ fn gpu_model(src: &Source, name: &str, m: &RawGpuModel) -> Result<GpuModel, SimE
         edge_ps: ps(&m.edge_ps, "edge_ps", 1.0)?,
         atomic_ps: ps(&m.atomic_ps, "atomic_ps", 1.0)?,
         copy_setup_ps: ps(&m.copy_setup_ns, "copy_setup_ns", 1e3)?,
+        launch_issue_ps: match &m.launch_issue_ns {
+            Some(v) => Some(ps(v, "launch_issue_ns", 1e3)?),
+            None => None,
+        },
         copy_engines: match &m.copy_engines {
             Some(c) => positive_int(src, c, "copy_engines")?,
             None => DEFAULT_COPY_ENGINES,
@@ -280,6 +284,7 @@ fn kernel_costs(src: &Source, m: &RawGpuModel) -> Result<BTreeMap<String, Kernel
                 edge_ps: ps(&c.edge_ps, "edge_ps", 1.0)?,
                 atomic_ps: ps(&c.atomic_ps, "atomic_ps", 1.0)?,
                 vertex_ps: ps(&c.vertex_ps, "vertex_ps", 1.0)?,
+                output_ps: ps(&c.output_ps, "output_ps", 1.0)?,
                 round_ps: ps(&c.round_ns, "round_ns", 1e3)?,
             },
         );

@@ -77,6 +77,8 @@ pub(crate) struct RawGpuModel {
     pub copy_setup_ns: Spanned<f64>,
     #[serde(default)]
     pub copy_engines: Option<Spanned<i64>>,
+    #[serde(default)]
+    pub launch_issue_ns: Option<Spanned<f64>>,
     /// `[gpu_model.NAME.kernel_cost.KERNEL]`: per-kernel costs (calibrated models only).
     #[serde(default)]
     pub kernel_cost: BTreeMap<String, Spanned<RawKernelCost>>,
@@ -95,6 +97,8 @@ pub(crate) struct RawKernelCost {
     pub atomic_ps: Option<Spanned<f64>>,
     #[serde(default)]
     pub vertex_ps: Option<Spanned<f64>>,
+    #[serde(default)]
+    pub output_ps: Option<Spanned<f64>>,
     #[serde(default)]
     pub round_ns: Option<Spanned<f64>>,
     /// Where the numbers come from (free text; required so that none is unsourced).

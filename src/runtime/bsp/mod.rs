@@ -194,10 +194,11 @@ impl FrontierOut<'_> {
         }
     }
 
-    /// Stores the output length in `counters[0]` and counts items for the cost model.
+    /// Stores the output length in `counters[0]` and counts the appends for the cost model.
     pub fn finish(self, counters: &mut [u64], effects: &mut KernelEffects) {
         counters[0] = self.len as u64;
         effects.bytes_written += self.len as u64 * 4;
+        effects.outputs += self.len as u64;
     }
 }
 
@@ -358,10 +359,13 @@ pub fn run<B: Backend + ?Sized>(
                 .collect()
         })
         .collect();
+    // Receivers that read their packages where they lie need no receive buffers.
+    let peer_reads = peer_reads(backend, peers, options.exchange)?;
     let mut gpus = Vec::with_capacity(peers);
     let mut uploads = Vec::new();
     for (g, sub) in subgraphs.iter_mut().enumerate() {
-        let incoming: Vec<usize> = pairs.iter().map(|row| row[g]).collect();
+        let incoming: Vec<usize> =
+            pairs.iter().map(|row| if peer_reads { 0 } else { row[g] }).collect();
         let slots = upload(
             backend,
             g as u32,
@@ -375,7 +379,6 @@ pub fn run<B: Backend + ?Sized>(
         gpus.push(slots);
     }
     wait_all(backend, &uploads)?;
-    let peer_reads = peer_reads(backend, peers, options.exchange)?;
     let alone = peers == 1 && primitive.apply_kernel().is_none();
     let device_loop = match primitive.loop_kernel() {
         Some(kernel) if alone && options.loop_frontier > 0 => DeviceLoop::new(backend, kernel)?,

@@ -2,8 +2,10 @@
 //! with a conformance case each in `tests/cuda_conformance.rs`):
 //!
 //! - `gum_frontier_stats`: degree statistics of a frontier (Table I's inputs, see
-//!   [`super::cost_model::FrontierStats`]) and the inclusive prefix sums of its out-degrees
-//!   (Alg. 1 line 12).
+//!   [`super::cost_model::FrontierStats`]) and the out-degree sum of each of its chunks
+//!   ([`PREFIX_CHUNKS`]); every iteration, over the whole grid.
+//! - `gum_frontier_prefix`: the inclusive prefix sums of the frontier's out-degrees (Alg. 1
+//!   line 12) from the chunk sums; only when a plan needs cuts.
 //! - `gum_cut`: Alg. 1's sorted search: for each cut point (cumulative edges of the
 //!   workers before it), the first frontier position at or beyond it, and the edges before
 //!   that position.
@@ -17,10 +19,27 @@
 use super::cost_model::{FrontierStats, HISTOGRAM_BUCKETS};
 use crate::backend::{BackendError, KernelContext, KernelDef, KernelRegistry};
 
-/// Words of the stats buffer: 8 scalars, the histogram, then room for the cuts.
+/// Words of the statistics: 8 scalars, then the histogram.
 pub const STATS_WORDS: usize = 8 + 2 * HISTOGRAM_BUCKETS;
-/// Most workers a cut handles (the stats buffer's tail holds two words per cut).
+/// Most workers a cut handles (the stats buffer holds two words per cut after the
+/// statistics).
 pub const MAX_CUTS: usize = 64;
+/// Where the stats buffer's accumulator starts: the CUDA kernel's blocks add their sums
+/// there ([`STATS_WORDS`] words, minima complemented, then a ticket word) and the last block
+/// moves them into the statistics and clears them, so it is zero between launches.
+pub const ACC_AT: usize = STATS_WORDS + 2 * MAX_CUTS;
+/// Where the chunk sums start: word `TOTALS_AT + c` is chunk `c`'s out-degree sum.
+pub const TOTALS_AT: usize = ACC_AT + STATS_WORDS + 1;
+/// Most chunks of a frontier: `len` items make `min(len, PREFIX_CHUNKS)` chunks of
+/// `ceil(len / that)` items (the last may be shorter), the unit both kernels split by.
+pub const PREFIX_CHUNKS: usize = 1024;
+/// Words of the stats buffer: statistics, cuts, accumulator and chunk sums.
+pub const STATS_BUFFER_WORDS: usize = TOTALS_AT + PREFIX_CHUNKS;
+
+/// Items per chunk of a frontier of `len` items (see [`PREFIX_CHUNKS`]).
+pub fn chunk_items(len: usize) -> usize {
+    len.div_ceil(len.clamp(1, PREFIX_CHUNKS)).max(1)
+}
 
 /// How a stolen edge turns its source's value into a candidate for its target (a
 /// min-combined relaxation; the algorithm chooses, the runtime never names one).
@@ -51,10 +70,20 @@ pub fn register(registry: &mut KernelRegistry) {
     registry.register(KernelDef {
         name: "gum_frontier_stats",
         contract: "buffers degree u32, in_degree u32, frontier u32, counters u64 (bsp layout: \
-                   [1] the frontier length), stats u64, prefix u64: stats of the frontier's \
-                   degrees (stats[0] its length) and the inclusive prefix sums of its out-degrees",
+                   [1] the frontier length), stats u64 (STATS_BUFFER_WORDS, accumulator zero), \
+                   prefix u64 (untouched): stats of the frontier's degrees (stats[0] its \
+                   length), stats[TOTALS_AT + c] the out-degree sum of chunk c",
         sim: frontier_stats,
         cuda_name: Some("gum_frontier_stats"),
+        remote_args: &[],
+    });
+    registry.register(KernelDef {
+        name: "gum_frontier_prefix",
+        contract: "buffers degree u32, frontier u32, counters u64 ([1] the frontier length), \
+                   stats u64 (chunk sums as gum_frontier_stats left them), prefix u64: the \
+                   inclusive prefix sums of the frontier's out-degrees",
+        sim: frontier_prefix,
+        cuda_name: Some("gum_frontier_prefix"),
         remote_args: &[],
     });
     registry.register(KernelDef {
@@ -95,25 +124,43 @@ fn kernel_error(kernel: &str, message: String) -> BackendError {
 }
 
 fn frontier_stats(ctx: &mut KernelContext<'_>) -> Result<(), BackendError> {
-    let [degree, in_degree, frontier, counters, stats, prefix] = ctx.buffers::<6>()?;
+    let [degree, in_degree, frontier, counters, stats, _prefix] = ctx.buffers::<6>()?;
     let len = counters.as_u64()?.get(1).copied().unwrap_or(0) as usize;
     let (degree, in_degree, frontier) = (degree.as_u32()?, in_degree.as_u32()?, frontier.as_u32()?);
-    let (stats, prefix) = (stats.as_u64_mut()?, prefix.as_u64_mut()?);
-    if len > frontier.len() || len > prefix.len() || stats.len() < STATS_WORDS {
+    let stats = stats.as_u64_mut()?;
+    if len > frontier.len() || stats.len() < STATS_BUFFER_WORDS {
         return Err(kernel_error("gum_frontier_stats", format!("frontier of {len} does not fit")));
     }
-    let mut total = 0u64;
-    let s = FrontierStats::from_degrees(frontier[..len].iter().enumerate().map(|(k, &v)| {
-        let out = u64::from(degree[v as usize]);
-        total += out;
-        prefix[k] = total;
-        (out, u64::from(in_degree[v as usize]))
-    }));
+    let s = FrontierStats::from_degrees(
+        frontier[..len]
+            .iter()
+            .map(|&v| (u64::from(degree[v as usize]), u64::from(in_degree[v as usize]))),
+    );
     write_stats(&s, stats);
+    for (c, part) in frontier[..len].chunks(chunk_items(len)).enumerate() {
+        stats[TOTALS_AT + c] = part.iter().map(|&v| u64::from(degree[v as usize])).sum();
+    }
     ctx.effects.items = len as u64;
     ctx.effects.bytes_read = len as u64 * 12;
-    ctx.effects.bytes_written = len as u64 * 8;
     ctx.effects.atomics = len as u64 / 32;
+    Ok(())
+}
+
+fn frontier_prefix(ctx: &mut KernelContext<'_>) -> Result<(), BackendError> {
+    let [degree, frontier, counters, stats, prefix] = ctx.buffers::<5>()?;
+    let len = counters.as_u64()?.get(1).copied().unwrap_or(0) as usize;
+    let (degree, frontier, prefix) = (degree.as_u32()?, frontier.as_u32()?, prefix.as_u64_mut()?);
+    if len > frontier.len() || len > prefix.len() || stats.as_u64()?.len() < STATS_BUFFER_WORDS {
+        return Err(kernel_error("gum_frontier_prefix", format!("frontier of {len} does not fit")));
+    }
+    let mut total = 0u64;
+    for (k, &v) in frontier[..len].iter().enumerate() {
+        total += u64::from(degree[v as usize]);
+        prefix[k] = total;
+    }
+    ctx.effects.items = len as u64;
+    ctx.effects.bytes_read = len as u64 * 8;
+    ctx.effects.bytes_written = len as u64 * 8;
     Ok(())
 }
 
@@ -343,23 +390,37 @@ mod tests {
         let frontier = HostData::U32(vec![0, 1, 2, 3]);
         let counters = HostData::U64(vec![0, 4, 0]);
         let mut bufs = vec![
-            degree,
+            degree.clone(),
             in_degree,
-            frontier,
-            counters,
-            HostData::U64(vec![0; STATS_WORDS + 2 * MAX_CUTS]),
+            frontier.clone(),
+            counters.clone(),
+            HostData::U64(vec![0; STATS_BUFFER_WORDS]),
             HostData::U64(vec![0; 4]),
         ];
         run("gum_frontier_stats", frontier_stats, &mut bufs, &[]);
-        let bufs =
-            [bufs[0].clone(), bufs[1].clone(), bufs[2].clone(), bufs[4].clone(), bufs[5].clone()];
-        assert_eq!(bufs[4].as_u64().unwrap(), &[3, 5, 8, 8]);
-        let s = read_stats(bufs[3].as_u64().unwrap());
+        assert_eq!(bufs[5].as_u64().unwrap(), &[0; 4], "the stats kernel leaves the prefix");
+        let stats = bufs[4].clone();
+        let s = read_stats(stats.as_u64().unwrap());
         assert_eq!((s.vertices, s.out_edges, s.in_edges, s.out_max, s.in_max), (4, 8, 8, 3, 5));
-        let mut c = vec![bufs[4].clone(), bufs[3].clone()];
+        // Four items make four chunks of one: the chunk sums are the out-degrees.
+        assert_eq!(&stats.as_u64().unwrap()[TOTALS_AT..TOTALS_AT + 5], &[3, 2, 3, 0, 0]);
+        let mut p = vec![degree, frontier, counters, stats.clone(), HostData::U64(vec![0; 4])];
+        run("gum_frontier_prefix", frontier_prefix, &mut p, &[]);
+        assert_eq!(p[4].as_u64().unwrap(), &[3, 5, 8, 8]);
+        let mut c = vec![p[4].clone(), stats];
         run("gum_cut", cut, &mut c, &[Scalar::U64(4), Scalar::U32(1), Scalar::U64(5)]);
         let stats = c[1].as_u64().unwrap();
         assert_eq!(stats[STATS_WORDS], 2);
         assert_eq!(stats[STATS_WORDS + MAX_CUTS], 5);
+    }
+
+    #[test]
+    fn chunks_cover_the_frontier_in_at_most_the_chunk_count() {
+        for len in [0usize, 1, 5, 1023, 1024, 1025, 4_000_000] {
+            let chunk = chunk_items(len);
+            assert!(chunk >= 1);
+            assert!(len.div_ceil(chunk) <= PREFIX_CHUNKS, "{len}");
+            assert!(chunk * PREFIX_CHUNKS.min(len.max(1)) >= len, "{len}");
+        }
     }
 }

@@ -40,7 +40,7 @@ use crate::runtime::bsp::{
 };
 use crate::runtime::{RuntimeError, wait_all};
 use cost_model::{CostModel, Features, FrontierStats};
-use kernels::{MAX_CUTS, STATS_WORDS, StealRule, read_stats};
+use kernels::{MAX_CUTS, STATS_BUFFER_WORDS, STATS_WORDS, StealRule, read_stats};
 use planner::{ReductionTree, SolverLimits, Triggers, VertexRange};
 use serde::Serialize;
 
@@ -1322,6 +1322,23 @@ fn cut_ranges<B: Backend + ?Sized>(
                 cut += row[j];
                 scalars.push(Scalar::U64(cut));
             }
+            // The prefix sums only the cuts need (the stats kernel left the chunk sums).
+            backend.launch(
+                gpus[v].compute,
+                Launch {
+                    kernel: "gum_frontier_prefix",
+                    buffers: vec![
+                        gpus[v].fixed[5],
+                        gpus[v].fixed[7],
+                        gpus[v].fixed[SLOT_COUNTERS],
+                        gpus[v].stats,
+                        gpus[v].prefix,
+                    ],
+                    scalars: vec![],
+                    work_items: gpus[v].frontier_len,
+                },
+                None,
+            )?;
             backend.launch(
                 gpus[v].compute,
                 Launch {
@@ -1592,8 +1609,7 @@ fn upload<B: Backend + ?Sized>(
     }
     let in_degree_buf = backend.alloc(device, ElemType::U32, local, "in-degree")?;
     write(backend, in_degree_buf, HostData::U32(in_degree))?;
-    let stats =
-        backend.alloc(device, ElemType::U64, STATS_WORDS + 2 * MAX_CUTS, "frontier stats")?;
+    let stats = backend.alloc(device, ElemType::U64, STATS_BUFFER_WORDS, "frontier stats")?;
     let prefix = backend.alloc(device, ElemType::U64, local.max(1), "degree prefix sums")?;
     let empty = backend.alloc(device, ElemType::U32, 0, "empty")?;
     Ok(Gpu {
