@@ -3,7 +3,7 @@
 //!
 //! - `gum_frontier_stats`: degree statistics of a frontier (Table I's inputs, see
 //!   [`super::cost_model::FrontierStats`]) and the out-degree sum of each of its chunks
-//!   ([`PREFIX_CHUNKS`]); every iteration, over the whole grid.
+//!   ([`PREFIX_CHUNKS`]), over the whole grid, in the supersteps where a decision uses them.
 //! - `gum_frontier_prefix`: the inclusive prefix sums of the frontier's out-degrees (Alg. 1
 //!   line 12) from the chunk sums; only when a plan needs cuts.
 //! - `gum_cut`: Alg. 1's sorted search: for each cut point (cumulative edges of the
