@@ -944,43 +944,36 @@ pub fn run<B: Backend + ?Sized>(
         for (g, gpu) in gpus.iter_mut().enumerate().filter(|(_, gpu)| gpu.active) {
             if single_worker {
                 gpu.fixed.swap(SLOT_FRONTIER_IN, SLOT_FRONTIER_OUT);
-                let tk = token(NEXT, step, g as u32, 0);
-                backend.read_to_host(
-                    gpu.compute,
-                    BufferSlice::new(gpu.fixed[SLOT_COUNTERS], 0, peers + 3),
-                    tk,
-                )?;
-                reads.push(tk);
-                continue;
-            }
-            let scalars = vec![
-                Scalar::U32(g as u32),
-                Scalar::U32(parts),
-                Scalar::U32(stamp + 1),
-                Scalar::U32(add),
-                Scalar::F64(primitive.param()),
-            ];
-            let packages = if read_peers {
-                let buffers = std::mem::take(&mut peer_args[g]);
-                Packages::PeerReads { buffers, splits_done: &splits_done }
             } else {
-                Packages::Copied { recv: &gpu.recv, sent: &sent }
-            };
-            launch_merge(backend, gpu.compute, g, &gpu.fixed, scalars, packages)?;
-            if let Some(apply) = primitive.apply_kernel() {
-                let mut scalars = vec![Scalar::F64(reduction), Scalar::U32(n)];
-                scalars.extend(primitive.apply_scalars());
-                scalars.push(Scalar::U32(g as u32));
-                backend.launch(
-                    gpu.compute,
-                    Launch {
-                        kernel: apply,
-                        buffers: gpu.fixed.clone(),
-                        scalars,
-                        work_items: u64::from(subgraphs[g].local),
-                    },
-                    None,
-                )?;
+                let scalars = vec![
+                    Scalar::U32(g as u32),
+                    Scalar::U32(parts),
+                    Scalar::U32(stamp + 1),
+                    Scalar::U32(add),
+                    Scalar::F64(primitive.param()),
+                ];
+                let packages = if read_peers {
+                    let buffers = std::mem::take(&mut peer_args[g]);
+                    Packages::PeerReads { buffers, splits_done: &splits_done }
+                } else {
+                    Packages::Copied { recv: &gpu.recv, sent: &sent }
+                };
+                launch_merge(backend, gpu.compute, g, &gpu.fixed, scalars, packages)?;
+                if let Some(apply) = primitive.apply_kernel() {
+                    let mut scalars = vec![Scalar::F64(reduction), Scalar::U32(n)];
+                    scalars.extend(primitive.apply_scalars());
+                    scalars.push(Scalar::U32(g as u32));
+                    backend.launch(
+                        gpu.compute,
+                        Launch {
+                            kernel: apply,
+                            buffers: gpu.fixed.clone(),
+                            scalars,
+                            work_items: u64::from(subgraphs[g].local),
+                        },
+                        None,
+                    )?;
+                }
             }
             let tk = token(NEXT, step, g as u32, 0);
             backend.read_to_host(

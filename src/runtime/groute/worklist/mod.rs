@@ -1429,6 +1429,35 @@ impl State {
         Ok(false)
     }
 
+    /// Books a worker launch's report (`block`) on its device `d` and the run: items taken,
+    /// deferred, consumed and sent, the `received` pairs it took from its inbox (0 for a
+    /// worker whose messages travel through the router), the `reserve` it held. Returns
+    /// the pairs it sent.
+    fn account_worker(
+        &mut self,
+        d: &mut Device,
+        block: &[u64],
+        reserve: u64,
+        received: u64,
+    ) -> u64 {
+        let consumed = block[ctl::W_CONSUMED];
+        let (taken, deferred, sent) =
+            (block[ctl::W_TAKEN], block[ctl::W_DEFERRED], block[ctl::W_SENT]);
+        d.wl_count += taken as i64 - consumed as i64;
+        d.deferred_count += deferred;
+        d.deferred_min_prio = d.deferred_min_prio.min(block[ctl::W_MIN_PRIO]);
+        d.reserved -= reserve;
+        d.worker_busy = false;
+        d.work.work_items += consumed;
+        d.work.sent_pairs += sent;
+        d.work.received_pairs += received;
+        self.work_total += (taken + deferred + sent) as i64 - (consumed + received) as i64;
+        self.outcome.work_items += consumed;
+        self.outcome.edges += block[ctl::W_EDGES];
+        self.outcome.messages += sent;
+        sent
+    }
+
     /// Applies a kernel chain's report.
     fn complete<B: Backend + ?Sized>(
         &mut self,
@@ -1441,20 +1470,7 @@ impl State {
         match op {
             Op::Worker { gpu, send, reserve } => {
                 let d = &mut devices[gpu];
-                let consumed = block[ctl::W_CONSUMED];
-                let (taken, deferred, sent) =
-                    (block[ctl::W_TAKEN], block[ctl::W_DEFERRED], block[ctl::W_SENT]);
-                d.wl_count += taken as i64 - consumed as i64;
-                d.deferred_count += deferred;
-                d.deferred_min_prio = d.deferred_min_prio.min(block[ctl::W_MIN_PRIO]);
-                d.reserved -= reserve;
-                d.worker_busy = false;
-                d.work.work_items += consumed;
-                d.work.sent_pairs += sent;
-                self.work_total += (taken + deferred + sent) as i64 - consumed as i64;
-                self.outcome.work_items += consumed;
-                self.outcome.edges += block[ctl::W_EDGES];
-                self.outcome.messages += sent;
+                let sent = self.account_worker(d, block, reserve, 0);
                 if sent > 0 {
                     let data = SegmentData::Device(BufferSlice::new(send, 0, 2 * sent as usize));
                     ctx.route(
@@ -1468,21 +1484,7 @@ impl State {
             }
             Op::AsyncWorker { gpu, reserve } => {
                 let d = &mut devices[gpu];
-                let (consumed, received) = (block[ctl::W_CONSUMED], block[ctl::W_RECEIVED]);
-                let (taken, deferred, sent) =
-                    (block[ctl::W_TAKEN], block[ctl::W_DEFERRED], block[ctl::W_SENT]);
-                d.wl_count += taken as i64 - consumed as i64;
-                d.deferred_count += deferred;
-                d.deferred_min_prio = d.deferred_min_prio.min(block[ctl::W_MIN_PRIO]);
-                d.reserved -= reserve;
-                d.worker_busy = false;
-                d.work.work_items += consumed;
-                d.work.sent_pairs += sent;
-                d.work.received_pairs += received;
-                self.work_total += (taken + deferred + sent) as i64 - (consumed + received) as i64;
-                self.outcome.work_items += consumed;
-                self.outcome.edges += block[ctl::W_EDGES];
-                self.outcome.messages += sent;
+                self.account_worker(d, block, reserve, block[ctl::W_RECEIVED]);
                 self.outcome.dropped += block[ctl::W_DROPPED];
                 if let Some(m) = d.mailbox.as_mut() {
                     for p in 0..self.parts as usize {
