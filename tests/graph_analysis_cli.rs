@@ -26,6 +26,9 @@ fn generate_then_info_and_partition() {
     assert_eq!(json["vertices"], 200);
     assert_eq!(json["edges"], 370);
     assert_eq!(json["diameter_approx"], 28);
+    // The hub (degree 4) is an interior vertex, named by its id in the file.
+    let hub = json["hub_id"].as_u64().unwrap();
+    assert!((1..=18).contains(&(hub % 20)) && (1..=8).contains(&(hub / 20)), "hub {hub}");
     let (ok, out, err) = switchyard(&[
         "graph",
         "partition",

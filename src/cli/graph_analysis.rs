@@ -8,7 +8,7 @@ use switchyard::graph::formats::{self, GraphFormat, ldbc};
 use switchyard::graph::generate::{GeneratorSpec, generate as generate_graph};
 use switchyard::graph::partition::{partition_metrics, partitioner_by_name};
 use switchyard::graph::summary::{GraphSummary, summarize};
-use switchyard::graph::{BuildOptions, Csr, LoadOptions, load_graph};
+use switchyard::graph::{BuildOptions, Csr, LoadOptions, VertexIds, load_graph};
 
 /// Where a graph comes from: a file or a generator spec (exactly one).
 #[derive(clap::Args, Debug)]
@@ -29,7 +29,8 @@ pub struct GraphSource {
 }
 
 impl GraphSource {
-    fn load(&self) -> anyhow::Result<(String, Csr)> {
+    /// The graph's name, the graph, and how its input names its vertices.
+    fn load(&self) -> anyhow::Result<(String, Csr, VertexIds)> {
         match (&self.graph, &self.generate) {
             (Some(path), _) => {
                 let options = LoadOptions {
@@ -38,12 +39,13 @@ impl GraphSource {
                     build: BuildOptions::default(),
                 };
                 let loaded = load_graph(path, &options)?;
-                Ok((path.display().to_string(), loaded.csr))
+                let ids = loaded.vertex_ids();
+                Ok((path.display().to_string(), loaded.csr, ids))
             }
             (None, Some(spec)) => {
                 let spec = GeneratorSpec::parse(spec)?;
                 super::graph_source::check_generated_graph_fits(&spec)?;
-                Ok((spec.to_string(), generate_graph(&spec)?))
+                Ok((spec.to_string(), generate_graph(&spec)?, VertexIds::dense()))
             }
             (None, None) => bail!("give a graph: --graph FILE or --generate SPEC"),
         }
@@ -100,15 +102,16 @@ pub struct PartitionArgs {
 
 /// Runs `graph info`.
 pub fn info(args: InfoArgs) -> anyhow::Result<()> {
-    let (name, csr) = args.source.load()?;
+    let (name, csr, ids) = args.source.load()?;
     let summary = summarize(&csr);
+    let hub_id = summary.hub_vertex.map(|v| ids.file_id(v));
     if args.json {
         println!(
             "{}",
-            serde_json::to_string_pretty(&SummaryJson { graph: &name, summary: &summary })?
+            serde_json::to_string_pretty(&SummaryJson { graph: &name, summary: &summary, hub_id })?
         );
     } else {
-        print_summary(&name, &summary);
+        print_summary(&name, &summary, hub_id);
     }
     Ok(())
 }
@@ -118,9 +121,11 @@ struct SummaryJson<'a> {
     graph: &'a str,
     #[serde(flatten)]
     summary: &'a GraphSummary,
+    /// The hub as the input names it (what `--source` takes).
+    hub_id: Option<u64>,
 }
 
-fn print_summary(name: &str, s: &GraphSummary) {
+fn print_summary(name: &str, s: &GraphSummary, hub_id: Option<u64>) {
     println!("graph                {name}");
     println!("vertices             {}", s.vertices);
     println!(
@@ -131,6 +136,9 @@ fn print_summary(name: &str, s: &GraphSummary) {
         if s.weighted { ", weighted" } else { "" }
     );
     println!("degree min/max/mean  {} / {} / {:.3}", s.degree_min, s.degree_max, s.degree_mean);
+    if let Some(id) = hub_id {
+        println!("hub vertex           {id} (highest degree; the id --source takes)");
+    }
     println!("degree Gini          {:.4}", s.degree_gini);
     println!("degree entropy       {:.4}", s.degree_entropy);
     println!("diameter (approx.)   {}", s.diameter_approx);
@@ -197,7 +205,7 @@ pub fn partition(args: PartitionArgs) -> anyhow::Result<()> {
     if let Some(path) = &args.output {
         super::output::check_output_path("--output", path)?;
     }
-    let (name, csr) = args.source.load()?;
+    let (name, csr, _) = args.source.load()?;
     let started = std::time::Instant::now();
     let partition = partitioner.partition(&csr, args.parts)?;
     let partition_s = started.elapsed().as_secs_f64();

@@ -41,6 +41,10 @@ pub struct GraphSummary {
     pub degree_min: u64,
     /// Largest out-degree.
     pub degree_max: u64,
+    /// Dense index of a vertex with the largest out-degree (the lowest such index); `None`
+    /// for a graph without vertices. The hub is the usual BFS and SSSP source of scale-free
+    /// benchmarks.
+    pub hub_vertex: Option<u32>,
     /// Mean out-degree (arcs / vertices).
     pub degree_mean: f64,
     /// Gini coefficient of the degree distribution (GUM Table I).
@@ -90,6 +94,7 @@ pub fn summarize(csr: &Csr) -> GraphSummary {
         weighted: csr.weights().is_some(),
         degree_min: out_degrees.iter().copied().min().unwrap_or(0),
         degree_max: out_degrees.iter().copied().max().unwrap_or(0),
+        hub_vertex: (0..n).max_by_key(|&v| (out_degrees[v as usize], std::cmp::Reverse(v))),
         degree_mean: if n == 0 { 0.0 } else { arcs as f64 / f64::from(n) },
         degree_gini: gini(&degrees),
         degree_entropy: degree_entropy(&degrees),
@@ -232,6 +237,7 @@ mod tests {
         let s = summarize(&undirected(5, &[(0, 1), (1, 2), (2, 3), (3, 4)]));
         assert_eq!((s.vertices, s.edges, s.arcs), (5, 4, 8));
         assert_eq!((s.degree_min, s.degree_max), (1, 2));
+        assert_eq!(s.hub_vertex, Some(1), "the lowest of the degree-2 vertices 1, 2, 3");
         assert!((s.degree_mean - 1.6).abs() < 1e-12);
         assert!((s.degree_gini - 0.15).abs() < 1e-12, "{}", s.degree_gini);
         let h = 2.25 * 2f64.ln() / 5f64.ln();
