@@ -37,6 +37,79 @@ extern "C" __global__ void __launch_bounds__(SY_BLOCK) bfs_advance(const SyArgs 
     sy_count(a, items, op.edges, 0);
 }
 
+// BFS that routes what it discovers (src/algo/bfs.rs `bfs_advance_routed`): the superstep's
+// split done at discovery. A label is set once, by the CAS that wins, with its final value,
+// so an owned vertex goes straight into frontier_out (length counters[1], marker stamp + 1
+// as the split's), and a proxy straight into its owner's package as (id on the owner,
+// level) (length counters[2 + owner]); proxies are not appended anywhere else. Scalars:
+// the advance's, then peers u32. Buffers: the 14 fixed slots, then one package per peer.
+struct BfsRoutedOp {
+    const SyArgs *a;
+    const Advance *d;
+    u32 *labels;
+    const u32 *owner;
+    const u32 *owner_id;
+    u32 level;
+    u64 edges;
+    __device__ bool prepare(u32, u64 arcs, u32 &) {
+        edges += arcs;
+        return true;
+    }
+    __device__ void visit(u32, u32, u64 e) {
+        u32 t = d->targets[e];
+        if (labels[t] != SY_UNREACHED || atomicCAS(&labels[t], SY_UNREACHED, level) != SY_UNREACHED)
+            return;
+        u32 home = owner[t];
+        if (home == d->gpu) {
+            d->marker[t] = d->stamp + 1;
+            sy_push(*a, &d->counters[1], d->fout, d->fout_cap, t);
+            return;
+        }
+        u32 *package = sy_buf<u32>(*a, S_FIXED + home);
+        u64 cap = a->len[S_FIXED + home] / 2;
+        // One atomic per peer per warp, as in bsp_split.
+        u32 active = __activemask();
+        u32 same = __match_any_sync(active, home);
+        u32 leader = __ffs(same) - 1;
+        u64 base = 0;
+        if (sy_lane() == leader) base = atomicAdd(&d->counters[2 + home], (u64)__popc(same));
+        base = __shfl_sync(same, base, leader);
+        u64 slot = base + __popc(same & ((1u << sy_lane()) - 1));
+        if (slot < cap) {
+            package[2 * slot] = owner_id[t];
+            package[2 * slot + 1] = level;
+        } else {
+            sy_fail(*a, SY_ERR_PACKAGE_OVERFLOW, home, cap);
+        }
+    }
+};
+
+__device__ BfsRoutedOp bfs_routed_op(const SyArgs &a, const Advance &d) {
+    return BfsRoutedOp{&a, &d, sy_buf<u32>(a, S_VALUES), sy_buf<const u32>(a, S_OWNER),
+                       sy_buf<const u32>(a, S_OWNER_ID), d.superstep + 1, 0};
+}
+
+extern "C" __global__ void bfs_advance_routed__pre(const SyArgs a) {
+    sy_advance_pre(a);
+    u64 *counters = sy_buf<u64>(a, S_COUNTERS);
+    counters[1] = 0;
+    for (u32 p = 0; p < sy_u32(a, 6); p++) counters[2 + p] = 0;
+}
+
+extern "C" __global__ void __launch_bounds__(SY_BLOCK) bfs_advance_routed__post(const SyArgs a) {
+    Advance d = sy_advance(a);
+    BfsRoutedOp op = bfs_routed_op(a, d);
+    sy_expand_huge(a, op);
+}
+
+extern "C" __global__ void __launch_bounds__(SY_BLOCK) bfs_advance_routed(const SyArgs a) {
+    Advance d = sy_advance(a);
+    BfsRoutedOp op = bfs_routed_op(a, d);
+    sy_expand(a, d, op);
+    u64 items = (blockIdx.x == 0 && threadIdx.x == 0) ? d.frontier_len : 0;
+    sy_count(a, items, op.edges, 0);
+}
+
 // The bulk-synchronous runtime's device-side loop on one GPU while the frontier is small
 // (src/runtime/bsp/device_loop.rs; BspPrimitive::loop_kernel): one cooperative launch runs
 // supersteps one after another, each expanding its input frontier exactly as the

@@ -574,6 +574,33 @@ fn checks() -> Vec<Check> {
         });
     }
 
+    // BFS routing what it discovers: gpu 0 of three; owned vertices into frontier_out
+    // (counter 1), proxies into the packages of gpus 1 and 2 (counters 3 and 4).
+    let owners: Vec<u32> = (0..n).map(|_| rng.below(3) as u32).collect();
+    let mut scalars = advance_scalars(frontier.len(), 2, 0.0, 0.0);
+    scalars.push(Scalar::U32(3));
+    checks.push(Check {
+        kernel: "bfs_advance_routed",
+        inputs: Slots::new(
+            &c,
+            HostData::U32(labels.clone()),
+            no_aux.clone(),
+            &frontier,
+            owners,
+            false,
+            3,
+            vec![vec![], vec![0; 2 * n], vec![0; 2 * n]],
+        )
+        .data,
+        scalars,
+        work_items: frontier.len() as u64,
+        rule: vec![
+            (8, Cmp::SetPrefix { counter: 1, from: 0 }),
+            (15, Cmp::PairSet { counter: 3 }),
+            (16, Cmp::PairSet { counter: 4 }),
+        ],
+    });
+
     // SSSP and CC: an independent frontier.
     let independent = c.independent_frontier(&mut rng, 400);
     let dist: Vec<u32> =

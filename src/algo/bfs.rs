@@ -74,6 +74,9 @@ impl BspPrimitive for Bfs {
     fn initially_active(&self, v: u32) -> bool {
         v == self.source
     }
+    fn routed_advance_kernel(&self) -> Option<&'static str> {
+        Some("bfs_advance_routed")
+    }
     fn loop_kernel(&self) -> Option<&'static str> {
         Some("bfs_levels")
     }
@@ -192,6 +195,18 @@ pub fn register(registry: &mut KernelRegistry) {
         remote_args: &[],
     });
     registry.register(KernelDef {
+        name: "bfs_advance_routed",
+        contract: "bfs_advance with the superstep's split done at discovery (a label is set \
+                   once, with its final level): an owned vertex reached goes to frontier_out \
+                   (length counters[1], marker stamp + 1), a proxy only into its owner's \
+                   package as (owner_id, level) (length counters[2 + owner]); buffers: the 14 \
+                   bsp slots, then one send package per peer; scalars: the advance's, then \
+                   peers u32",
+        sim: advance_routed,
+        cuda_name: Some("bfs_advance_routed"),
+        remote_args: &[],
+    });
+    registry.register(KernelDef {
         name: "bfs_levels",
         contract: "the bsp device-side loop (BspPrimitive::loop_kernel): bfs_advance's \
                    supersteps one after another, the output of one the input of the next \
@@ -234,6 +249,73 @@ fn advance(ctx: &mut KernelContext<'_>) -> Result<(), BackendError> {
         }
     }
     a.out.finish(a.counters, a.effects);
+    Ok(())
+}
+
+/// The simulator's `bfs_advance_routed`.
+fn advance_routed(ctx: &mut KernelContext<'_>) -> Result<(), BackendError> {
+    let peers = ctx.scalar_u32(6)? as usize;
+    let stamp = ctx.scalar_u32(1)?;
+    let kernel = ctx.kernel;
+    let mut a = AdvanceArgs::from_context(ctx)?;
+    let level = a.superstep + 1;
+    let labels = a.values.as_u32_mut()?;
+    let Some(packages) = a.after_fixed.get_mut(..peers) else {
+        return Err(BackendError::Kernel {
+            kernel: kernel.into(),
+            message: format!("expects a send package for each of its {peers} peers"),
+        });
+    };
+    let mut packages: Vec<&mut Vec<u32>> =
+        packages.iter_mut().map(HostData::as_u32_mut).collect::<Result<_, _>>()?;
+    let mut sent = vec![0usize; peers];
+    for i in 0..a.frontier_len {
+        let v = a.frontier_in[i] as usize;
+        let arcs = &a.targets[a.offsets[v] as usize..a.offsets[v + 1] as usize];
+        a.effects.edges += arcs.len() as u64;
+        for &t in arcs {
+            let ti = t as usize;
+            if labels[ti] != UNREACHED {
+                continue;
+            }
+            labels[ti] = level;
+            let home = a.owner[ti] as usize;
+            if home == a.gpu as usize {
+                a.out.append_marked(t, stamp + 1);
+                continue;
+            }
+            let package = packages.get_mut(home).ok_or_else(|| BackendError::Kernel {
+                kernel: kernel.into(),
+                message: format!("vertex {t} is owned by gpu {home}, beyond its {peers} peers"),
+            })?;
+            let at = 2 * sent[home];
+            let Some(pair) = package.get_mut(at..at + 2) else {
+                return Err(BackendError::Kernel {
+                    kernel: kernel.into(),
+                    message: format!(
+                        "package for gpu {home} overflows its {} slots",
+                        package.len()
+                    ),
+                });
+            };
+            pair.copy_from_slice(&[a.owner_id[ti], level]);
+            sent[home] += 1;
+        }
+    }
+    let moved = sent.iter().sum::<usize>() as u64;
+    a.effects.bytes_written += 8 * moved;
+    a.effects.outputs += moved;
+    if a.counters.len() < 2 + peers {
+        return Err(BackendError::Kernel {
+            kernel: kernel.into(),
+            message: format!("its counter block has no room for {peers} package lengths"),
+        });
+    }
+    a.counters[0] = 0;
+    for (p, &n) in sent.iter().enumerate() {
+        a.counters[2 + p] = n as u64;
+    }
+    a.out.finish_at(a.counters, 1, a.effects);
     Ok(())
 }
 

@@ -69,6 +69,11 @@ pub struct RunOptions {
     /// peer access, copies (three) otherwise.
     #[arg(long, value_enum, default_value = "auto")]
     pub bsp_exchange: switchyard::runtime::bsp::Exchange,
+    /// BSP on several GPUs: split each superstep's output in the advance itself where the
+    /// algorithm can (BFS: what it discovers goes straight to the next frontier or its
+    /// owner's package), or in a split kernel after every advance (seed 002's scheme).
+    #[arg(long, value_enum, default_value = "in-advance")]
+    pub bsp_split: switchyard::runtime::bsp::Split,
     /// Interconnect fidelity of the simulator.
     #[arg(long, value_enum, default_value = "flow")]
     pub fidelity: FidelityArg,
@@ -502,6 +507,7 @@ impl RunOptions {
                 communication,
                 loop_frontier: self.bsp_loop_frontier,
                 exchange: self.bsp_exchange,
+                split: self.bsp_split,
                 ..BspOptions::default()
             },
             groute: WorklistOptions {

@@ -60,6 +60,18 @@ pub enum Exchange {
     PeerReads,
 }
 
+/// Where a superstep's output is split into the next local frontier and the packages.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, clap::ValueEnum)]
+#[serde(rename_all = "kebab-case")]
+pub enum Split {
+    /// In the advance itself where the primitive has a routed advance
+    /// ([`BspPrimitive::routed_advance_kernel`]; BFS) and packages go only to owners: no
+    /// output frontier of proxies and no split pass. Otherwise as `kernel`.
+    InAdvance,
+    /// A split kernel after every advance (seed 002's scheme).
+    Kernel,
+}
+
 /// Options of a bulk-synchronous run.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
 pub struct BspOptions {
@@ -75,6 +87,8 @@ pub struct BspOptions {
     pub loop_frontier: u64,
     /// How packages reach their receivers.
     pub exchange: Exchange,
+    /// Where the output is split on several GPUs.
+    pub split: Split,
 }
 
 impl Default for BspOptions {
@@ -85,6 +99,7 @@ impl Default for BspOptions {
             max_supersteps: 1_000_000,
             loop_frontier: DEFAULT_LOOP_FRONTIER,
             exchange: Exchange::Auto,
+            split: Split::InAdvance,
         }
     }
 }
@@ -155,6 +170,11 @@ pub struct AdvanceArgs<'a> {
     pub reverse_targets: &'a [u32],
     /// Owner GPU of every local vertex.
     pub owner: &'a [u32],
+    /// Each local vertex's id on its owner.
+    pub owner_id: &'a [u32],
+    /// The buffers after the fixed slots: the send packages, one per peer, then the
+    /// primitive's scratch buffers.
+    pub after_fixed: &'a mut [HostData],
     /// Input frontier (only the first `frontier_len` entries are valid).
     pub frontier_in: &'a [u32],
     /// Number of valid input frontier entries.
@@ -194,9 +214,22 @@ impl FrontierOut<'_> {
         }
     }
 
+    /// Appends local vertex `v`, which the caller knows is not in the output yet, and marks
+    /// it with `stamp` (a routed advance marks owned vertices as the split would).
+    pub fn append_marked(&mut self, v: u32, stamp: u32) {
+        self.marker[v as usize] = stamp;
+        self.frontier[self.len] = v;
+        self.len += 1;
+    }
+
     /// Stores the output length in `counters[0]` and counts the appends for the cost model.
     pub fn finish(self, counters: &mut [u64], effects: &mut KernelEffects) {
-        counters[0] = self.len as u64;
+        self.finish_at(counters, 0, effects);
+    }
+
+    /// Stores the output length in `counters[index]` and counts the appends.
+    pub fn finish_at(self, counters: &mut [u64], index: usize, effects: &mut KernelEffects) {
+        counters[index] = self.len as u64;
         effects.bytes_written += self.len as u64 * 4;
         effects.outputs += self.len as u64;
     }
@@ -213,29 +246,31 @@ impl<'a> AdvanceArgs<'a> {
         let extra = ctx.scalar_f64(5)?;
         let kernel = ctx.kernel;
         let KernelContext { buffers, effects, .. } = ctx;
-        let Some(
-            [
-                offsets,
-                targets,
-                weights,
-                values,
-                aux,
-                degree,
-                marker,
-                fin,
-                fout,
-                counters,
-                owner,
-                _,
-                reverse_offsets,
-                reverse_targets,
-            ],
-        ) = buffers.get_mut(..FIXED_SLOTS)
-        else {
+        if buffers.len() < FIXED_SLOTS {
             return Err(BackendError::Kernel {
                 kernel: kernel.into(),
                 message: format!("expects at least {FIXED_SLOTS} buffers"),
             });
+        }
+        let (fixed, after_fixed) = buffers.split_at_mut(FIXED_SLOTS);
+        let [
+            offsets,
+            targets,
+            weights,
+            values,
+            aux,
+            degree,
+            marker,
+            fin,
+            fout,
+            counters,
+            owner,
+            owner_id,
+            reverse_offsets,
+            reverse_targets,
+        ] = fixed
+        else {
+            unreachable!("split at FIXED_SLOTS");
         };
         let weights = weights.as_u32()?;
         let frontier_in = fin.as_u32()?;
@@ -261,6 +296,8 @@ impl<'a> AdvanceArgs<'a> {
             reverse_offsets: reverse_offsets.as_u64()?,
             reverse_targets: reverse_targets.as_u32()?,
             owner: owner.as_u32()?,
+            owner_id: owner_id.as_u32()?,
+            after_fixed,
             frontier_in,
             frontier_len,
             superstep,
@@ -401,6 +438,11 @@ pub fn run<B: Backend + ?Sized>(
     };
     let max_supersteps = primitive.max_supersteps().unwrap_or(u32::MAX).min(options.max_supersteps);
     let combiner = primitive.combiner().code();
+    // On several GPUs with selective packages, a routed advance splits as it discovers.
+    let routed = match primitive.routed_advance_kernel() {
+        Some(kernel) if !alone && !broadcast && options.split == Split::InAdvance => Some(kernel),
+        _ => None,
+    };
     // One GPU without an apply step sends nothing and its advance already de-duplicates
     // its output by the superstep's stamp, so split and merge would only copy the output
     // frontier into the next input: the two frontier buffers swap roles instead, and a
@@ -436,19 +478,23 @@ pub fn run<B: Backend + ?Sized>(
             let stamp = 2 * superstep + 1;
             let buffers: Vec<BufferId> = slots.fixed.iter().chain(&slots.send).copied().collect();
             let with_scratch = buffers.iter().chain(&slots.scratch).copied().collect();
+            let mut scalars = vec![
+                Scalar::U64(slots.frontier_len),
+                Scalar::U32(stamp),
+                Scalar::U32(superstep),
+                Scalar::F64(param),
+                Scalar::U32(g32),
+                Scalar::F64(primitive.extra()),
+            ];
+            if routed.is_some() {
+                scalars.push(Scalar::U32(parts));
+            }
             backend.launch(
                 slots.compute,
                 Launch {
-                    kernel: primitive.advance_kernel(),
+                    kernel: routed.unwrap_or_else(|| primitive.advance_kernel()),
                     buffers: with_scratch,
-                    scalars: vec![
-                        Scalar::U64(slots.frontier_len),
-                        Scalar::U32(stamp),
-                        Scalar::U32(superstep),
-                        Scalar::F64(param),
-                        Scalar::U32(g32),
-                        Scalar::F64(primitive.extra()),
-                    ],
+                    scalars,
                     work_items: slots.frontier_len,
                 },
                 None,
@@ -456,22 +502,24 @@ pub fn run<B: Backend + ?Sized>(
             if alone {
                 continue;
             }
-            backend.launch(
-                slots.compute,
-                Launch {
-                    kernel: "bsp_split",
-                    buffers,
-                    scalars: vec![
-                        Scalar::U32(g32),
-                        Scalar::U32(parts),
-                        Scalar::U32(stamp + 1),
-                        Scalar::U32(u32::from(broadcast)),
-                        Scalar::U32(combiner),
-                    ],
-                    work_items: slots.frontier_len,
-                },
-                None,
-            )?;
+            if routed.is_none() {
+                backend.launch(
+                    slots.compute,
+                    Launch {
+                        kernel: "bsp_split",
+                        buffers,
+                        scalars: vec![
+                            Scalar::U32(g32),
+                            Scalar::U32(parts),
+                            Scalar::U32(stamp + 1),
+                            Scalar::U32(u32::from(broadcast)),
+                            Scalar::U32(combiner),
+                        ],
+                        work_items: slots.frontier_len,
+                    },
+                    None,
+                )?;
+            }
             if peers > 1 && !peer_reads {
                 reads.push(read_counters(
                     backend,
@@ -527,6 +575,11 @@ pub fn run<B: Backend + ?Sized>(
                     token(PHASE_NEXT, superstep, g32, 0),
                 )?);
                 continue;
+            }
+            if routed.is_some() {
+                // The advance's output is the owned part of the next frontier; the merge
+                // appends to it.
+                gpus[g].fixed.swap(SLOT_FRONTIER_IN, SLOT_FRONTIER_OUT);
             }
             let stamp = 2 * superstep + 2;
             let scalars = vec![

@@ -51,6 +51,15 @@ pub trait BspPrimitive {
         let _ = (frontier_sizes, num_vertices);
         self.param()
     }
+    /// An advance kernel that does the split itself, for a primitive whose values are
+    /// final when a vertex is discovered (BFS): on several GPUs with selective packages the
+    /// runtime launches it instead of the advance and the split. Its contract: the
+    /// advance's, plus a last scalar `peers u32` and the send packages after the fixed
+    /// slots; owned vertices it reaches go to frontier_out (length `counters[1]`, marked
+    /// `stamp + 1`), proxies only into their owner's package (length `counters[2 + owner]`).
+    fn routed_advance_kernel(&self) -> Option<&'static str> {
+        None
+    }
     /// The algorithm's second scalar passed to advance (`extra`; the damping factor).
     fn extra(&self) -> f64 {
         0.0
