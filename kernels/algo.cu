@@ -17,7 +17,7 @@ struct BfsOp {
     __device__ void visit(u32, u32, u64 e) {
         u32 t = d->targets[e];
         if (labels[t] == SY_UNREACHED && atomicCAS(&labels[t], SY_UNREACHED, level) == SY_UNREACHED)
-            sy_emit(*a, *d, t);
+            sy_emit_unique(*a, *d, t);
     }
 };
 

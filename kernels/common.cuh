@@ -188,6 +188,14 @@ __device__ __forceinline__ void sy_emit(const SyArgs &a, const Advance &d, u32 t
     }
 }
 
+// sy_emit for a vertex only this thread can append this superstep (it won the CAS that set
+// its value once): the marker is stored without an atomic.
+__device__ __forceinline__ void sy_emit_unique(const SyArgs &a, const Advance &d, u32 t) {
+    d.marker[t] = d.stamp;
+    sy_push(a, &d.counters[0], d.fout, d.fout_cap, t);
+    if (d.out_arcs) *d.out_arcs += d.offsets[t + 1] - d.offsets[t];
+}
+
 // Common pre-pass of advance kernels: resets the output length, checks the input length.
 __device__ void sy_advance_pre(const SyArgs &a) {
     u64 *counters = sy_buf<u64>(a, S_COUNTERS);
