@@ -309,6 +309,7 @@ impl RunReport {
         );
         if let Some(gum) = &self.gum {
             let _ = writeln!(out, "{}", gum.summary_line());
+            let _ = writeln!(out, "{}", gum.busy_gap.summary_line());
         }
         let _ = writeln!(
             out,

@@ -23,6 +23,7 @@
 //! Every superstep leaves an [`IterationRecord`] (per-GPU busy and starved time, loads,
 //! stolen edges, the plan, the decision and its cost) in the run's [`GumReport`].
 
+pub mod balance;
 pub mod compat;
 pub mod cost_model;
 pub mod kernels;
@@ -307,6 +308,8 @@ pub struct GumReport {
     pub decision_time_ps: u64,
     /// Supersteps in which a decision ran (FSteal or OSteal).
     pub decisions: u32,
+    /// The gap between the slowest and the fastest worker's busy time over the supersteps.
+    pub busy_gap: balance::BusyGap,
 }
 
 impl GumReport {
@@ -538,6 +541,7 @@ pub fn run<B: Backend + ?Sized>(
         osteal_runs: 0,
         ownership_moves: 0,
         move_ps: 0,
+        busy_gap: balance::BusyGap::default(),
     };
     let mut outcome = GumOutcome {
         values: Vec::new(),
@@ -1084,6 +1088,7 @@ pub fn run<B: Backend + ?Sized>(
         report.decision_ps += decision_ps;
         report.decision_time_ps += decision_time_ps;
         report.decisions += u32::from(decision_ps > 0);
+        report.busy_gap.add(&record.busy_ps, &record.hosts);
         report.iterations.push(record);
         step += 1;
     }
