@@ -119,7 +119,9 @@ __device__ u64 bsp_merge_package(const SyArgs &a, const u32 *package, u64 len) {
             values[v] = bits;  // only the owner sends a vertex: one writer
             activates = false;
         } else {
-            activates = bits < atomicMin(&values[v], bits);
+            // Most received values do not improve (the receiver reached the vertex itself
+            // at least as early): a plain read spares their atomic.
+            activates = bits < ((volatile u32 *)values)[v] && bits < atomicMin(&values[v], bits);
         }
         if (activates && owner[v] == gpu && atomicExch(&marker[v], stamp) != stamp)
             sy_push(a, &counters[1], next, a.len[S_FIN], v);
