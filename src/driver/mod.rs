@@ -354,7 +354,12 @@ pub fn check_on_cuda(graph: &Csr, spec: &RunSpec) -> Result<(), RunError> {
     let kernels: Vec<&'static str> = match spec.runtime {
         RuntimeKind::Bsp => algorithm
             .bsp()
-            .map(|p| [Some(p.advance_kernel()), p.apply_kernel()].into_iter().flatten().collect())
+            .map(|p| {
+                [Some(p.advance_kernel()), p.routed_advance_kernel(), p.apply_kernel()]
+                    .into_iter()
+                    .flatten()
+                    .collect()
+            })
             .unwrap_or_default(),
         RuntimeKind::Groute => match algorithm.groute() {
             Some(GrouteOperators::Worklist(app)) => {
