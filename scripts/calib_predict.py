@@ -184,7 +184,8 @@ def publish(rows, topology, out_json, real_gpus, ci_gpus):
             "gpus": ci_count,
             "graph_args": GRAPHS["luxembourg"][0],
             # Options the measured runs had that are no longer defaults (add by hand, e.g.
-            # ["--bsp-split", "kernel"] for runs before the routed BFS advance).
+            # ["--bsp-split", "kernel", "--fused", "off"] for runs before the routed BFS
+            # advance and Groute's auto fused worker).
             "run_args": [],
             "published_median_abs_error": statistics.median(ci),
             "published_max_abs_error": max(ci),

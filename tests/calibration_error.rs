@@ -64,7 +64,8 @@ fn check(path: &str) {
         .map(|a| a.as_str().expect("string").to_string())
         .collect();
     // Options the measured runs had that are no longer the defaults (BSP's split kernel
-    // before the routed BFS advance): the simulator predicts what was measured.
+    // before the routed BFS advance, Groute's launch per batch before the fused worker
+    // became the default on road graphs): the simulator predicts what was measured.
     let run_args: Vec<String> = ci["run_args"]
         .as_array()
         .map(|a| a.iter().map(|x| x.as_str().expect("string").to_string()).collect())

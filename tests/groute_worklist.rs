@@ -281,7 +281,8 @@ fn claim_1_soft_priority_cuts_sssp_work_on_a_road_like_graph_tenfold_at_4_gpus()
 }
 
 /// Claim 4: Groute beats the bulk-synchronous runtime for BFS and SSSP on a road graph at 2
-/// or more GPUs on the M60 tree (both partitioned with METIS, as Groute's paper does).
+/// or more GPUs on the M60 tree (both partitioned with METIS, as Groute's paper does; Groute
+/// with its own worker choice, the CLI's default: the fused worker on a road graph).
 #[test]
 fn claim_4_groute_beats_bulk_synchronous_bfs_and_sssp_on_a_road_graph_on_the_m60() {
     let graph = real_graph("luxembourg_osm.mtx");
@@ -293,6 +294,7 @@ fn claim_4_groute_beats_bulk_synchronous_bfs_and_sssp_on_a_road_graph_on_the_m60
                 let mut c = config("m60x8-pcie", gpus, algorithm);
                 c.spec.runtime = runtime;
                 c.spec.partitioner = "metis".into();
+                c.spec.groute.auto_fused = true;
                 check(g, "--graph luxembourg_osm.mtx", &c).report.time_ps
             };
             let (groute, bsp) = (time(RuntimeKind::Groute), time(RuntimeKind::Bsp));

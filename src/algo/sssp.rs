@@ -247,6 +247,12 @@ impl WorklistApp for Sssp {
     fn uses_weights(&self) -> bool {
         true
     }
+    /// As BFS: one H200 ran luxembourg_osm in 13.6 ms fused against 64.9 ms with a launch
+    /// per batch, the road grid in 11.1 s against 33.4 s (reports/gpu_bench.md, 2026-11-23);
+    /// on R-MAT 22 a launch per batch wins (16.2 against 32.5 ms).
+    fn fused_on_road_like(&self) -> bool {
+        true
+    }
 }
 
 /// SSSP's worklist callbacks (`kernels/groute_worklist.cu` has the CUDA functor).

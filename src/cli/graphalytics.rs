@@ -143,7 +143,7 @@ pub fn graphalytics_command(args: GraphalyticsArgs) -> anyhow::Result<()> {
         super::output::check_output_path("--json", &json)?;
     }
     if args.runtime != RuntimeKind::Groute
-        && (args.options.priority_delta.is_some() || args.options.fused)
+        && (args.options.priority_delta.is_some() || args.options.fused == super::run::FusedArg::On)
     {
         bail!("--priority-delta and --fused are Groute options: add --runtime groute");
     }

@@ -21,7 +21,7 @@ use crate::graph::{Csr, GraphError};
 use crate::runtime::atos::{self, AtosOptions};
 use crate::runtime::bsp::{self, BspOptions, BspPrimitive};
 use crate::runtime::groute::GrouteOperators;
-use crate::runtime::groute::worklist::{self, WorklistOptions};
+use crate::runtime::groute::worklist::{self, WorklistApp, WorklistOptions};
 use crate::runtime::gum::{self, GumOptions};
 use crate::runtime::{Outcome, RuntimeError};
 use report::{
@@ -408,6 +408,21 @@ pub fn check_on_cuda(graph: &Csr, spec: &RunSpec) -> Result<(), RunError> {
     }
 }
 
+/// Groute's worklist options for `app` on `graph`, as asked with
+/// [`WorklistOptions::auto_fused`] resolved: the fused worker where the application asks for
+/// it on a road-like graph ([`crate::graph::partition::is_road_like`]).
+pub fn groute_options(
+    app: &dyn WorklistApp,
+    graph: &Csr,
+    asked: WorklistOptions,
+) -> WorklistOptions {
+    let fused = asked.fused
+        || asked.auto_fused
+            && app.fused_on_road_like()
+            && crate::graph::partition::is_road_like(graph);
+    WorklistOptions { fused, ..asked }
+}
+
 /// Runs the prepared graph with the runtime `spec` names on `backend`: the one entry point
 /// of every runtime on every backend.
 pub fn execute<B: Backend>(
@@ -432,7 +447,8 @@ pub fn execute<B: Backend>(
         }
         RuntimeKind::Groute => match prepared.algorithm.groute().ok_or_else(refused)? {
             GrouteOperators::Worklist(app) => {
-                worklist::run(backend, graph, owner, spec.gpus, app.as_ref(), &spec.groute)?.into()
+                let options = groute_options(app.as_ref(), graph, spec.groute);
+                worklist::run(backend, graph, owner, spec.gpus, app.as_ref(), &options)?.into()
             }
             GrouteOperators::Program(program) => {
                 program.run(backend, graph, owner, spec.gpus, &spec.groute)?
@@ -487,7 +503,15 @@ pub(crate) fn finish(
             bsp: prepared.algorithm.bsp().map(|p| bsp_options(p.as_ref(), spec.bsp)),
             ..RuntimeInfo::default()
         },
-        RuntimeKind::Groute => RuntimeInfo { groute: Some(spec.groute), ..RuntimeInfo::default() },
+        RuntimeKind::Groute => RuntimeInfo {
+            groute: Some(match prepared.algorithm.groute() {
+                Some(GrouteOperators::Worklist(app)) => {
+                    groute_options(app.as_ref(), graph, spec.groute)
+                }
+                _ => spec.groute,
+            }),
+            ..RuntimeInfo::default()
+        },
         RuntimeKind::Gum => RuntimeInfo { gum: Some(spec.gum), ..RuntimeInfo::default() },
         RuntimeKind::Atos => RuntimeInfo { atos: Some(spec.atos), ..RuntimeInfo::default() },
     };

@@ -595,6 +595,7 @@ pub fn draw(seed: u64, options: &SwarmOptions) -> Result<(SwarmCase, Topology, C
         auto_size: false,
         auto_priority: false,
         send: crate::runtime::groute::worklist::SendMode::End,
+        auto_fused: false,
     };
     // GUM options, drawn last and only for GUM cases (the other draws stay as they were):
     // low thresholds so that small graphs steal.
@@ -802,9 +803,8 @@ impl SwarmCase {
                 // swarm's own spec does not.
                 let delta = g.priority_delta.map_or("off".to_string(), |d| d.to_string());
                 push("--priority-delta", delta);
-                if g.fused {
-                    push("--fused", String::new());
-                }
+                // Absent, the CLI would choose the worker by the graph (`auto_fused`).
+                push("--fused", if g.fused { "on" } else { "off" }.into());
                 push("--batch-items", g.batch_items.to_string());
                 push("--out-items", g.out_items.to_string());
                 push("--fused-max-rounds", g.fused_max_rounds.to_string());

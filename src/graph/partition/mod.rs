@@ -85,8 +85,13 @@ pub fn resolve_auto<'a>(name: &'a str, csr: &Csr, parts: u32) -> &'a str {
     if name != "auto" {
         return name;
     }
-    let road_like = (0..csr.num_vertices()).all(|v| csr.degree(v) <= AUTO_METIS_MAX_DEGREE);
-    if parts > 1 && road_like { "metis" } else { "random" }
+    if parts > 1 && is_road_like(csr) { "metis" } else { "random" }
+}
+
+/// Whether every vertex of `csr` has at most [`AUTO_METIS_MAX_DEGREE`] arcs (road and mesh
+/// graphs; scale-free graphs have hubs far above it).
+pub fn is_road_like(csr: &Csr) -> bool {
+    (0..csr.num_vertices()).all(|v| csr.degree(v) <= AUTO_METIS_MAX_DEGREE)
 }
 
 /// `auto` (see [`resolve_auto`]).

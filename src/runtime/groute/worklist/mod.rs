@@ -96,6 +96,10 @@ pub struct WorklistOptions {
     pub auto_priority: bool,
     /// When the fused worker's remote items leave ([`SendMode`]; one GPU never sends).
     pub send: SendMode,
+    /// The fused worker when `fused` is off, for an application that asks for it on the
+    /// graph ([`WorklistApp::fused_on_road_like`]), resolved by the driver: off here, on in
+    /// the CLI unless `--fused on|off` is given.
+    pub auto_fused: bool,
 }
 
 impl Default for WorklistOptions {
@@ -113,6 +117,7 @@ impl Default for WorklistOptions {
             auto_size: true,
             auto_priority: false,
             send: SendMode::End,
+            auto_fused: false,
         }
     }
 }
@@ -190,6 +195,13 @@ pub trait WorklistApp {
     /// ([`WorklistOptions::auto_priority`]); `None`: off.
     fn auto_priority_delta(&self) -> Option<u64> {
         None
+    }
+    /// Whether it runs the fused worker unless told otherwise
+    /// ([`WorklistOptions::auto_fused`]) on a road-like graph (every vertex has at most
+    /// [`crate::graph::partition::AUTO_METIS_MAX_DEGREE`] arcs): thousands of small rounds,
+    /// where a launch per batch is host-bound.
+    fn fused_on_road_like(&self) -> bool {
+        false
     }
 }
 
