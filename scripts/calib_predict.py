@@ -17,7 +17,10 @@ which set the run belongs to:
             the same graphs keep their set so that speed-ups can be compared
 
 Usage: calib_predict.py BIN TOPOLOGY OUT_JSON MEASURED_JSON... [--only GRAPH,...] [--real-gpus]
-       [--ci-gpus N]
+       [--ci-gpus N] [--run-args "ARGS"]
+         (--run-args: options the measured runs had that are no longer the defaults, passed
+         to every simulated run and recorded in the `ci` block, e.g. "--bsp-split kernel" for
+         runs before BSP's routed BFS advance)
        calib_predict.py --merge OUT_JSON PREDICTED_JSON... [--real-gpus] [--ci-gpus N]
          (one document from several predicted ones, e.g. graphs predicted in separate calls)
 Prints a markdown table, the error summary per set and (--real-gpus) the speed-ups. The
@@ -47,14 +50,14 @@ def runtime_of(label):
     return label.split("+")[0]
 
 
-def predict(binary, topology, graph, runtime, algos, gpus):
+def predict(binary, topology, graph, runtime, algos, gpus, run_args=()):
     args, _ = GRAPHS[graph]
     with tempfile.TemporaryDirectory() as tmp:
         out = os.path.join(tmp, "rows.json")
         cmd = [binary, "calibrate", "runs", "--backend", "sim", "--topology", topology, *args,
                "--weights", "--runtime", runtime, "--algos", ",".join(algos), "--gpu-counts",
                ",".join(str(g) for g in gpus), "--validate", "none", "--label", graph,
-               "--json", out]
+               "--json", out, *run_args]
         subprocess.run(cmd, check=False, stdout=subprocess.DEVNULL)
         return json.load(open(out)) if os.path.exists(out) else []
 
@@ -69,6 +72,11 @@ def main():
     real_gpus = "--real-gpus" in argv
     if real_gpus:
         argv.remove("--real-gpus")
+    run_args = []
+    if "--run-args" in argv:
+        i = argv.index("--run-args")
+        run_args = argv[i + 1].split()
+        del argv[i:i + 2]
     ci_gpus = None
     if "--ci-gpus" in argv:
         i = argv.index("--ci-gpus")
@@ -76,7 +84,7 @@ def main():
         del argv[i:i + 2]
     if argv and argv[0] == "--merge":
         rows, topology, out_json = merge(argv[1:])
-        publish(rows, topology, out_json, real_gpus, ci_gpus)
+        publish(rows, topology, out_json, real_gpus, ci_gpus, run_args)
         return
     binary, topology, out_json, *measured_files = argv
     measured = []
@@ -96,7 +104,7 @@ def main():
         gpus = sorted({g for _, g in runs})
         print(f"predicting {graph} {runtime} {algos} {gpus}", file=sys.stderr)
         sim = {(p["algo"], p["gpus"]): p for p in predict(binary, topology, graph, runtime,
-                                                           algos, gpus)}
+                                                           algos, gpus, run_args)}
         for r in measured:
             if (r["graph"], runtime_of(r["runtime"])) != (graph, runtime):
                 continue
@@ -126,7 +134,7 @@ def main():
                 "bytes_sent_sim": p.get("bytes_sent") if p else None,
                 "measured_file": r["source_file"],
             })
-    publish(rows, topology, out_json, real_gpus, ci_gpus)
+    publish(rows, topology, out_json, real_gpus, ci_gpus, run_args)
 
 
 def merge(argv):
@@ -146,7 +154,7 @@ def fmt_gpus(values):
     return "/".join(f"{v:.2f}" for v in values) if values else "-"
 
 
-def publish(rows, topology, out_json, real_gpus, ci_gpus):
+def publish(rows, topology, out_json, real_gpus, ci_gpus, run_args=()):
     """Writes the document (rows, summary per set, speed-ups, the CI block) and prints it."""
     rows.sort(key=lambda r: (r["set"], r["graph"], r["runtime"], r["algo"], r["gpus"]))
     summary = {}
@@ -183,10 +191,10 @@ def publish(rows, topology, out_json, real_gpus, ci_gpus):
             "set": ci_set,
             "gpus": ci_count,
             "graph_args": GRAPHS["luxembourg"][0],
-            # Options the measured runs had that are no longer defaults (add by hand, e.g.
+            # Options the measured runs had that are no longer defaults (--run-args, e.g.
             # ["--bsp-split", "kernel", "--fused", "off"] for runs before the routed BFS
             # advance and Groute's auto fused worker).
-            "run_args": [],
+            "run_args": list(run_args),
             "published_median_abs_error": statistics.median(ci),
             "published_max_abs_error": max(ci),
             "median_abs_error_bound": round(max(0.15, statistics.median(ci) + 0.05), 3),

@@ -445,7 +445,8 @@ fn host_work_costs_the_stated_virtual_time() {
     assert_eq!((c.token, c.kind, c.time_ps), (Token(5), CompletionKind::HostWork, 123_456));
 }
 
-/// The calibrated 4-H100 machine: its GPU model has a host model (`launch_issue_ns`).
+/// The calibrated 4-H100 machine: its GPU model has a host model (`launch_issue_ns` and a
+/// cost per operation kind).
 fn calibrated_h100x4() -> Topology {
     let path = concat!(env!("CARGO_MANIFEST_DIR"), "/topologies/calibrated/h100-nvswitch-x4.toml");
     Topology::load(path).expect("calibrated topology")
@@ -488,7 +489,7 @@ fn one_host_thread_issues_every_gpus_launches_one_after_another() {
     // The calibrated H100 machine charges the measured host issue of a launch; the bundled
     // ones leave issuing free.
     let t = calibrated_h100x4();
-    let issue = t.gpus[0].model.launch_issue_ps.expect("the calibrated H100 has a host model");
+    let issue = t.gpus[0].model.host.expect("the calibrated H100 has a host model").launch_ps;
     assert!(issue > 0, "the calibrated H100 model has a launch issue time");
     let times = |b: &mut SimBackend| {
         let (s0, s1) = (stream(b, 0), stream(b, 1));
@@ -504,6 +505,29 @@ fn one_host_thread_issues_every_gpus_launches_one_after_another() {
     let mut free = sim("dgx-station-v100x4", 2);
     let (first, second) = times(&mut free);
     assert_eq!(first, second, "without an issue time both launches start at once");
+}
+
+#[test]
+fn the_host_pays_each_operation_kinds_own_issue_cost() {
+    // The calibrated H100's host costs differ by kind (the CUDA host profile: a launch
+    // 12.6 us, an event record 0.5 us, an event wait 2.4 us): a launch issued after a record
+    // and a wait starts later by exactly their costs, not by two launches' worth.
+    let t = calibrated_h100x4();
+    let host = t.gpus[0].model.host.expect("the calibrated H100 has a host model");
+    assert!(host.record_ps < host.wait_ps && host.wait_ps < host.launch_ps, "{host:?}");
+    let done = |before: bool| {
+        let mut b =
+            SimBackend::new(t.clone(), 2, registry(), SimConfig::default()).expect("sim backend");
+        let (s0, s1) = (stream(&mut b, 0), stream(&mut b, 1));
+        if before {
+            let e = b.record_event(s0).unwrap();
+            b.wait_event(s0, e).unwrap();
+        }
+        let l = launch("t_busy", vec![], vec![Scalar::U32(1), Scalar::U32(1)]);
+        b.launch(s1, l, Some(Token(1))).unwrap();
+        until(&mut b, Token(1)).time_ps
+    };
+    assert_eq!(done(true), done(false) + host.record_ps + host.wait_ps);
 }
 
 #[test]

@@ -18,9 +18,9 @@
 //! The `latency` term is the small-frontier problem of seed 004: a launch too small to fill
 //! the GPU cannot hide memory latency, so it costs at least one wave of a thread's
 //! dependent accesses however little work it has; for large launches the throughput and
-//! memory terms dominate. Where a model has a host model ([`GpuModel::launch_issue_ps`]:
-//! the calibrated machines), the one host thread spends that long issuing each stream
-//! operation, one after another whatever GPU it goes to, and a host that waits for a kernel
+//! memory terms dominate. Where a model has a host model ([`GpuModel::host`]: the
+//! calibrated machines), the one host thread spends its cost for the operation's kind
+//! ([`HostIssue`]) issuing each stream operation, one after another whatever GPU it goes to, and a host that waits for a kernel
 //! (or a copy) sees it [`GpuModel::sync_overhead_ps`] after completion; without one (the
 //! bundled machines) the host issues and observes instantly.
 //!
@@ -79,6 +79,27 @@ pub struct KernelCost {
     pub round_ps: TimePs,
 }
 
+/// The host's time to issue one stream operation of each kind to a GPU (the host model of a
+/// calibrated machine; `launch_issue_ns` and the `*_issue_ns` keys of its TOML). The CUDA
+/// backend's calls cost the host differently per kind (`SWITCHYARD_CUDA_HOST_PROFILE`): a
+/// kernel launch packs arguments, records timing events and may snapshot counters; an event
+/// record is one driver call.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct HostIssue {
+    /// A kernel launch.
+    pub launch_ps: TimePs,
+    /// A copy between device buffers (on one GPU or between peers).
+    pub copy_ps: TimePs,
+    /// A read of a device buffer into host memory.
+    pub read_ps: TimePs,
+    /// A write of host data into a device buffer.
+    pub write_ps: TimePs,
+    /// An event record.
+    pub record_ps: TimePs,
+    /// A stream's wait for an event.
+    pub wait_ps: TimePs,
+}
+
 /// The performance model of one GPU type. All times in picoseconds, sizes in bytes.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct GpuModel {
@@ -111,12 +132,12 @@ pub struct GpuModel {
     /// operation issue, DMA descriptor set-up).
     pub copy_setup_ps: TimePs,
     /// The host model, where the model has one (`launch_issue_ns` in its TOML): the host
-    /// time to issue one stream operation (a launch, copy, read, event record or wait) to
-    /// this GPU. One host thread issues every GPU's operations one after another, so on
-    /// several GPUs they queue behind each other, and the host observes a completion
-    /// [`Self::sync_overhead_ps`] after it happened. `None` (every bundled model): the host
-    /// issues and observes instantly, as the bundled machines' shape tests were set against.
-    pub launch_issue_ps: Option<TimePs>,
+    /// time to issue each kind of stream operation to this GPU. One host thread issues every
+    /// GPU's operations one after another, so on several GPUs they queue behind each other,
+    /// and the host observes a completion [`Self::sync_overhead_ps`] after it happened.
+    /// `None` (every bundled model): the host issues and observes instantly, as the bundled
+    /// machines' shape tests were set against.
+    pub host: Option<HostIssue>,
     /// Copy engines a GPU of this model has unless the topology says otherwise.
     pub copy_engines: u32,
     /// Costs of named kernel contracts that replace the generic per-count costs (empty:
@@ -260,7 +281,7 @@ mod tests {
             edge_ps: 20,
             atomic_ps: 40,
             copy_setup_ps: 5_000_000,
-            launch_issue_ps: None,
+            host: None,
             copy_engines: 2,
             kernel_costs: Arc::default(),
         }

@@ -248,3 +248,56 @@ fn route_override_naming_an_unknown_device() {
     assert_eq!(line, 36);
     assert!(text.contains("`sw9`, which is not declared"), "{text}");
 }
+
+/// A GPU model with the host model keys `extra` (the bundled K40's constants otherwise).
+fn model_with(extra: &str) -> String {
+    BASE.replace("model = \"K40\"", "model = \"Mine\"")
+        + r#"
+[gpu_model.Mine]
+sm_count = 15
+resident_threads_per_sm = 2048
+memory_mib = 1024
+memory_bandwidth_gb_s = 100.0
+launch_overhead_ns = 1.0
+sync_overhead_ns = 1.0
+kernel_min_ns = 1.0
+dependent_access_ns = 1.0
+item_ps = 1.0
+edge_ps = 1.0
+atomic_ps = 1.0
+copy_setup_ns = 1.0
+"# + extra
+}
+
+#[test]
+fn a_host_cost_per_operation_kind_without_launch_issue_is_an_error() {
+    let (line, text) = error_of(&model_with("wait_issue_ns = 2.5\n"));
+    assert_eq!(line, 46);
+    assert!(text.contains("`wait_issue_ns` is given without `launch_issue_ns`"), "{text}");
+    assert!(text.contains("add `launch_issue_ns`"), "{text}");
+}
+
+#[test]
+fn host_costs_per_operation_kind_default_to_the_launch_issue() {
+    use switchyard_sim::gpu::HostIssue;
+    let text = model_with("launch_issue_ns = 10.0\nrecord_issue_ns = 0.5\ncopy_issue_ns = 4.0\n");
+    let t = Topology::from_str("host.toml", &text).unwrap();
+    let host = t.gpus[0].model.host.expect("a host model");
+    assert_eq!(
+        host,
+        HostIssue {
+            launch_ps: 10_000,
+            copy_ps: 4_000,
+            read_ps: 10_000,
+            write_ps: 10_000,
+            record_ps: 500,
+            wait_ps: 10_000
+        }
+    );
+    // Without launch_issue_ns there is no host model.
+    let t = Topology::from_str("free.toml", &model_with("")).unwrap();
+    assert_eq!(t.gpus[0].model.host, None);
+    let (line, text) = error_of(&model_with("launch_issue_ns = 10.0\nread_issue_ns = -1.0\n"));
+    assert_eq!(line, 47);
+    assert!(text.contains("read_issue_ns"), "{text}");
+}

@@ -223,7 +223,7 @@ enum Event {
     HostWorkDone { token: Token },
     /// The host observes an operation that completed `sync_overhead` earlier.
     Observed { completion: Completion },
-    /// The host finished issuing `op` to `stream` (`launch_issue` after the operation
+    /// The host finished issuing `op` to `stream` (its kind's host cost after the operation
     /// issued before it): it joins the stream's queue now.
     Issued { stream: u32, op: Op },
     /// A transfer prepared earlier starts now (after a copy's setup time, or when the kernel
@@ -517,14 +517,23 @@ impl SimBackend {
     }
 
     /// The host issues `op` to `stream`: it joins the queue once the host's one thread
-    /// has spent the GPU model's `launch_issue` on it after everything issued before it.
+    /// has spent the GPU model's host cost of the operation's kind on it after everything
+    /// issued before it.
     fn enqueue(&mut self, stream: StreamId, op: Op) -> Result<(), BackendError> {
         let device = self.stream_mut(stream)?.device;
-        let issue = self.topology.gpus[device as usize].model.launch_issue_ps.unwrap_or(0);
-        if issue == 0 {
+        let Some(h) = self.topology.gpus[device as usize].model.host else {
             self.streams[stream.0 as usize].queue.push_back(op);
             return self.pump(stream.0);
-        }
+        };
+        // Through the event queue even at no cost, so that operations join in issue order.
+        let issue = match &op {
+            Op::Kernel(..) | Op::Callback(_) => h.launch_ps,
+            Op::Copy { .. } => h.copy_ps,
+            Op::Write { .. } => h.write_ps,
+            Op::Read { .. } => h.read_ps,
+            Op::Record(_) => h.record_ps,
+            Op::Wait(_) => h.wait_ps,
+        };
         let at = self.host_free_ps.max(self.engine.now()).saturating_add(issue);
         self.host_free_ps = at;
         self.engine.schedule_at(at, Event::Issued { stream: stream.0, op });
@@ -1353,12 +1362,12 @@ impl SimBackend {
     }
 
     /// Hands the host a completion of an operation on `stream`: with a host model (the GPU
-    /// model's `launch_issue`), the host sees it `sync_overhead` after it happened (the
+    /// model's `host`), the host sees it `sync_overhead` after it happened (the
     /// completion keeps the time it happened at), and only then can act on it.
     fn observe(&mut self, stream: u32, completion: Completion) {
         let device = self.streams[stream as usize].device;
         let model = &self.topology.gpus[device as usize].model;
-        let sync = model.launch_issue_ps.map_or(0, |_| model.sync_overhead_ps());
+        let sync = model.host.map_or(0, |_| model.sync_overhead_ps());
         if sync == 0 {
             self.ready.push_back(completion);
         } else {

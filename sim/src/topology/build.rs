@@ -10,7 +10,7 @@ use super::source::{Source, fnv1a_64};
 use super::{Device, DeviceKind, GpuSpec, Link, LinkKind, LinkType, SocketSpec, Topology};
 use crate::error::SimError;
 use crate::fabric::{Channel, Endpoint, EndpointId, EndpointKind, Fabric};
-use crate::gpu::{GpuModel, KernelCost};
+use crate::gpu::{GpuModel, HostIssue, KernelCost};
 
 /// File name used in errors about the shared GPU model file.
 const GPU_MODELS_FILE: &str = "topologies/gpu_models.toml";
@@ -246,10 +246,7 @@ fn gpu_model(src: &Source, name: &str, m: &RawGpuModel) -> Result<GpuModel, SimE
         edge_ps: ps(&m.edge_ps, "edge_ps", 1.0)?,
         atomic_ps: ps(&m.atomic_ps, "atomic_ps", 1.0)?,
         copy_setup_ps: ps(&m.copy_setup_ns, "copy_setup_ns", 1e3)?,
-        launch_issue_ps: match &m.launch_issue_ns {
-            Some(v) => Some(ps(v, "launch_issue_ns", 1e3)?),
-            None => None,
-        },
+        host: host_issue(src, m)?,
         copy_engines: match &m.copy_engines {
             Some(c) => positive_int(src, c, "copy_engines")?,
             None => DEFAULT_COPY_ENGINES,
@@ -259,6 +256,40 @@ fn gpu_model(src: &Source, name: &str, m: &RawGpuModel) -> Result<GpuModel, SimE
 }
 
 /// `[gpu_model.NAME.kernel_cost.KERNEL]` tables (absent per-count keys cost 0).
+/// The host model: `launch_issue_ns` opts in, and each other kind's `*_issue_ns` defaults to
+/// it; a kind's cost without `launch_issue_ns` is an error.
+fn host_issue(src: &Source, m: &RawGpuModel) -> Result<Option<HostIssue>, SimError> {
+    let kinds = [
+        (&m.copy_issue_ns, "copy_issue_ns"),
+        (&m.read_issue_ns, "read_issue_ns"),
+        (&m.write_issue_ns, "write_issue_ns"),
+        (&m.record_issue_ns, "record_issue_ns"),
+        (&m.wait_issue_ns, "wait_issue_ns"),
+    ];
+    let Some(launch) = &m.launch_issue_ns else {
+        if let Some((Some(v), key)) = kinds.iter().find(|(v, _)| v.is_some()) {
+            return Err(src.error(
+                v.span(),
+                format!("`{key}` is given without `launch_issue_ns`"),
+                "a host cost per operation kind belongs to the host model, which                  `launch_issue_ns` opts into: add `launch_issue_ns` (the host time of a kernel                  launch) to this GPU model, or remove this key",
+            ));
+        }
+        return Ok(None);
+    };
+    let ns = |v: &Spanned<f64>, key: &str| -> Result<u64, SimError> {
+        Ok((non_negative(src, v, key)? * 1e3).round() as u64)
+    };
+    let launch_ps = ns(launch, "launch_issue_ns")?;
+    let mut cost = [launch_ps; 5];
+    for (slot, (v, key)) in cost.iter_mut().zip(kinds) {
+        if let Some(v) = v {
+            *slot = ns(v, key)?;
+        }
+    }
+    let [copy_ps, read_ps, write_ps, record_ps, wait_ps] = cost;
+    Ok(Some(HostIssue { launch_ps, copy_ps, read_ps, write_ps, record_ps, wait_ps }))
+}
+
 fn kernel_costs(src: &Source, m: &RawGpuModel) -> Result<BTreeMap<String, KernelCost>, SimError> {
     let ps = |v: &Option<Spanned<f64>>, key: &str, scale: f64| -> Result<u64, SimError> {
         match v {

@@ -79,6 +79,18 @@ pub(crate) struct RawGpuModel {
     pub copy_engines: Option<Spanned<i64>>,
     #[serde(default)]
     pub launch_issue_ns: Option<Spanned<f64>>,
+    /// The host model's cost per kind of stream operation other than a launch (each
+    /// defaults to `launch_issue_ns`; only with it).
+    #[serde(default)]
+    pub copy_issue_ns: Option<Spanned<f64>>,
+    #[serde(default)]
+    pub read_issue_ns: Option<Spanned<f64>>,
+    #[serde(default)]
+    pub write_issue_ns: Option<Spanned<f64>>,
+    #[serde(default)]
+    pub record_issue_ns: Option<Spanned<f64>>,
+    #[serde(default)]
+    pub wait_issue_ns: Option<Spanned<f64>>,
     /// `[gpu_model.NAME.kernel_cost.KERNEL]`: per-kernel costs (calibrated models only).
     #[serde(default)]
     pub kernel_cost: BTreeMap<String, Spanned<RawKernelCost>>,
