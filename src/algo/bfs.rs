@@ -100,10 +100,10 @@ impl WorklistApp for Bfs {
     fn auto_priority_delta(&self) -> Option<u64> {
         Some(AUTO_PRIORITY_DELTA_LEVELS)
     }
-    /// A road graph's BFS is thousands of levels of a few hundred vertices: one GPU ran
-    /// luxembourg_osm in 13.9 ms fused against 73.7 ms with a launch per batch, the 4600^2
-    /// road grid in 68 ms against 707 ms (reports/gpu_bench.md). On R-MAT 22 a launch per
-    /// batch wins (5.4 against 9.8 ms).
+    /// A road graph's BFS is thousands of levels of a few hundred vertices: one H200 ran
+    /// luxembourg_osm in 13.4 ms fused against 63.1 ms with a launch per batch, the 4600^2
+    /// road grid in 69.1 ms against 310.4 ms (reports/gpu_bench.md, 2026-11-23). On R-MAT 22
+    /// a launch per batch wins (4.68 against 8.52 ms).
     fn fused_on_road_like(&self) -> bool {
         true
     }
