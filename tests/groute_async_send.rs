@@ -6,23 +6,16 @@
 //! inboxes and worklists small enough to fill; determinism; direct routes (no pass-through
 //! hops); memory given back; and the option's errors.
 
-use std::path::PathBuf;
 use switchyard::algo::{Algorithm, AlgorithmParams};
 use switchyard::driver::report::RunReport;
-use switchyard::driver::{RunOutput, RunSpec, RuntimeKind, SimRun, SimSetup};
-use switchyard::graph::generate::{GeneratorSpec, generate, with_uniform_weights};
-use switchyard::graph::{Csr, LoadOptions, load_graph};
-use switchyard::runtime::bsp::BspOptions;
+use switchyard::driver::{RunOutput, SimRun};
+use switchyard::graph::Csr;
+use switchyard::graph::generate::with_uniform_weights;
 use switchyard::runtime::groute::worklist::{SendMode, WorklistOptions};
-use switchyard_sim::interconnect::Fidelity;
 use switchyard_sim::topology::Topology;
 
-const APPS: [Algorithm; 3] = [Algorithm::Bfs, Algorithm::Sssp, Algorithm::PrResidual];
-
-fn real_graph(name: &str) -> Csr {
-    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/data/graphs").join(name);
-    load_graph(&path, &LoadOptions::default()).unwrap_or_else(|e| panic!("{name}: {e}")).csr
-}
+mod groute_support;
+use groute_support::{APPS, generated, real_graph, reproduce};
 
 fn weighted(graph: &Csr) -> Csr {
     with_uniform_weights(graph, 1, 64, 3).expect("weights")
@@ -31,72 +24,15 @@ fn weighted(graph: &Csr) -> Csr {
 /// An asynchronous-send run of `algorithm` on `gpus` GPUs of `topology` (fused worker, no
 /// soft priority unless a test sets it).
 fn config(topology: &str, gpus: u32, algorithm: Algorithm) -> SimRun {
-    SimRun {
-        spec: RunSpec {
-            gpus,
-            runtime: RuntimeKind::Groute,
-            algorithm,
-            params: AlgorithmParams { epsilon: 1e-3, ..AlgorithmParams::default() },
-            partitioner: "random".into(),
-            seed: 7,
-            bsp: BspOptions::default(),
-            groute: WorklistOptions {
-                fused: true,
-                send: SendMode::Async,
-                ..WorklistOptions::default()
-            },
-            atos: Default::default(),
-            gum: Default::default(),
-            validate: true,
-            command_line: vec!["test".into()],
-        },
-        sim: SimSetup {
-            topology: Topology::bundled(topology).expect("bundled"),
-            fidelity: Fidelity::Flow,
-            trace: false,
-            jitter_ps: 0,
-        },
-    }
-}
-
-/// The `switchyard run` command line that reproduces `c` on graph argument `source`.
-fn reproduce(source: &str, c: &SimRun) -> String {
-    let g = &c.spec.groute;
-    let mut cmd = format!(
-        "switchyard run --runtime groute --algo {} {source} --topology {} --gpus {} --seed {} \
-         --partitioner {} --source {} --epsilon {} --jitter-ns {} --fused --groute-send async \
-         --fused-max-rounds {} --priority-delta {}",
-        c.spec.algorithm.name(),
-        c.sim.topology.name,
-        c.spec.gpus,
-        c.spec.seed,
-        c.spec.partitioner,
-        c.spec.params.source,
-        c.spec.params.epsilon,
-        c.sim.jitter_ps / 1000,
-        g.fused_max_rounds,
-        g.priority_delta.map_or("off".to_string(), |d| d.to_string()),
-    );
-    if !g.auto_size {
-        cmd += &format!(
-            " --batch-items {} --out-items {} --worklist-items {}",
-            g.batch_items, g.out_items, g.initial_worklist_items
-        );
-    }
-    if c.spec.algorithm.needs_weights() {
-        cmd += " --weights";
-    }
-    cmd + " (--source is 0-based here)"
+    let mut c = groute_support::config(topology, gpus, algorithm);
+    c.spec.groute = WorklistOptions { fused: true, send: SendMode::Async, ..c.spec.groute };
+    c
 }
 
 /// Runs, checks validation and the send's books: every pair sent was received (nothing
 /// is left in an outbox or inbox), and nothing went around a ring.
 fn check(graph: &Csr, source: &str, c: &SimRun) -> RunOutput {
-    let output = c
-        .run(graph, source)
-        .unwrap_or_else(|e| panic!("{e}\nreproduce with: {}", reproduce(source, c)));
-    let v = output.report.validation.as_ref().expect("validated");
-    assert!(v.is_ok(), "{v}\nreproduce with: {}", reproduce(source, c));
+    let output = groute_support::check(graph, source, c);
     let groute = output.report.groute.as_ref().expect("groute report");
     let sent: u64 = groute.per_gpu.iter().map(|g| g.sent_pairs).sum();
     let received: u64 = groute.per_gpu.iter().map(|g| g.received_pairs).sum();
@@ -284,7 +220,7 @@ fn an_asynchronous_run_gives_back_all_the_device_memory_it_took() {
 #[test]
 fn a_road_grid_validates_with_asynchronous_sends_and_about_the_one_gpu_work() {
     let spec = "grid2d:w=200,h=200,drop=0.1";
-    let graph = generate(&GeneratorSpec::parse(spec).expect("spec")).expect("generate");
+    let graph = generated(spec);
     let work = |gpus| {
         let mut c = config("dgx1-v100", gpus, Algorithm::Bfs);
         c.spec.params.source = 100 * 200;

@@ -6,104 +6,15 @@
 //! The many-seed test runs `GROUTE_SEEDS` seeds (20 by default; `just groute-seeds` runs
 //! 200). A failing run prints the command that reproduces it.
 
-use std::path::PathBuf;
-use switchyard::algo::{Algorithm, AlgorithmParams};
-use switchyard::driver::{RunOutput, RunSpec, RuntimeKind, SimRun, SimSetup};
-use switchyard::graph::generate::{GeneratorSpec, generate, with_uniform_weights};
-use switchyard::graph::{Csr, LoadOptions, load_graph};
-use switchyard::runtime::bsp::BspOptions;
+use switchyard::algo::Algorithm;
+use switchyard::driver::RuntimeKind;
+use switchyard::graph::Csr;
+use switchyard::graph::generate::with_uniform_weights;
 use switchyard::runtime::groute::worklist::{RingOrder, WorklistOptions};
-use switchyard_sim::interconnect::Fidelity;
 use switchyard_sim::topology::{Topology, bundled_names};
 
-const APPS: [Algorithm; 3] = [Algorithm::Bfs, Algorithm::Sssp, Algorithm::PrResidual];
-
-/// A real graph of the test data, in the repository (`tests/data/graphs/`, sources and
-/// terms in the README there).
-fn graph_path(name: &str) -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/data/graphs").join(name)
-}
-
-fn real_graph(name: &str) -> Csr {
-    load_graph(&graph_path(name), &LoadOptions::default())
-        .unwrap_or_else(|e| panic!("{name}: {e}"))
-        .csr
-}
-
-fn generated(spec: &str) -> Csr {
-    generate(&GeneratorSpec::parse(spec).expect("spec")).expect("generate")
-}
-
-fn config(topology: &str, gpus: u32, algorithm: Algorithm) -> SimRun {
-    SimRun {
-        spec: RunSpec {
-            gpus,
-            runtime: RuntimeKind::Groute,
-            algorithm,
-            params: AlgorithmParams { epsilon: 1e-3, ..AlgorithmParams::default() },
-            partitioner: "random".into(),
-            seed: 7,
-            bsp: BspOptions::default(),
-            groute: WorklistOptions::default(),
-            atos: Default::default(),
-            gum: Default::default(),
-            validate: true,
-            command_line: vec!["test".into()],
-        },
-        sim: SimSetup {
-            topology: Topology::bundled(topology).expect("bundled"),
-            fidelity: Fidelity::Flow,
-            trace: false,
-            jitter_ps: 0,
-        },
-    }
-}
-
-/// The `switchyard run` command line that reproduces `config` on the graph `source`.
-fn reproduce(source: &str, c: &SimRun) -> String {
-    // `--source` takes the file's vertex id: the index + 1 for the 1-based formats.
-    let one_based = [".mtx", ".graph", ".gr"].iter().any(|e| source.ends_with(e));
-    let mut cmd = format!(
-        "switchyard run --runtime groute --algo {} {source} --topology {} --gpus {} --seed {} \
-         --partitioner {} --source {} --epsilon {} --jitter-ns {} --packet-size {} --buffers {}",
-        c.spec.algorithm.name(),
-        c.sim.topology.name,
-        c.spec.gpus,
-        c.spec.seed,
-        c.spec.partitioner,
-        u64::from(c.spec.params.source) + u64::from(one_based),
-        c.spec.params.epsilon,
-        c.sim.jitter_ps / 1000,
-        c.spec.groute.packet_items,
-        c.spec.groute.buffers,
-    );
-    if c.spec.algorithm.needs_weights() {
-        cmd += " --weights";
-    }
-    // Absent, the CLI would choose a step itself (`auto_priority`).
-    match c.spec.groute.priority_delta {
-        Some(delta) => cmd += &format!(" --priority-delta {delta}"),
-        None if !c.spec.groute.auto_priority => cmd += " --priority-delta off",
-        None => {}
-    }
-    if c.spec.groute.fused {
-        cmd += " --fused";
-    }
-    if c.spec.groute.ring == RingOrder::Widest {
-        cmd += " --ring widest";
-    }
-    cmd
-}
-
-/// Runs and checks validation; a failure names the command that reproduces it.
-fn check(graph: &Csr, source: &str, c: &SimRun) -> RunOutput {
-    let output = c
-        .run(graph, source)
-        .unwrap_or_else(|e| panic!("{e}\nreproduce with: {}", reproduce(source, c)));
-    let v = output.report.validation.as_ref().expect("validated");
-    assert!(v.is_ok(), "{v}\nreproduce with: {}", reproduce(source, c));
-    output
-}
+mod groute_support;
+use groute_support::{APPS, check, config, generated, real_graph, reproduce};
 
 fn every_topology(graph: &Csr, source_arg: &str, partitioner: &str) {
     let weighted = with_uniform_weights(graph, 1, 64, 3).expect("weights");
