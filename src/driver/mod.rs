@@ -318,6 +318,8 @@ pub struct Prepared<'g> {
     pub partitioner: String,
     /// Edge cut, borders and balance of the partition.
     pub metrics: crate::graph::partition::PartitionMetrics,
+    /// Groute's worklist options with `auto_fused` resolved (see [`groute_options`]).
+    pub groute: WorklistOptions,
 }
 
 /// Checks the parameters, prepares the graph for the algorithm and partitions it; refuses a
@@ -343,7 +345,13 @@ pub fn prepare<'g>(graph: &'g Csr, spec: &RunSpec) -> Result<Prepared<'g>, RunEr
     let partition =
         partitioner_by_name(&partitioner, spec.seed)?.partition(graph.as_ref(), spec.gpus)?;
     let metrics = partition_metrics(graph.as_ref(), &partition)?;
-    Ok(Prepared { algorithm, graph, partition, partitioner, metrics })
+    let groute = match algorithm.groute() {
+        Some(GrouteOperators::Worklist(app)) => {
+            groute_options(app.as_ref(), graph.as_ref(), spec.groute)
+        }
+        _ => spec.groute,
+    };
+    Ok(Prepared { algorithm, graph, partition, partitioner, metrics, groute })
 }
 
 /// Refuses, before any work, a run on real GPUs whose operators launch a kernel that has no
@@ -411,11 +419,7 @@ pub fn check_on_cuda(graph: &Csr, spec: &RunSpec) -> Result<(), RunError> {
 /// Groute's worklist options for `app` on `graph`, as asked with
 /// [`WorklistOptions::auto_fused`] resolved: the fused worker where the application asks for
 /// it on a road-like graph ([`crate::graph::partition::is_road_like`]).
-pub fn groute_options(
-    app: &dyn WorklistApp,
-    graph: &Csr,
-    asked: WorklistOptions,
-) -> WorklistOptions {
+fn groute_options(app: &dyn WorklistApp, graph: &Csr, asked: WorklistOptions) -> WorklistOptions {
     let fused = asked.fused
         || asked.auto_fused
             && app.fused_on_road_like()
@@ -447,11 +451,11 @@ pub fn execute<B: Backend>(
         }
         RuntimeKind::Groute => match prepared.algorithm.groute().ok_or_else(refused)? {
             GrouteOperators::Worklist(app) => {
-                let options = groute_options(app.as_ref(), graph, spec.groute);
-                worklist::run(backend, graph, owner, spec.gpus, app.as_ref(), &options)?.into()
+                worklist::run(backend, graph, owner, spec.gpus, app.as_ref(), &prepared.groute)?
+                    .into()
             }
             GrouteOperators::Program(program) => {
-                program.run(backend, graph, owner, spec.gpus, &spec.groute)?
+                program.run(backend, graph, owner, spec.gpus, &prepared.groute)?
             }
         },
         RuntimeKind::Atos => {
@@ -503,15 +507,9 @@ pub(crate) fn finish(
             bsp: prepared.algorithm.bsp().map(|p| bsp_options(p.as_ref(), spec.bsp)),
             ..RuntimeInfo::default()
         },
-        RuntimeKind::Groute => RuntimeInfo {
-            groute: Some(match prepared.algorithm.groute() {
-                Some(GrouteOperators::Worklist(app)) => {
-                    groute_options(app.as_ref(), graph, spec.groute)
-                }
-                _ => spec.groute,
-            }),
-            ..RuntimeInfo::default()
-        },
+        RuntimeKind::Groute => {
+            RuntimeInfo { groute: Some(prepared.groute), ..RuntimeInfo::default() }
+        }
         RuntimeKind::Gum => RuntimeInfo { gum: Some(spec.gum), ..RuntimeInfo::default() },
         RuntimeKind::Atos => RuntimeInfo { atos: Some(spec.atos), ..RuntimeInfo::default() },
     };
