@@ -98,6 +98,14 @@ pub struct RunOptions {
     /// Residual PageRank tolerance (raw scale: each vertex starts with 1 - damping).
     #[arg(long, default_value_t = 1e-4)]
     pub epsilon: f64,
+    /// Direction-optimizing BFS: pull once the frontier exceeds the unvisited vertices
+    /// divided by this (larger: pull earlier).
+    #[arg(long, default_value_t = switchyard::algo::dobfs::DEFAULT_ALPHA)]
+    pub dobfs_alpha: f64,
+    /// Direction-optimizing BFS: push again once the frontier falls below the vertex count
+    /// divided by this.
+    #[arg(long, default_value_t = switchyard::algo::dobfs::DEFAULT_BETA)]
+    pub dobfs_beta: f64,
     /// Skip validation against the references.
     #[arg(long)]
     pub no_validate: bool,
@@ -348,6 +356,8 @@ impl RunOptions {
             damping: self.damping.unwrap_or(defaults.damping),
             iterations: self.iterations.unwrap_or(defaults.iterations),
             epsilon: self.epsilon,
+            dobfs_alpha: self.dobfs_alpha,
+            dobfs_beta: self.dobfs_beta,
         };
         self.spec_with(algorithm, runtime, gpus, params, command_line)
     }
@@ -478,6 +488,8 @@ impl RunOptions {
             damping: damping.unwrap_or(defaults.damping),
             iterations: iterations.unwrap_or(defaults.iterations),
             epsilon: self.epsilon,
+            dobfs_alpha: self.dobfs_alpha,
+            dobfs_beta: self.dobfs_beta,
         };
         Ok((params, used))
     }
