@@ -85,6 +85,11 @@ pub struct RunOptions {
     /// owner's package), or in a split kernel after every advance (seed 002's scheme).
     #[arg(long, value_enum, default_value = "in-advance")]
     pub bsp_split: switchyard::runtime::bsp::Split,
+    /// BSP on several GPUs: what the routed advance sends its owners: `(id, value)` pairs,
+    /// or one bit per vertex (BFS: every value of a level is the level), read and cleared
+    /// by the owner's merge; auto: bits unless the graph is road-like.
+    #[arg(long, value_enum, default_value = "auto")]
+    pub bsp_packages: switchyard::runtime::bsp::PackageForm,
     /// Interconnect fidelity of the simulator.
     #[arg(long, value_enum, default_value = "flow")]
     pub fidelity: FidelityArg,
@@ -534,6 +539,7 @@ impl RunOptions {
                 loop_frontier: self.bsp_loop_frontier,
                 exchange: self.bsp_exchange,
                 split: self.bsp_split,
+                packages: self.bsp_packages,
                 ..BspOptions::default()
             },
             groute: WorklistOptions {
