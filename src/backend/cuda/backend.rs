@@ -2070,6 +2070,11 @@ impl Backend for CudaBackend {
         let mut last_progress = Instant::now();
         let mut spins = 0u32;
         loop {
+            // The host's own work of one pass (queries, timings, retiring a completion),
+            // apart from the spinning and sleeping between passes: a pass that finds a
+            // finished operation is its host cost (the simulator's `poll_issue_ns`); one
+            // that finds none is time the host waits anyway.
+            let mut pass = host_profile::span("next_completion.found");
             self.check_kernel_error()?;
             self.poll_kernel_timings()?;
             // The earliest-submitted finished head among the streams.
@@ -2105,8 +2110,9 @@ impl Backend for CudaBackend {
                     return Ok(self.ready.pop_front());
                 }
                 NextSource::Nothing => return Ok(None),
-                NextSource::Wait => {}
+                NextSource::Wait => pass.rename("next_completion.empty"),
             }
+            drop(pass);
             if last_progress.elapsed() > self.watchdog {
                 return Err(BackendError::Limit(format!(
                     "watchdog: no GPU operation finished in {} s with {outstanding} outstanding; \

@@ -27,6 +27,13 @@ pub(super) fn span(name: &'static str) -> Span {
     Span { name, start: enabled().then(Instant::now) }
 }
 
+impl Span {
+    /// Counts this call under `name` instead (known only at its end).
+    pub(super) fn rename(&mut self, name: &'static str) {
+        self.name = name;
+    }
+}
+
 impl Drop for Span {
     fn drop(&mut self) {
         if let Some(start) = self.start {
