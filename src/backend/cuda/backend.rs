@@ -2075,6 +2075,7 @@ impl Backend for CudaBackend {
             // finished operation is its host cost (the simulator's `poll_issue_ns`); one
             // that finds none is time the host waits anyway.
             let mut pass = host_profile::span("next_completion.found");
+            let polls_before = self.polls;
             self.check_kernel_error()?;
             self.poll_kernel_timings()?;
             // The earliest-submitted finished head among the streams.
@@ -2094,8 +2095,10 @@ impl Backend for CudaBackend {
                     best = Some((front.seq, s));
                 }
             }
+            let queried = self.polls - polls_before;
             match next_source(best.map(|(_, s)| s), !self.ready.is_empty(), outstanding) {
                 NextSource::Stream(s) => {
+                    host_profile::count("next_completion.found_queries", queried);
                     let p = self.streams[s].pending.pop_front().expect("front exists");
                     let device = self.streams[s].device as usize;
                     self.devices[device].free_events.push(p.event);
@@ -2107,6 +2110,7 @@ impl Backend for CudaBackend {
                     continue;
                 }
                 NextSource::Ready => {
+                    host_profile::count("next_completion.found_queries", queried);
                     return Ok(self.ready.pop_front());
                 }
                 NextSource::Nothing => return Ok(None),

@@ -46,6 +46,15 @@ impl Drop for Span {
     }
 }
 
+/// Adds `count` calls of no time to `name` (a count beside the timed calls, e.g. the event
+/// queries of a pass; when profiling is on).
+pub(super) fn count(name: &'static str, count: u64) {
+    if enabled() {
+        let mut totals = TOTALS.lock().unwrap_or_else(|e| e.into_inner());
+        totals.entry(name).or_default().0 += count;
+    }
+}
+
 /// Prints and clears the totals (when profiling is on).
 pub(super) fn report() {
     if !enabled() {
