@@ -942,10 +942,12 @@ template <class App, class Team> __device__ void at_task(const AtCtx &c, u32 ite
     Team::sync();
 }
 
-// CTA workers of BFS and PageRank: the block's items (one per thread, at most blockDim)
-// are started by their threads, their arcs laid end to end (a block-wide exclusive scan of
-// their counts) and taken by consecutive threads (binary search for the owner item).
-template <class App> __device__ void at_block_expand(const AtCtx &c, u32 item, bool have, AtCounts &n) {
+// CTA workers of BFS and PageRank: the block's items (one per thread, at most blockDim; the
+// first `items` threads may hold one) are started by their threads, their arcs laid end to
+// end (a block-wide exclusive scan of their counts) and taken by consecutive threads (binary
+// search for the owner item among the first `items`).
+template <class App>
+__device__ void at_block_expand(const AtCtx &c, u32 item, bool have, u32 items, AtCounts &n) {
     __shared__ u32 s_excl[AT_MAX_BLOCK], s_carry[AT_MAX_BLOCK], s_warp[AT_MAX_WARPS + 1];
     __shared__ u64 s_beg[AT_MAX_BLOCK];
     AtTask t;
@@ -957,8 +959,10 @@ template <class App> __device__ void at_block_expand(const AtCtx &c, u32 item, b
         n.visits += t.visit;
         n.edges += t.end - t.beg;
         n.atomics += t.end - t.beg + (App::SWEEPS ? 2 : 0);
-        at_stat(0, 1);
     }
+    // Items started, one shared atomic per warp (not per thread on one word).
+    u32 started = __popc(__ballot_sync(AT_FULL, have));
+    if (sy_lane() == 0) at_stat(0, started);
     u32 count = (u32)(t.end - t.beg);
     u32 incl = count;
     for (int o = 1; o < 32; o <<= 1) {
@@ -968,14 +972,16 @@ template <class App> __device__ void at_block_expand(const AtCtx &c, u32 item, b
     u32 warp = threadIdx.x >> 5, warps = blockDim.x >> 5;
     if (sy_lane() == 31) s_warp[warp] = incl;
     __syncthreads();
-    if (threadIdx.x == 0) {
-        u32 run = 0;
-        for (u32 w = 0; w < warps; w++) {
-            u32 x = s_warp[w];
-            s_warp[w] = run;
-            run += x;
+    if (threadIdx.x < 32) {
+        // The warps' totals scanned by warp 0 (warps <= 32).
+        u32 x = threadIdx.x < warps ? s_warp[threadIdx.x] : 0;
+        u32 run = x;
+        for (int o = 1; o < 32; o <<= 1) {
+            u32 y = __shfl_up_sync(AT_FULL, run, o);
+            if ((int)threadIdx.x >= o) run += y;
         }
-        s_warp[AT_MAX_WARPS] = run;
+        if (threadIdx.x < warps) s_warp[threadIdx.x] = run - x;
+        if (threadIdx.x == 31) s_warp[AT_MAX_WARPS] = run;
     }
     __syncthreads();
     s_excl[threadIdx.x] = s_warp[warp] + incl - count;
@@ -988,7 +994,7 @@ template <class App> __device__ void at_block_expand(const AtCtx &c, u32 item, b
         u32 k = base + threadIdx.x;
         AtSink sink = {0, 0, 0};
         if (k < total) {
-            u32 lo = 0, hi = blockDim.x - 1;
+            u32 lo = 0, hi = items - 1;
             while (lo < hi) {
                 u32 mid = (lo + hi + 1) >> 1;
                 if (s_excl[mid] <= k) lo = mid; else hi = mid - 1;
@@ -1406,7 +1412,8 @@ template <class App> __device__ bool at_round_block(const AtCtx &c, AtCounts &n)
                     if (s_have[k]) at_task<App, AtBlock>(c, s_items[k], n);
                 __syncthreads();
             } else {
-                at_block_expand<App>(c, item, have, n);
+                u64 rest = all - round;
+                at_block_expand<App>(c, item, have, rest < blockDim.x ? (u32)rest : blockDim.x, n);
             }
         }
         total += got;
