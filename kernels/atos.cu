@@ -178,6 +178,7 @@ __shared__ int s_light;
 __shared__ u32 s_mode;
 #define AT_MODE_WARP_REMOTE 2u
 #define AT_MODE_FLUSH_IDLE 4u
+#define AT_MODE_KEEP 8u
 __device__ __forceinline__ void at_fence() {
     if (s_light) asm volatile("fence.acq_rel.gpu;" ::: "memory");
     else __threadfence();
@@ -274,7 +275,9 @@ __device__ void at_stat_flush(const SyArgs &a, u64 *st) {
 // not yet freed. One thread.
 __device__ bool at_reserve(const AtCtx &c, const AtQ &q, u64 n, u64 &at) {
     at = atomicAdd(q.c + Q_END_ALLOC, n);
-    if (at + n - at_vol(q.c + Q_FREED) > q.cap) {
+    // FREED is read only once the queue could have wrapped (at + n <= cap cannot pass it):
+    // one dependent round trip less per push on a queue that never wraps.
+    if (at + n > q.cap && at + n - at_vol(q.c + Q_FREED) > q.cap) {
         atomicAdd(q.c + Q_OVERFLOW, n);
         at_overflowed(c);
         return false;
@@ -428,6 +431,22 @@ struct AtSink {
 
 #define AT_SINKS (2 + AT_MAX_GPUS)
 __shared__ u32 s_pn[AT_SINKS];
+
+// Level keeping (persistent BFS CTA workers; SC_FENCE bit 8, SWITCHYARD_ATOS_KEEP, see
+// kernels.rs `scalar::FENCE`). A CTA keeps up to s_kmax of the local tasks a level of its
+// round finds in shared memory and runs them as its next level, in the same round, instead
+// of pushing them and popping them back: on a road graph a BFS level is a few hundred
+// vertices, and the queue's push, publication and pop put about ten dependent L2 round trips
+// between two levels. Tasks past s_kmax are pushed (spilled) for idle CTAs; each level the
+// CTA also takes what arrived in its reservation and, on several GPUs, drains its receive
+// queue, so queued work is not left behind by a long round. Kept tasks are neither pushed nor
+// popped: the round's popped items stay open until its last level, so the GPU cannot look
+// idle while a CTA holds kept tasks (termination.rs), and initial + pushes == popped holds.
+// s_kmax 0: off. s_kbuf[s_kside] fills with the next level (s_knext items); s_kbase and
+// s_kpass: the items kept before this pass of at_push_block and by it; s_klevel: the kept
+// tasks handed to the next level.
+__shared__ u32 s_kmax, s_kside, s_knext, s_kbase, s_kpass, s_klevel;
+__shared__ u32 s_kbuf[2][AT_MAX_BLOCK];
 __shared__ u64 s_pat[AT_SINKS];
 __shared__ int s_pok[AT_SINKS];
 
@@ -454,13 +473,24 @@ __device__ void at_push_block(const AtCtx &c, const AtSink &s) {
     u32 nq = 2 + (c.gpus > 1 ? c.gpus : 0);
     if (threadIdx.x < nq) {
         u64 n = s_pn[threadIdx.x], at = 0;
+        if (threadIdx.x == 0 && s_kmax) {
+            // Keep the first of this pass's local tasks that fit; push (spill) the rest.
+            u32 keep = (u32)n < s_kmax - s_knext ? (u32)n : s_kmax - s_knext;
+            s_kbase = s_knext;
+            s_kpass = keep;
+            s_knext += keep;
+            n -= keep;
+            s_pn[0] = (u32)n;
+        }
         s_pok[threadIdx.x] = n ? at_reserve(c, at_sink_queue(c, threadIdx.x), n, at) : 0;
         s_pat[threadIdx.x] = at;
     }
     __syncthreads();
-    if (s.queue && s_pok[s.queue - 1]) {
+    if (s.queue == 1 && rank < s_kpass) {
+        s_kbuf[s_kside][s_kbase + rank] = s.item;
+    } else if (s.queue && s_pok[s.queue - 1]) {
         AtQ q = at_sink_queue(c, s.queue - 1);
-        u64 at = s_pat[s.queue - 1] + rank;
+        u64 at = s_pat[s.queue - 1] + rank - (s.queue == 1 ? s_kpass : 0);
         at_put(q, at, s.item);
         if (s.queue > 2) {
             at_put(q, at + 1, s.val);
@@ -481,6 +511,7 @@ __device__ void at_push_block(const AtCtx &c, const AtSink &s) {
             }
         }
         s_pn[threadIdx.x] = 0;
+        if (threadIdx.x == 0) s_kpass = 0;
     }
 }
 
@@ -714,14 +745,18 @@ template <class App> __device__ void at_update(const AtCtx &c, u32 t, u32 val, A
 
 struct AtBfs {
     static constexpr bool SWEEPS = false, REMOTE_MIN = true, REMOTE_ADD = false, COLOR = false;
+    static constexpr bool KEEP = true;  // level keeping applies (see s_kmax)
     __device__ static AtTask start(const AtCtx &c, u32 v) {
         AtTask t;
+        // The three loads are independent (the row's end is not loaded only when the vertex
+        // is reached): one round trip, not two, on the path of every BFS level.
         u32 level = __ldcg(c.value + v);
+        u64 beg = c.offsets[v], end = c.offsets[v + 1];
         t.ok = level != SY_UNREACHED;
         t.visit = t.ok;
         t.carry = level + 1;
-        t.beg = c.offsets[v];
-        t.end = t.ok ? c.offsets[v + 1] : t.beg;
+        t.beg = beg;
+        t.end = t.ok ? end : beg;
         return t;
     }
     __device__ static void arc(const AtCtx &c, u32 carry, u32 t, AtSink *sink) {
@@ -744,6 +779,7 @@ struct AtBfs {
 
 struct AtPr {
     static constexpr bool SWEEPS = true, REMOTE_MIN = false, REMOTE_ADD = true, COLOR = false;
+    static constexpr bool KEEP = false;
     __device__ static AtTask start(const AtCtx &c, u32 v) {
         AtTask t;
         atomicExch(c.flags + v, 0u);
@@ -797,6 +833,7 @@ __device__ __forceinline__ bool at_wins(u32 a, u32 b) {
 
 struct AtColor {
     static constexpr bool SWEEPS = false, REMOTE_MIN = false, REMOTE_ADD = false, COLOR = true;
+    static constexpr bool KEEP = false;
     __device__ static bool mark(const AtCtx &c, u32 v, u32 bit) {
         return (atomicOr(c.flags + v, bit) & bit) == 0;
     }
@@ -905,10 +942,12 @@ template <class App, class Team> __device__ void at_task(const AtCtx &c, u32 ite
     Team::sync();
 }
 
-// CTA workers of BFS and PageRank: the block's items (one per thread, at most blockDim)
-// are started by their threads, their arcs laid end to end (a block-wide exclusive scan of
-// their counts) and taken by consecutive threads (binary search for the owner item).
-template <class App> __device__ void at_block_expand(const AtCtx &c, u32 item, bool have, AtCounts &n) {
+// CTA workers of BFS and PageRank: the block's items (one per thread, at most blockDim; the
+// first `items` threads may hold one) are started by their threads, their arcs laid end to
+// end (a block-wide exclusive scan of their counts) and taken by consecutive threads (binary
+// search for the owner item among the first `items`).
+template <class App>
+__device__ void at_block_expand(const AtCtx &c, u32 item, bool have, u32 items, AtCounts &n) {
     __shared__ u32 s_excl[AT_MAX_BLOCK], s_carry[AT_MAX_BLOCK], s_warp[AT_MAX_WARPS + 1];
     __shared__ u64 s_beg[AT_MAX_BLOCK];
     AtTask t;
@@ -920,8 +959,10 @@ template <class App> __device__ void at_block_expand(const AtCtx &c, u32 item, b
         n.visits += t.visit;
         n.edges += t.end - t.beg;
         n.atomics += t.end - t.beg + (App::SWEEPS ? 2 : 0);
-        at_stat(0, 1);
     }
+    // Items started, one shared atomic per warp (not per thread on one word).
+    u32 started = __popc(__ballot_sync(AT_FULL, have));
+    if (sy_lane() == 0) at_stat(0, started);
     u32 count = (u32)(t.end - t.beg);
     u32 incl = count;
     for (int o = 1; o < 32; o <<= 1) {
@@ -931,14 +972,16 @@ template <class App> __device__ void at_block_expand(const AtCtx &c, u32 item, b
     u32 warp = threadIdx.x >> 5, warps = blockDim.x >> 5;
     if (sy_lane() == 31) s_warp[warp] = incl;
     __syncthreads();
-    if (threadIdx.x == 0) {
-        u32 run = 0;
-        for (u32 w = 0; w < warps; w++) {
-            u32 x = s_warp[w];
-            s_warp[w] = run;
-            run += x;
+    if (threadIdx.x < 32) {
+        // The warps' totals scanned by warp 0 (warps <= 32).
+        u32 x = threadIdx.x < warps ? s_warp[threadIdx.x] : 0;
+        u32 run = x;
+        for (int o = 1; o < 32; o <<= 1) {
+            u32 y = __shfl_up_sync(AT_FULL, run, o);
+            if ((int)threadIdx.x >= o) run += y;
         }
-        s_warp[AT_MAX_WARPS] = run;
+        if (threadIdx.x < warps) s_warp[threadIdx.x] = run - x;
+        if (threadIdx.x == 31) s_warp[AT_MAX_WARPS] = run;
     }
     __syncthreads();
     s_excl[threadIdx.x] = s_warp[warp] + incl - count;
@@ -951,7 +994,7 @@ template <class App> __device__ void at_block_expand(const AtCtx &c, u32 item, b
         u32 k = base + threadIdx.x;
         AtSink sink = {0, 0, 0};
         if (k < total) {
-            u32 lo = 0, hi = blockDim.x - 1;
+            u32 lo = 0, hi = items - 1;
             while (lo < hi) {
                 u32 mid = (lo + hi + 1) >> 1;
                 if (s_excl[mid] <= k) lo = mid; else hi = mid - 1;
@@ -1339,13 +1382,25 @@ template <class App> __device__ bool at_round_block(const AtCtx &c, AtCounts &n)
         // Items this round took, at first..first+total: a persistent team takes what arrives
         // in its reservation while it works before it frees and closes them (its next items
         // wait for no one else, so the round's tail is not on their path).
+        // With level keeping (s_kmax), each pass of the loop is a level: the items taken
+        // from the queue, then the kn tasks the previous level kept in s_kbuf[cur].
         u64 first = at, total = 0;
+        bool keep = App::KEEP && s_kmax != 0;
+        u32 kn = 0, cur = 0;
+        u64 end_seen = 0;  // thread 0, keeping: END as read at the level's start
         while (true) {
-        for (u64 round = 0; round < got; round += blockDim.x) {
+        if (keep && threadIdx.x == 0) end_seen = at_vol(c.local.c + Q_END);
+        u64 all = got + kn;
+        for (u64 round = 0; round < all; round += blockDim.x) {
             u64 i = round + threadIdx.x;
-            bool have = i < got;
-            u32 item = have ? at_get(q, at + i) : 0;
-            if (have && at_deferred<App>(c, item, from)) have = false;
+            bool have = i < all;
+            u32 item = 0;
+            if (i < got) {
+                item = at_get(q, at + i);
+                if (at_deferred<App>(c, item, from)) have = false;
+            } else if (have) {
+                item = s_kbuf[cur][i - got];
+            }
             if constexpr (App::COLOR) {
                 __shared__ u32 s_items[AT_MAX_BLOCK];
                 __shared__ u32 s_have[AT_MAX_BLOCK];
@@ -1357,11 +1412,38 @@ template <class App> __device__ bool at_round_block(const AtCtx &c, AtCounts &n)
                     if (s_have[k]) at_task<App, AtBlock>(c, s_items[k], n);
                 __syncthreads();
             } else {
-                at_block_expand<App>(c, item, have, n);
+                u64 rest = all - round;
+                at_block_expand<App>(c, item, have, rest < blockDim.x ? (u32)rest : blockDim.x, n);
             }
         }
         total += got;
         if (!c.persistent || from != 0) break;
+        if (keep) {
+            // The next level: what the END read at this level's start showed of the
+            // reservation (its round trip overlapped the level), and the tasks kept.
+            if (threadIdx.x == 0) {
+                u64 taken = 0, taken_at = 0;
+                if (s_hold[0] < s_hold[1] && end_seen > s_hold[0]) {
+                    at_fence();
+                    taken = at_take_from(c.local, s_hold, end_seen, taken_at);
+                }
+                s_got = taken;
+                s_at = taken_at;
+                s_klevel = s_knext;
+                s_knext = 0;
+                s_kside ^= 1;
+            }
+            __syncthreads();
+            got = s_got;
+            at = s_at;
+            kn = s_klevel;
+            cur = s_kside ^ 1;
+            __syncthreads();
+            if (got == 0 && kn == 0) break;
+            // On several GPUs, pairs that arrived are applied between levels.
+            if (c.gpus > 1) at_receive<App, AtBlock>(c, 0);
+            continue;
+        }
         if (threadIdx.x == 0) s_got = at_take_more(c.local, s_hold, s_at);
         __syncthreads();
         got = s_got;
@@ -1442,6 +1524,13 @@ template <class App> __device__ void at_worker(const SyArgs &a) {
                 s_ok = 0;
             }
         }
+        // Level keeping: persistent CTA workers without the priority queue (whose low
+        // queue orders the work instead); SC_FENCE bits 16-31 the items kept per level
+        // (0: the block's width).
+        u32 kmax = s_mode >> 16;
+        kmax = kmax == 0 ? blockDim.x : kmax < AT_MAX_BLOCK ? kmax : AT_MAX_BLOCK;
+        s_kmax = s_ok && App::KEEP && (s_mode & AT_MODE_KEEP) && s_c.persistent && s_c.delta == 0 ? kmax : 0;
+        s_kside = s_knext = s_kbase = s_kpass = 0;
     }
     for (u32 i = threadIdx.x; i < AT_MAX_WARPS * AT_MAX_GPUS; i += blockDim.x)
         (&s_remote[0][0])[i] = 0;

@@ -266,7 +266,9 @@ pub mod scalar {
     /// (`SWITCHYARD_ATOS_FENCE=acq_rel`); 2, remote pairs are pushed per warp at once instead
     /// of per CTA pass (`SWITCHYARD_ATOS_REMOTE_PUSH=warp`); 4, a busy team counts its remote
     /// operations only when it runs out of work, not every 16 rounds too
-    /// (`SWITCHYARD_ATOS_FLUSH=idle`).
+    /// (`SWITCHYARD_ATOS_FLUSH=idle`); 8, level keeping: a persistent BFS CTA worker runs up
+    /// to `bits >> 16` (0: its width) of the tasks a level finds as its next level instead
+    /// of queueing them (`SWITCHYARD_ATOS_KEEP`, see [`keep_bits`]).
     pub const FENCE: usize = 10;
     /// The environment variable that sets bit 1 of [`FENCE`] (`acq_rel`).
     pub const FENCE_ENV: &str = "SWITCHYARD_ATOS_FENCE";
@@ -274,6 +276,11 @@ pub mod scalar {
     pub const REMOTE_PUSH_ENV: &str = "SWITCHYARD_ATOS_REMOTE_PUSH";
     /// The environment variable that sets bit 4 of [`FENCE`] (`idle`).
     pub const FLUSH_ENV: &str = "SWITCHYARD_ATOS_FLUSH";
+    /// The environment variable that sets level keeping (bit 8 and bits 16-31 of [`FENCE`]):
+    /// `off`, `on` (keep up to the CTA's width) or the items kept per level (1-1024).
+    pub const KEEP_ENV: &str = "SWITCHYARD_ATOS_KEEP";
+    /// Level keeping when [`KEEP_ENV`] is unset or unreadable: off.
+    pub const KEEP_DEFAULT: Option<u32> = None;
 
     /// The [`FENCE`] bits the environment asks for.
     pub fn experiment_bits() -> u32 {
@@ -281,6 +288,20 @@ pub mod scalar {
         u32::from(is(FENCE_ENV, "acq_rel"))
             | (u32::from(is(REMOTE_PUSH_ENV, "warp")) << 1)
             | (u32::from(is(FLUSH_ENV, "idle")) << 2)
+            | keep_bits(std::env::var(KEEP_ENV).ok().as_deref())
+    }
+
+    /// The level-keeping bits of [`FENCE`] for a [`KEEP_ENV`] value: `off` or `0` none, `on`
+    /// bit 8 alone (keep up to the CTA's width), `N` bit 8 and N (at most 1024) in bits
+    /// 16-31; anything else (or no value) [`KEEP_DEFAULT`].
+    pub fn keep_bits(value: Option<&str>) -> u32 {
+        let items = match value.map(str::trim) {
+            Some("off") | Some("0") => None,
+            Some("on") => Some(0),
+            Some(v) => v.parse::<u32>().ok().map_or(KEEP_DEFAULT, |n| Some(n.min(1024))),
+            None => KEEP_DEFAULT,
+        };
+        items.map_or(0, |n| 8 | (n << 16))
     }
     /// Aggregator: `u64` batch size in bytes (`BATCH_SIZE`).
     pub const BATCH_BYTES: usize = 2;
@@ -1337,6 +1358,20 @@ mod tests {
         assert_eq!(shadow, [u32::MAX, 9, 5, u32::MAX]);
         // A shadow that does not cover the vertex (one GPU, no filter) sends everything.
         assert!(sent_lower(&mut [], 3, 1) && sent_lower(&mut [0], 3, 1));
+    }
+
+    #[test]
+    fn level_keeping_bits_follow_the_environment_value() {
+        let source = crate::backend::cuda::kernels::ATOS_SOURCE;
+        assert!(source.contains("#define AT_MODE_KEEP 8u\n"), "kernels/atos.cu: AT_MODE_KEEP 8");
+        assert_eq!(scalar::keep_bits(Some("off")), 0);
+        assert_eq!(scalar::keep_bits(Some("0")), 0);
+        assert_eq!(scalar::keep_bits(Some("on")), 8);
+        assert_eq!(scalar::keep_bits(Some(" 256 ")), 8 | (256 << 16));
+        assert_eq!(scalar::keep_bits(Some("5000")), 8 | (1024 << 16));
+        let default = scalar::KEEP_DEFAULT.map_or(0, |n| 8 | (n << 16));
+        assert_eq!(scalar::keep_bits(Some("many")), default);
+        assert_eq!(scalar::keep_bits(None), default);
     }
 
     #[test]
