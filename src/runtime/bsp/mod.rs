@@ -441,23 +441,6 @@ pub fn run<B: Backend + ?Sized>(
         Some(kernel) if alone && options.loop_frontier > 0 => DeviceLoop::new(backend, kernel)?,
         _ => None,
     };
-    // Host set-up (O(n)) before the clock starts: the run's time is the GPUs' work.
-    let mut reduction =
-        primitive.initial_reduction(&(0..n).map(|v| graph.degree(v) as u32).collect::<Vec<_>>(), n);
-    let start_ps = backend.now_ps();
-
-    let mut outcome = BspOutcome {
-        values: Vec::new(),
-        aux: None,
-        supersteps: 0,
-        frontier_sizes: Vec::new(),
-        edges_visited: 0,
-        messages: 0,
-        bytes_sent: 0,
-        compute_time_ps: 0,
-    };
-    let max_supersteps = primitive.max_supersteps().unwrap_or(u32::MAX).min(options.max_supersteps);
-    let combiner = primitive.combiner().code();
     // On several GPUs with selective packages, a routed advance splits as it discovers.
     let routed = match primitive.routed_advance_kernel() {
         Some(kernel) if !alone && !broadcast && options.split == Split::InAdvance => Some(kernel),
@@ -478,6 +461,23 @@ pub fn run<B: Backend + ?Sized>(
             }
         }
     }
+    // Host set-up (O(n)) before the clock starts: the run's time is the GPUs' work.
+    let mut reduction =
+        primitive.initial_reduction(&(0..n).map(|v| graph.degree(v) as u32).collect::<Vec<_>>(), n);
+    let start_ps = backend.now_ps();
+
+    let mut outcome = BspOutcome {
+        values: Vec::new(),
+        aux: None,
+        supersteps: 0,
+        frontier_sizes: Vec::new(),
+        edges_visited: 0,
+        messages: 0,
+        bytes_sent: 0,
+        compute_time_ps: 0,
+    };
+    let max_supersteps = primitive.max_supersteps().unwrap_or(u32::MAX).min(options.max_supersteps);
+    let combiner = primitive.combiner().code();
     // One GPU without an apply step sends nothing and its advance already de-duplicates
     // its output by the superstep's stamp, so split and merge would only copy the output
     // frontier into the next input: the two frontier buffers swap roles instead, and a
