@@ -87,8 +87,8 @@ pub struct RunOptions {
     pub bsp_split: switchyard::runtime::bsp::Split,
     /// BSP on several GPUs: what the routed advance sends its owners: `(id, value)` pairs,
     /// or one bit per vertex (BFS: every value of a level is the level), read and cleared
-    /// by the owner's merge; auto: bits unless the graph is road-like.
-    #[arg(long, value_enum, default_value = "auto")]
+    /// by the owner's merge (fewer bytes, but slower on NVLink H100s).
+    #[arg(long, value_enum, default_value = "pairs")]
     pub bsp_packages: switchyard::runtime::bsp::PackageForm,
     /// Interconnect fidelity of the simulator.
     #[arg(long, value_enum, default_value = "flow")]
@@ -104,7 +104,7 @@ pub struct RunOptions {
     #[arg(long, default_value_t = 1e-4)]
     pub epsilon: f64,
     /// Direction-optimizing BFS: pull once the frontier exceeds the unvisited vertices
-    /// divided by this (larger: pull earlier).
+    /// divided by this (larger: pull earlier; Beamer's is 14, 1000 measured best on R-MAT).
     #[arg(long, default_value_t = switchyard::algo::dobfs::DEFAULT_ALPHA)]
     pub dobfs_alpha: f64,
     /// Direction-optimizing BFS: push again once the frontier falls below the vertex count

@@ -76,14 +76,13 @@ pub enum Split {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, clap::ValueEnum)]
 #[serde(rename_all = "kebab-case")]
 pub enum PackageForm {
-    /// Bitmaps where they can be used (a routed advance, peer reads, a primitive whose
-    /// superstep sends one value: BFS) on graphs that are not road-like; pairs otherwise.
-    /// A road graph's thousands of small levels would scan a whole bitmap each.
-    Auto,
     /// `(id on the owner, value)` pairs, 8 bytes per vertex sent.
     Pairs,
-    /// One bit per vertex of the owner (its bitmap read by the owner's merge and cleared):
-    /// on a dense level of R-MAT 24 at 2 GPUs, 2 MB instead of tens of MB of pairs.
+    /// One bit per local vertex of the owner (a primitive whose superstep sends one value:
+    /// BFS), the bitmap read and cleared by the owner's merge: 3.3x fewer bytes on R-MAT 24
+    /// at 2 GPUs, but slower on NVLink H100s (c24: 11.98 ms against 9.93 with pairs; the
+    /// widest level's advance takes 8.07 ms against 6.49 for its random atomic ORs, and the
+    /// merge is bound by its per-vertex atomics either way: 0.55 ms against 0.47).
     Bits,
 }
 
@@ -117,7 +116,7 @@ impl Default for BspOptions {
             loop_frontier: DEFAULT_LOOP_FRONTIER,
             exchange: Exchange::Auto,
             split: Split::InAdvance,
-            packages: PackageForm::Auto,
+            packages: PackageForm::Pairs,
         }
     }
 }
@@ -446,7 +445,7 @@ pub fn run<B: Backend + ?Sized>(
         Some(kernel) if !alone && !broadcast && options.split == Split::InAdvance => Some(kernel),
         _ => None,
     };
-    let bits = send_bits(graph, primitive, options, alone, routed.is_some(), peer_reads)?;
+    let bits = send_bits(primitive, options, alone, routed.is_some(), peer_reads)?;
     if bits {
         // GPU g's bitmap toward p has a bit for every local vertex of p.
         for (g, slots) in gpus.iter_mut().enumerate() {
@@ -754,7 +753,6 @@ pub(crate) fn launch_merge<B: Backend + ?Sized>(
 /// Whether a routed advance sends bitmaps ([`PackageForm`]); an error when they were asked
 /// for on several GPUs and cannot be used.
 fn send_bits(
-    graph: &Csr,
     primitive: &dyn BspPrimitive,
     options: &BspOptions,
     alone: bool,
@@ -764,13 +762,12 @@ fn send_bits(
     let able = routed && peer_reads && primitive.uniform_value(0).is_some();
     match options.packages {
         PackageForm::Pairs => Ok(false),
-        PackageForm::Auto => Ok(able && !crate::graph::partition::is_road_like(graph)),
         PackageForm::Bits if able || alone => Ok(able),
         PackageForm::Bits => Err(RuntimeError::Options(format!(
             "--bsp-packages bits: {} on this machine cannot send bitmaps; they need a routed \
              advance (--bsp-split in-advance and an algorithm that has one: bfs), selective \
              communication and packages read through peer access (--bsp-exchange auto or \
-             peer-reads, every pair of GPUs with a peer path); use --bsp-packages pairs or auto",
+             peer-reads, every pair of GPUs with a peer path); use --bsp-packages pairs",
             primitive.name()
         ))),
     }
