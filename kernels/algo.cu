@@ -41,8 +41,11 @@ extern "C" __global__ void __launch_bounds__(SY_BLOCK) bfs_advance(const SyArgs 
 // split done at discovery. A label is set once, by the CAS that wins, with its final value,
 // so an owned vertex goes straight into frontier_out (length counters[1], marker stamp + 1
 // as the split's), and a proxy straight into its owner's package as (id on the owner,
-// level) (length counters[2 + owner]); proxies are not appended anywhere else. Scalars:
-// the advance's, then peers u32. Buffers: the 14 fixed slots, then one package per peer.
+// level) (length counters[2 + owner]); proxies are not appended anywhere else. With bits
+// set, a proxy sets bit (id on the owner) of its owner's bitmap instead of a pair (one bit
+// per vertex: every value this superstep sends is the level), and counters[2 + owner] still
+// counts them. Scalars: the advance's, then peers u32, bits u32. Buffers: the 14 fixed
+// slots, then one package per peer, then (bits) one bitmap per peer.
 struct BfsRoutedOp {
     const SyArgs *a;
     const Advance *d;
@@ -50,6 +53,8 @@ struct BfsRoutedOp {
     const u32 *owner;
     const u32 *owner_id;
     u32 level;
+    u32 peers;
+    bool bits;
     u64 edges;
     __device__ bool prepare(u32, u64 arcs, u32 &) {
         edges += arcs;
@@ -65,14 +70,23 @@ struct BfsRoutedOp {
             sy_push(*a, &d->counters[1], d->fout, d->fout_cap, t);
             return;
         }
-        u32 *package = sy_buf<u32>(*a, S_FIXED + home);
-        u64 cap = a->len[S_FIXED + home] / 2;
         // One atomic per peer per warp, as in bsp_split.
         u32 active = __activemask();
         u32 same = __match_any_sync(active, home);
         u32 leader = __ffs(same) - 1;
         u64 base = 0;
         if (sy_lane() == leader) base = atomicAdd(&d->counters[2 + home], (u64)__popc(same));
+        if (bits) {
+            u32 id = owner_id[t];
+            u32 *bitmap = sy_buf<u32>(*a, S_FIXED + peers + home);
+            if ((u64)(id >> 5) < a->len[S_FIXED + peers + home])
+                atomicOr(&bitmap[id >> 5], 1u << (id & 31));
+            else
+                sy_fail(*a, SY_ERR_PACKAGE_OVERFLOW, home, a->len[S_FIXED + peers + home]);
+            return;
+        }
+        u32 *package = sy_buf<u32>(*a, S_FIXED + home);
+        u64 cap = a->len[S_FIXED + home] / 2;
         base = __shfl_sync(same, base, leader);
         u64 slot = base + __popc(same & ((1u << sy_lane()) - 1));
         if (slot < cap) {
@@ -86,7 +100,8 @@ struct BfsRoutedOp {
 
 __device__ BfsRoutedOp bfs_routed_op(const SyArgs &a, const Advance &d) {
     return BfsRoutedOp{&a, &d, sy_buf<u32>(a, S_VALUES), sy_buf<const u32>(a, S_OWNER),
-                       sy_buf<const u32>(a, S_OWNER_ID), d.superstep + 1, 0};
+                       sy_buf<const u32>(a, S_OWNER_ID), d.superstep + 1, sy_u32(a, 6),
+                       sy_u32(a, 7) != 0, 0};
 }
 
 extern "C" __global__ void bfs_advance_routed__pre(const SyArgs a) {

@@ -166,3 +166,49 @@ extern "C" __global__ void __launch_bounds__(SY_BLOCK) bsp_merge_peer(const SyAr
     }
     sy_count(a, items, 0, items);
 }
+
+// Bitmaps in place of packages, for a superstep whose values are all one value (BFS: the
+// level): every set bit v of a peer's bitmap toward this GPU (id on this GPU) is combined
+// as min(values[v], value); owned vertices that improve join the next frontier (marker
+// stamp, as bsp_merge). The words read are cleared, so the sender's next superstep starts
+// from an empty bitmap. Scalars: gpu u32, peers u32, stamp u32, value u32. Buffers: the 14
+// fixed slots, then per peer p its bitmap toward this GPU (in p's memory, read and cleared
+// through peer access; this GPU's own slot is not read).
+extern "C" __global__ void __launch_bounds__(SY_BLOCK) bsp_merge_bits_peer(const SyArgs a) {
+    u32 gpu = sy_u32(a, 0);
+    u32 peers = sy_u32(a, 1);
+    u32 stamp = sy_u32(a, 2);
+    u32 value = sy_u32(a, 3);
+    u32 *values = sy_buf<u32>(a, S_VALUES);
+    u32 *marker = sy_buf<u32>(a, S_MARKER);
+    u32 *next = sy_buf<u32>(a, S_FIN);
+    u64 *counters = sy_buf<u64>(a, S_COUNTERS);
+    const u32 *owner = sy_buf<const u32>(a, S_OWNER);
+    const u64 n = a.len[S_VALUES];
+    const u64 stride = (u64)gridDim.x * blockDim.x;
+    u64 items = 0;
+    for (u32 p = 0; p < peers; p++) {
+        if (p == gpu) continue;
+        u32 *bitmap = sy_buf<u32>(a, S_FIXED + p);
+        u64 words = a.len[S_FIXED + p];
+        for (u64 i = (u64)blockIdx.x * blockDim.x + threadIdx.x; i < words; i += stride) {
+            u32 w = bitmap[i];
+            if (w == 0) continue;
+            bitmap[i] = 0;
+            items += __popc(w);
+            while (w != 0) {
+                u32 b = __ffs(w) - 1;
+                w &= w - 1;
+                u64 v = 32 * i + b;
+                if (v >= n) {
+                    sy_fail(a, SY_ERR_VERTEX, v, n);
+                    break;
+                }
+                bool improves = value < ((volatile u32 *)values)[v] && value < atomicMin(&values[v], value);
+                if (improves && owner[v] == gpu && atomicExch(&marker[v], stamp) != stamp)
+                    sy_push(a, &counters[1], next, a.len[S_FIN], (u32)v);
+            }
+        }
+    }
+    sy_count(a, items, 0, items);
+}

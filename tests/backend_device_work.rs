@@ -531,6 +531,47 @@ fn the_host_pays_each_operation_kinds_own_issue_cost() {
 }
 
 #[test]
+fn each_completion_the_host_takes_costs_it_an_event_query_per_busy_stream() {
+    // The CUDA backend's host queries the oldest outstanding operation of every stream
+    // that has one on each completion it takes (`poll_query_ns`): a runtime that launches,
+    // takes the completion and launches again pays that before its next launch, so N
+    // rounds end N - 1 polls later than with free queries; with a second stream busy
+    // (a long kernel on gpu1) each poll queries two streams.
+    let t = calibrated_h100x4();
+    let query = t.gpus[0].model.host.expect("the calibrated H100 has a host model").poll_query_ps;
+    assert!(query > 0, "the calibrated H100 model charges an event query");
+    let rounds = |t: &Topology, n: u64, other_busy: bool| {
+        let mut b =
+            SimBackend::new(t.clone(), 2, registry(), SimConfig::default()).expect("sim backend");
+        let s = stream(&mut b, 0);
+        if other_busy {
+            let long = launch("t_busy", vec![], vec![Scalar::U32(1), Scalar::U32(1 << 30)]);
+            let s1 = stream(&mut b, 1);
+            b.launch(s1, long, Some(Token(1000))).unwrap();
+        }
+        let mut last = 0;
+        for i in 0..n {
+            let l = launch("t_busy", vec![], vec![Scalar::U32(1), Scalar::U32(1)]);
+            b.launch(s, l, Some(Token(i))).unwrap();
+            last = until(&mut b, Token(i)).time_ps;
+        }
+        last
+    };
+    let mut free = t.clone();
+    for g in &mut free.gpus {
+        g.model.host.as_mut().expect("host model").poll_query_ps = 0;
+    }
+    for n in [1, 2, 7] {
+        assert_eq!(rounds(&t, n, false), rounds(&free, n, false) + (n - 1) * query, "{n} rounds");
+        assert_eq!(
+            rounds(&t, n, true),
+            rounds(&free, n, true) + (n - 1) * 2 * query,
+            "{n} rounds beside a busy stream"
+        );
+    }
+}
+
+#[test]
 fn peer_reads_move_over_the_path_and_overlap_the_kernel() {
     // DGX-1: GPUs 0 and 3 share two NVLinks, 0 and 1 one.
     let time_of = |peer: u32| {

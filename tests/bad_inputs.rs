@@ -631,6 +631,14 @@ fn bad_run_options() {
                 &["--epsilon", "found 0", "positive tolerance"],
             ),
             error(&[R, G, S, "--algo", "pr-residual", "--epsilon=-1"], &["--epsilon", "found -1"]),
+            error(
+                &[R, G, S, "--algo", "dobfs", "--dobfs-alpha", "0"],
+                &["--dobfs-alpha", "found 0", "a positive number"],
+            ),
+            error(
+                &[R, G, S, "--algo", "dobfs", "--dobfs-beta", "inf"],
+                &["--dobfs-beta", "found inf", "a positive number"],
+            ),
             error(&[R, G, S, "--algo", "sssp"], &["sssp: needs edge weights", "add --weights"]),
             error(
                 &[R, G, S, "--partitioner", "foo"],

@@ -9,7 +9,7 @@ use switchyard::algo::{Algorithm, AlgorithmParams};
 use switchyard::driver::{RunError, RunSpec, RuntimeKind, SimRun, SimSetup};
 use switchyard::graph::generate::with_uniform_weights;
 use switchyard::graph::{BuildOptions, Csr, LoadOptions, load_graph};
-use switchyard::runtime::bsp::{BspOptions, Communication, Duplication, Exchange};
+use switchyard::runtime::bsp::{BspOptions, Communication, Duplication, Exchange, PackageForm};
 use switchyard_sim::interconnect::Fidelity;
 use switchyard_sim::topology::{Topology, bundled_names};
 
@@ -202,6 +202,53 @@ fn peer_reads_match_copies_and_take_less_time_and_memory() {
             copies.report.time_ps
         );
     }
+}
+
+#[test]
+fn bfs_bitmaps_give_the_pairs_answers_and_send_less() {
+    // facebook (hubs: not road-like, so auto picks bitmaps) and the power grid (degrees at
+    // most 19: road-like, so auto keeps pairs) forced to bitmaps, at 2, 3 and 4 GPUs of the DGX-1 (peer reads: its first four are
+    // fully connected by NVLink).
+    let dgx1 = Topology::bundled("dgx1-v100").unwrap();
+    for (name, source) in [("facebook_combined.txt", 0), ("power.graph", 3)] {
+        let graph = real_graph(name);
+        for gpus in [2, 3, 4] {
+            let run = |packages| {
+                let mut c = config(&dgx1, gpus, Algorithm::Bfs);
+                c.spec.params.source = source;
+                c.spec.bsp.packages = packages;
+                check(&graph, name, &c);
+                c.run(&graph, name).expect("runs")
+            };
+            let (pairs, bits) = (run(PackageForm::Pairs), run(PackageForm::Bits));
+            let what = format!("{name} x{gpus}");
+            assert_eq!(pairs.values, bits.values, "{what}: levels differ");
+            assert_eq!(pairs.report.supersteps, bits.report.supersteps, "{what}");
+            assert_eq!(pairs.report.work.messages, bits.report.work.messages, "{what}");
+            assert!(pairs.report.work.messages > 0, "{what}: the GPUs exchange something");
+            assert_ne!(pairs.report.work.bytes_sent, bits.report.work.bytes_sent, "{what}");
+            let auto = run(PackageForm::Auto);
+            let picked = if name.starts_with("facebook") { &bits } else { &pairs };
+            assert_eq!(auto.report.work.bytes_sent, picked.report.work.bytes_sent, "{what}: auto");
+        }
+    }
+}
+
+#[test]
+fn bitmaps_for_an_algorithm_without_one_value_per_superstep_are_refused() {
+    let graph = with_uniform_weights(&real_graph("chesapeake.mtx"), 1, 9, 1).expect("weights");
+    let dgx1 = Topology::bundled("dgx1-v100").unwrap();
+    let mut c = config(&dgx1, 2, Algorithm::Sssp);
+    c.spec.bsp.packages = PackageForm::Bits;
+    let e = c.run(&graph, "chesapeake").expect_err("sssp sends distances, not one value");
+    let text = e.to_string();
+    for needle in ["--bsp-packages bits", "sssp", "use --bsp-packages pairs or auto"] {
+        assert!(text.contains(needle), "{needle:?} missing from: {text}");
+    }
+    // One GPU sends nothing: bitmaps asked for there are no error.
+    let mut c = config(&dgx1, 1, Algorithm::Sssp);
+    c.spec.bsp.packages = PackageForm::Bits;
+    check(&graph, "chesapeake", &c);
 }
 
 #[test]

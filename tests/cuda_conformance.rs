@@ -579,25 +579,54 @@ fn checks() -> Vec<Check> {
     let owners: Vec<u32> = (0..n).map(|_| rng.below(3) as u32).collect();
     let mut scalars = advance_scalars(frontier.len(), 2, 0.0, 0.0);
     scalars.push(Scalar::U32(3));
-    checks.push(Check {
-        kernel: "bfs_advance_routed",
-        inputs: Slots::new(
+    scalars.push(Scalar::U32(0));
+    let routed_slots = |packages| {
+        Slots::new(
             &c,
             HostData::U32(labels.clone()),
             no_aux.clone(),
             &frontier,
-            owners,
+            owners.clone(),
             false,
             3,
-            vec![vec![], vec![0; 2 * n], vec![0; 2 * n]],
+            packages,
         )
-        .data,
-        scalars,
+        .data
+    };
+    checks.push(Check {
+        kernel: "bfs_advance_routed",
+        inputs: routed_slots(vec![vec![], vec![0; 2 * n], vec![0; 2 * n]]),
+        scalars: scalars.clone(),
         work_items: frontier.len() as u64,
         rule: vec![
             (8, Cmp::SetPrefix { counter: 1, from: 0 }),
             (15, Cmp::PairSet { counter: 3 }),
             (16, Cmp::PairSet { counter: 4 }),
+        ],
+    });
+    // The same with bitmaps: proxies set bits of their owners' bitmaps (slots 18 and 19;
+    // the packages stay untouched), counters 3 and 4 still count them. Slots gives vertex
+    // v the id 7 v + 1 on its owner.
+    let words = (7 * n + 1).div_ceil(32);
+    scalars[7] = Scalar::U32(1);
+    checks.push(Check {
+        kernel: "bfs_advance_routed",
+        inputs: routed_slots(vec![
+            vec![],
+            vec![0; 2 * n],
+            vec![0; 2 * n],
+            vec![],
+            vec![0; words],
+            vec![0; words],
+        ]),
+        scalars,
+        work_items: frontier.len() as u64,
+        rule: vec![
+            (8, Cmp::SetPrefix { counter: 1, from: 0 }),
+            (9, Cmp::Exact),
+            (15, Cmp::Exact),
+            (18, Cmp::Exact),
+            (19, Cmp::Exact),
         ],
     });
 
@@ -992,6 +1021,52 @@ fn checks() -> Vec<Check> {
             rule,
         });
     }
+    // Bitmaps from gpus 1 and 2 into gpu 0: each set bit is min(value, 500); owned vertices
+    // that improve join the next frontier after the 5 entries already there; the bitmaps
+    // read come back cleared, and gpu 0's own slot (all ones) is neither read nor cleared.
+    let words = n.div_ceil(32);
+    let mut bitmaps = vec![vec![u32::MAX; words]];
+    for _ in 1..3 {
+        bitmaps.push(
+            (0..words).map(|_| rng.below(1 << 32) as u32 & rng.below(1 << 32) as u32).collect(),
+        );
+    }
+    if !n.is_multiple_of(32) {
+        for b in &mut bitmaps[1..] {
+            b[words - 1] &= (1u32 << (n % 32)) - 1;
+        }
+    }
+    let values: Vec<u32> =
+        (0..n).map(|_| if rng.below(3) == 0 { u32::MAX } else { rng.below(1000) as u32 }).collect();
+    let mut slots = Slots::new(
+        &c,
+        HostData::U32(values),
+        no_aux.clone(),
+        &[],
+        three.clone(),
+        false,
+        3,
+        bitmaps,
+    );
+    let mut fin = vec![0u32; n];
+    for (i, v) in fin.iter_mut().enumerate().take(5) {
+        *v = 10 + i as u32;
+    }
+    slots.data[7] = HostData::U32(fin);
+    slots.data[9] = HostData::U64(vec![0, 5, 0, 0, 0, 0]);
+    checks.push(Check {
+        kernel: "bsp_merge_bits_peer",
+        inputs: slots.data,
+        scalars: vec![Scalar::U32(0), Scalar::U32(3), Scalar::U32(10), Scalar::U32(500)],
+        work_items: 0,
+        rule: vec![
+            (3, Cmp::Exact),
+            (7, Cmp::SetPrefix { counter: 1, from: 5 }),
+            (14, Cmp::Exact),
+            (15, Cmp::Exact),
+            (16, Cmp::Exact),
+        ],
+    });
     groute_checks(&mut rng, &mut checks);
     worklist_checks(&mut rng, &mut checks);
     gum_checks(&mut rng, &c, &mut checks);

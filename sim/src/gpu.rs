@@ -21,7 +21,8 @@
 //! memory terms dominate. Where a model has a host model ([`GpuModel::host`]: the
 //! calibrated machines), the one host thread spends its cost for the operation's kind
 //! ([`HostIssue`]) issuing each stream operation, one after another whatever GPU it goes to, and a host that waits for a kernel
-//! (or a copy) sees it [`GpuModel::sync_overhead_ps`] after completion; without one (the
+//! (or a copy) sees it [`GpuModel::sync_overhead_ps`] after completion and then spends
+//! [`HostIssue::poll_query_ps`] per stream with work outstanding taking it; without one (the
 //! bundled machines) the host issues and observes instantly.
 //!
 //! Where each constant comes from is stated next to it in `topologies/gpu_models.toml`
@@ -98,6 +99,13 @@ pub struct HostIssue {
     pub record_ps: TimePs,
     /// A stream's wait for an event.
     pub wait_ps: TimePs,
+    /// One event query of a completion poll. The CUDA backend's `next_completion` finds a
+    /// finished operation by querying the oldest outstanding operation of every stream
+    /// that has one, so the host's one thread spends this once per stream with
+    /// operations outstanding (the finished one's included) on every completion it takes,
+    /// before acting on it; waiting for a completion that has not happened yet is not
+    /// part of it.
+    pub poll_query_ps: TimePs,
 }
 
 /// The performance model of one GPU type. All times in picoseconds, sizes in bytes.

@@ -278,6 +278,14 @@ fn a_host_cost_per_operation_kind_without_launch_issue_is_an_error() {
 }
 
 #[test]
+fn a_poll_cost_without_launch_issue_is_an_error() {
+    let (line, text) = error_of(&model_with("poll_query_ns = 0.5\n"));
+    assert_eq!(line, 46);
+    assert!(text.contains("`poll_query_ns` is given without `launch_issue_ns`"), "{text}");
+    assert!(text.contains("add `launch_issue_ns`"), "{text}");
+}
+
+#[test]
 fn host_costs_per_operation_kind_default_to_the_launch_issue() {
     use switchyard_sim::gpu::HostIssue;
     let text = model_with("launch_issue_ns = 10.0\nrecord_issue_ns = 0.5\ncopy_issue_ns = 4.0\n");
@@ -291,9 +299,14 @@ fn host_costs_per_operation_kind_default_to_the_launch_issue() {
             read_ps: 10_000,
             write_ps: 10_000,
             record_ps: 500,
-            wait_ps: 10_000
+            wait_ps: 10_000,
+            poll_query_ps: 0,
         }
     );
+    // Polling for a completion is not an issue: it defaults to nothing, and may be given.
+    let text = model_with("launch_issue_ns = 10.0\npoll_query_ns = 0.75\n");
+    let t = Topology::from_str("poll.toml", &text).unwrap();
+    assert_eq!(t.gpus[0].model.host.expect("a host model").poll_query_ps, 750);
     // Without launch_issue_ns there is no host model.
     let t = Topology::from_str("free.toml", &model_with("")).unwrap();
     assert_eq!(t.gpus[0].model.host, None);

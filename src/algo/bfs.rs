@@ -77,6 +77,9 @@ impl BspPrimitive for Bfs {
     fn routed_advance_kernel(&self) -> Option<&'static str> {
         Some("bfs_advance_routed")
     }
+    fn uniform_value(&self, superstep: u32) -> Option<u32> {
+        Some(superstep + 1)
+    }
     fn loop_kernel(&self) -> Option<&'static str> {
         Some("bfs_levels")
     }
@@ -206,9 +209,11 @@ pub fn register(registry: &mut KernelRegistry) {
         contract: "bfs_advance with the superstep's split done at discovery (a label is set \
                    once, with its final level): an owned vertex reached goes to frontier_out \
                    (length counters[1], marker stamp + 1), a proxy only into its owner's \
-                   package as (owner_id, level) (length counters[2 + owner]); buffers: the 14 \
-                   bsp slots, then one send package per peer; scalars: the advance's, then \
-                   peers u32",
+                   package as (owner_id, level) (length counters[2 + owner]), or with bits \
+                   set only bit owner_id of its owner's bitmap (counters[2 + owner] still \
+                   counts them); buffers: the 14 bsp slots, then one send package per peer, \
+                   then (bits) one bitmap (u32 words) per peer; scalars: the advance's, then \
+                   peers u32, bits u32",
         sim: advance_routed,
         cuda_name: Some("bfs_advance_routed"),
         remote_args: &[],
@@ -262,17 +267,24 @@ fn advance(ctx: &mut KernelContext<'_>) -> Result<(), BackendError> {
 /// The simulator's `bfs_advance_routed`.
 fn advance_routed(ctx: &mut KernelContext<'_>) -> Result<(), BackendError> {
     let peers = ctx.scalar_u32(6)? as usize;
+    let bits = ctx.scalar_u32(7)? != 0;
     let stamp = ctx.scalar_u32(1)?;
     let kernel = ctx.kernel;
     let mut a = AdvanceArgs::from_context(ctx)?;
     let level = a.superstep + 1;
     let labels = a.values.as_u32_mut()?;
-    let Some(packages) = a.after_fixed.get_mut(..peers) else {
+    let wanted = if bits { 2 * peers } else { peers };
+    let Some(packages) = a.after_fixed.get_mut(..wanted) else {
         return Err(BackendError::Kernel {
             kernel: kernel.into(),
-            message: format!("expects a send package for each of its {peers} peers"),
+            message: format!(
+                "expects a send package{} for each of its {peers} peers",
+                if bits { " and a bitmap" } else { "" }
+            ),
         });
     };
+    // With bits, the bitmaps (after the packages) take the proxies.
+    let packages = if bits { &mut packages[peers..] } else { packages };
     let mut packages: Vec<&mut Vec<u32>> =
         packages.iter_mut().map(HostData::as_u32_mut).collect::<Result<_, _>>()?;
     let mut sent = vec![0usize; peers];
@@ -295,6 +307,21 @@ fn advance_routed(ctx: &mut KernelContext<'_>) -> Result<(), BackendError> {
                 kernel: kernel.into(),
                 message: format!("vertex {t} is owned by gpu {home}, beyond its {peers} peers"),
             })?;
+            if bits {
+                let id = a.owner_id[ti];
+                let Some(word) = package.get_mut((id >> 5) as usize) else {
+                    return Err(BackendError::Kernel {
+                        kernel: kernel.into(),
+                        message: format!(
+                            "bitmap for gpu {home} has no bit {id} ({} words)",
+                            package.len()
+                        ),
+                    });
+                };
+                *word |= 1 << (id & 31);
+                sent[home] += 1;
+                continue;
+            }
             let at = 2 * sent[home];
             let Some(pair) = package.get_mut(at..at + 2) else {
                 return Err(BackendError::Kernel {
@@ -310,7 +337,7 @@ fn advance_routed(ctx: &mut KernelContext<'_>) -> Result<(), BackendError> {
         }
     }
     let moved = sent.iter().sum::<usize>() as u64;
-    a.effects.bytes_written += 8 * moved;
+    a.effects.bytes_written += if bits { 4 * moved } else { 8 * moved };
     a.effects.outputs += moved;
     if a.counters.len() < 2 + peers {
         return Err(BackendError::Kernel {

@@ -19,6 +19,11 @@ use crate::graph::reference::{self, ValidationReport, compare_exact};
 use crate::graph::{Csr, GraphError};
 use crate::runtime::bsp::{AdvanceArgs, Combiner};
 
+/// Default push-to-pull divisor (`--dobfs-alpha`): Beamer's 14, kept until measured.
+pub const DEFAULT_ALPHA: f64 = 14.0;
+/// Default pull-to-push divisor (`--dobfs-beta`): Beamer's 24.
+pub const DEFAULT_BETA: f64 = 24.0;
+
 /// Direction-optimizing BFS from `source`.
 #[derive(Clone, Debug)]
 pub struct DirectionOptimizingBfs {
@@ -33,7 +38,7 @@ pub struct DirectionOptimizingBfs {
 impl DirectionOptimizingBfs {
     /// With Beamer's defaults.
     pub fn new(source: u32) -> Self {
-        DirectionOptimizingBfs { source, alpha: 14.0, beta: 24.0 }
+        DirectionOptimizingBfs { source, alpha: DEFAULT_ALPHA, beta: DEFAULT_BETA }
     }
 
     /// Whether each superstep pulls, replaying the rule over the frontier sizes so far.
@@ -65,6 +70,18 @@ impl GraphAlgorithm for DirectionOptimizingBfs {
     }
     fn source(&self) -> Option<u32> {
         Some(self.source)
+    }
+    fn check_params(&self, _graph: &Csr) -> Result<(), GraphError> {
+        for (what, x) in [("--dobfs-alpha", self.alpha), ("--dobfs-beta", self.beta)] {
+            if !(x.is_finite() && x > 0.0) {
+                return Err(GraphError::InvalidArgument {
+                    what: what.into(),
+                    found: x.to_string(),
+                    expected: "a positive number (Beamer's defaults: alpha 14, beta 24)".into(),
+                });
+            }
+        }
+        Ok(())
     }
     /// Levels are integers: compared exactly with BFS's reference.
     fn validate(
@@ -179,5 +196,16 @@ mod tests {
         // 1000 vertices: 1, 10, 200 (> 789 / 14: pull), 500, 30 (< 1000 / 24: push), 5, 200.
         let d = p.directions(&[1, 10, 200, 500, 30, 5, 200], 1000);
         assert_eq!(d, vec![false, false, true, true, false, false, false]);
+    }
+
+    #[test]
+    fn a_larger_alpha_pulls_earlier() {
+        // 1000 vertices: after 1 and 10, 989 unvisited; 10 > 989 / 100 pulls at alpha 100
+        // and not at 14 (989 / 14 = 70.6).
+        let eager = DirectionOptimizingBfs { alpha: 100.0, ..DirectionOptimizingBfs::new(0) };
+        let d = eager.directions(&[1, 10, 200], 1000);
+        assert_eq!(d, vec![false, true, true]);
+        let beamer = DirectionOptimizingBfs::new(0);
+        assert_eq!(beamer.directions(&[1, 10, 200], 1000), vec![false, false, true]);
     }
 }

@@ -71,7 +71,11 @@ impl Algorithm {
     pub fn instance(self, params: &AlgorithmParams) -> Box<dyn GraphAlgorithm> {
         match self {
             Algorithm::Bfs => Box::new(bfs::Bfs { source: params.source }),
-            Algorithm::Dobfs => Box::new(dobfs::DirectionOptimizingBfs::new(params.source)),
+            Algorithm::Dobfs => Box::new(dobfs::DirectionOptimizingBfs {
+                source: params.source,
+                alpha: params.dobfs_alpha,
+                beta: params.dobfs_beta,
+            }),
             Algorithm::Sssp => {
                 Box::new(sssp::Sssp { source: params.source, weights: Default::default() })
             }
@@ -127,11 +131,24 @@ pub struct AlgorithmParams {
     pub iterations: u32,
     /// Residual PageRank tolerance on the raw scale (each vertex starts with `1 - d`).
     pub epsilon: f64,
+    /// Direction-optimizing BFS: push to pull when the frontier exceeds the unvisited
+    /// vertices divided by this.
+    pub dobfs_alpha: f64,
+    /// Direction-optimizing BFS: pull back to push when the frontier falls below the
+    /// vertex count divided by this.
+    pub dobfs_beta: f64,
 }
 
 impl Default for AlgorithmParams {
     fn default() -> Self {
-        AlgorithmParams { source: 0, damping: 0.85, iterations: 20, epsilon: 1e-4 }
+        AlgorithmParams {
+            source: 0,
+            damping: 0.85,
+            iterations: 20,
+            epsilon: 1e-4,
+            dobfs_alpha: dobfs::DEFAULT_ALPHA,
+            dobfs_beta: dobfs::DEFAULT_BETA,
+        }
     }
 }
 

@@ -101,6 +101,9 @@ struct Stream {
     device: u32,
     priority: StreamPriority,
     queue: VecDeque<Op>,
+    /// Operations the host is issuing to it (with a host model) that have not joined
+    /// `queue` yet.
+    issuing: u32,
     running: bool,
     /// The kernel at the head of the queue while it holds SMs.
     kernel: Option<Running>,
@@ -221,8 +224,8 @@ enum Event {
     NextStep { stream: u32 },
     /// Host work finished.
     HostWorkDone { token: Token },
-    /// The host observes an operation that completed `sync_overhead` earlier.
-    Observed { completion: Completion },
+    /// The host observes an operation of `stream` that completed `sync_overhead` earlier.
+    Observed { completion: Completion, stream: u32 },
     /// The host finished issuing `op` to `stream` (its kind's host cost after the operation
     /// issued before it): it joins the stream's queue now.
     Issued { stream: u32, op: Op },
@@ -382,8 +385,11 @@ pub struct SimBackend {
     buffers: Vec<Option<Buffer>>,
     streams: Vec<Stream>,
     events_reached: Vec<bool>,
-    ready: VecDeque<Completion>,
-    /// When the host's one thread is done issuing what it issued so far.
+    /// Completions the host can take, each with the stream it finished on (`None`: host
+    /// work, which costs no poll).
+    ready: VecDeque<(Completion, Option<u32>)>,
+    /// When the host's one thread is done issuing what it issued so far and taking the
+    /// completions it took.
     host_free_ps: TimePs,
     in_flight: BTreeMap<u64, InFlight>,
     next_transfer: u64,
@@ -536,6 +542,7 @@ impl SimBackend {
         };
         let at = self.host_free_ps.max(self.engine.now()).saturating_add(issue);
         self.host_free_ps = at;
+        self.streams[stream.0 as usize].issuing += 1;
         self.engine.schedule_at(at, Event::Issued { stream: stream.0, op });
         Ok(())
     }
@@ -1361,18 +1368,34 @@ impl SimBackend {
         self.pump(stream)
     }
 
+    /// The host's time to take a completion of `stream` (with a host model): one event query
+    /// for it and one for every other stream with operations outstanding (queued, running
+    /// or still being issued), as the CUDA backend's `next_completion` pass queries them.
+    fn poll_ps(&self, stream: u32) -> TimePs {
+        let device = self.streams[stream as usize].device;
+        let Some(h) = self.topology.gpus[device as usize].model.host else { return 0 };
+        if h.poll_query_ps == 0 {
+            return 0;
+        }
+        let others = (self.streams.iter().enumerate())
+            .filter(|&(i, s)| i != stream as usize && (!s.queue.is_empty() || s.issuing > 0))
+            .count() as u64;
+        h.poll_query_ps.saturating_mul(1 + others)
+    }
+
     /// Hands the host a completion of an operation on `stream`: with a host model (the GPU
     /// model's `host`), the host sees it `sync_overhead` after it happened (the
-    /// completion keeps the time it happened at), and only then can act on it.
+    /// completion keeps the time it happened at), and only then can act on it, once its
+    /// thread has spent [`Self::poll_ps`] taking it (in `next_completion`).
     fn observe(&mut self, stream: u32, completion: Completion) {
         let device = self.streams[stream as usize].device;
         let model = &self.topology.gpus[device as usize].model;
         let sync = model.host.map_or(0, |_| model.sync_overhead_ps());
         if sync == 0 {
-            self.ready.push_back(completion);
+            self.ready.push_back((completion, Some(stream)));
         } else {
             let at = self.engine.now().saturating_add(sync);
-            self.engine.schedule_at(at, Event::Observed { completion });
+            self.engine.schedule_at(at, Event::Observed { completion, stream });
         }
     }
 
@@ -1406,17 +1429,20 @@ impl SimBackend {
                     _ => Ok(()),
                 }
             }
-            Event::Observed { completion } => {
-                self.ready.push_back(completion);
+            Event::Observed { completion, stream } => {
+                self.ready.push_back((completion, Some(stream)));
                 Ok(())
             }
             Event::Issued { stream, op } => {
-                self.streams[stream as usize].queue.push_back(op);
+                let s = &mut self.streams[stream as usize];
+                s.issuing -= 1;
+                s.queue.push_back(op);
                 self.pump(stream)
             }
             Event::HostWorkDone { token } => {
                 let time_ps = self.engine.now();
-                self.ready.push_back(Completion { token, time_ps, kind: CompletionKind::HostWork });
+                let work = Completion { token, time_ps, kind: CompletionKind::HostWork };
+                self.ready.push_back((work, None));
                 Ok(())
             }
         }
@@ -1702,6 +1728,7 @@ impl Backend for SimBackend {
             device: device.0,
             priority,
             queue: VecDeque::new(),
+            issuing: 0,
             running: false,
             kernel: None,
         });
@@ -1873,7 +1900,14 @@ impl Backend for SimBackend {
     fn next_completion(&mut self) -> Result<Option<Completion>, BackendError> {
         let mut finished = Vec::new();
         loop {
-            if let Some(c) = self.ready.pop_front() {
+            if let Some((c, stream)) = self.ready.pop_front() {
+                // Taking it occupies the host's one thread (after what it issued so far):
+                // what the runtime issues in answer queues behind it.
+                let poll = stream.map_or(0, |s| self.poll_ps(s));
+                if poll > 0 {
+                    self.host_free_ps =
+                        self.host_free_ps.max(self.engine.now()).saturating_add(poll);
+                }
                 return Ok(Some(c));
             }
             let engine_next = self.engine.peek_time();

@@ -586,7 +586,13 @@ mod measure {
         let spec = GeneratorSpec::parse(&format!("rmat:scale={},ef=16,seed=1", args.fit_scale))?;
         let graph = generate(&spec)?;
         let hub = (0..graph.num_vertices()).max_by_key(|&v| graph.degree(v)).unwrap_or(0);
-        let params = AlgorithmParams { source: hub, damping: 0.85, iterations: 10, epsilon: 1e-4 };
+        let params = AlgorithmParams {
+            source: hub,
+            damping: 0.85,
+            iterations: 10,
+            epsilon: 1e-4,
+            ..AlgorithmParams::default()
+        };
         let fit = |algorithm| -> anyhow::Result<Outcome> {
             let spec = RunSpec {
                 gpus: 1,

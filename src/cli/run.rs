@@ -85,6 +85,11 @@ pub struct RunOptions {
     /// owner's package), or in a split kernel after every advance (seed 002's scheme).
     #[arg(long, value_enum, default_value = "in-advance")]
     pub bsp_split: switchyard::runtime::bsp::Split,
+    /// BSP on several GPUs: what the routed advance sends its owners: `(id, value)` pairs,
+    /// or one bit per vertex (BFS: every value of a level is the level), read and cleared
+    /// by the owner's merge; auto: bits unless the graph is road-like.
+    #[arg(long, value_enum, default_value = "auto")]
+    pub bsp_packages: switchyard::runtime::bsp::PackageForm,
     /// Interconnect fidelity of the simulator.
     #[arg(long, value_enum, default_value = "flow")]
     pub fidelity: FidelityArg,
@@ -98,6 +103,14 @@ pub struct RunOptions {
     /// Residual PageRank tolerance (raw scale: each vertex starts with 1 - damping).
     #[arg(long, default_value_t = 1e-4)]
     pub epsilon: f64,
+    /// Direction-optimizing BFS: pull once the frontier exceeds the unvisited vertices
+    /// divided by this (larger: pull earlier).
+    #[arg(long, default_value_t = switchyard::algo::dobfs::DEFAULT_ALPHA)]
+    pub dobfs_alpha: f64,
+    /// Direction-optimizing BFS: push again once the frontier falls below the vertex count
+    /// divided by this.
+    #[arg(long, default_value_t = switchyard::algo::dobfs::DEFAULT_BETA)]
+    pub dobfs_beta: f64,
     /// Skip validation against the references.
     #[arg(long)]
     pub no_validate: bool,
@@ -348,6 +361,8 @@ impl RunOptions {
             damping: self.damping.unwrap_or(defaults.damping),
             iterations: self.iterations.unwrap_or(defaults.iterations),
             epsilon: self.epsilon,
+            dobfs_alpha: self.dobfs_alpha,
+            dobfs_beta: self.dobfs_beta,
         };
         self.spec_with(algorithm, runtime, gpus, params, command_line)
     }
@@ -478,6 +493,8 @@ impl RunOptions {
             damping: damping.unwrap_or(defaults.damping),
             iterations: iterations.unwrap_or(defaults.iterations),
             epsilon: self.epsilon,
+            dobfs_alpha: self.dobfs_alpha,
+            dobfs_beta: self.dobfs_beta,
         };
         Ok((params, used))
     }
@@ -522,6 +539,7 @@ impl RunOptions {
                 loop_frontier: self.bsp_loop_frontier,
                 exchange: self.bsp_exchange,
                 split: self.bsp_split,
+                packages: self.bsp_packages,
                 ..BspOptions::default()
             },
             groute: WorklistOptions {

@@ -509,6 +509,7 @@ pub fn draw(seed: u64, options: &SwarmOptions) -> Result<(SwarmCase, Topology, C
         damping: if rng.random_bool(0.8) { 0.85 } else { rounded(&mut rng, 0.5, 0.95, 2) },
         iterations: rng.random_range(1..=30),
         epsilon: *pick(&mut rng, &[1e-3, 1e-4]),
+        ..AlgorithmParams::default()
     };
     // Parameters the algorithm does not use keep their defaults (as on a `switchyard run`
     // line that does not name them).

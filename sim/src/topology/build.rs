@@ -257,7 +257,8 @@ fn gpu_model(src: &Source, name: &str, m: &RawGpuModel) -> Result<GpuModel, SimE
 
 /// `[gpu_model.NAME.kernel_cost.KERNEL]` tables (absent per-count keys cost 0).
 /// The host model: `launch_issue_ns` opts in, and each other kind's `*_issue_ns` defaults to
-/// it; a kind's cost without `launch_issue_ns` is an error.
+/// it (`poll_query_ns`, polling for a completion rather than issuing an operation, to 0); a
+/// kind's cost without `launch_issue_ns` is an error.
 fn host_issue(src: &Source, m: &RawGpuModel) -> Result<Option<HostIssue>, SimError> {
     let kinds = [
         (&m.copy_issue_ns, "copy_issue_ns"),
@@ -267,11 +268,14 @@ fn host_issue(src: &Source, m: &RawGpuModel) -> Result<Option<HostIssue>, SimErr
         (&m.wait_issue_ns, "wait_issue_ns"),
     ];
     let Some(launch) = &m.launch_issue_ns else {
-        if let Some((Some(v), key)) = kinds.iter().find(|(v, _)| v.is_some()) {
+        let poll = [(&m.poll_query_ns, "poll_query_ns")];
+        if let Some((Some(v), key)) = kinds.iter().chain(&poll).find(|(v, _)| v.is_some()) {
             return Err(src.error(
                 v.span(),
                 format!("`{key}` is given without `launch_issue_ns`"),
-                "a host cost per operation kind belongs to the host model, which                  `launch_issue_ns` opts into: add `launch_issue_ns` (the host time of a kernel                  launch) to this GPU model, or remove this key",
+                "a host cost per operation kind belongs to the host model, which \
+                 `launch_issue_ns` opts into: add `launch_issue_ns` (the host time of a kernel \
+                 launch) to this GPU model, or remove this key",
             ));
         }
         return Ok(None);
@@ -287,7 +291,11 @@ fn host_issue(src: &Source, m: &RawGpuModel) -> Result<Option<HostIssue>, SimErr
         }
     }
     let [copy_ps, read_ps, write_ps, record_ps, wait_ps] = cost;
-    Ok(Some(HostIssue { launch_ps, copy_ps, read_ps, write_ps, record_ps, wait_ps }))
+    let poll_query_ps = match &m.poll_query_ns {
+        Some(v) => ns(v, "poll_query_ns")?,
+        None => 0,
+    };
+    Ok(Some(HostIssue { launch_ps, copy_ps, read_ps, write_ps, record_ps, wait_ps, poll_query_ps }))
 }
 
 fn kernel_costs(src: &Source, m: &RawGpuModel) -> Result<BTreeMap<String, KernelCost>, SimError> {

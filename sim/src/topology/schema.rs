@@ -91,6 +91,10 @@ pub(crate) struct RawGpuModel {
     pub record_issue_ns: Option<Spanned<f64>>,
     #[serde(default)]
     pub wait_issue_ns: Option<Spanned<f64>>,
+    /// The host model's cost of one event query of a completion poll (default 0; only with
+    /// `launch_issue_ns`).
+    #[serde(default)]
+    pub poll_query_ns: Option<Spanned<f64>>,
     /// `[gpu_model.NAME.kernel_cost.KERNEL]`: per-kernel costs (calibrated models only).
     #[serde(default)]
     pub kernel_cost: BTreeMap<String, Spanned<RawKernelCost>>,

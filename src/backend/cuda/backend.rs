@@ -2070,6 +2070,12 @@ impl Backend for CudaBackend {
         let mut last_progress = Instant::now();
         let mut spins = 0u32;
         loop {
+            // The host's own work of one pass (queries, timings, retiring a completion),
+            // apart from the spinning and sleeping between passes: a pass that finds a
+            // finished operation is its host cost (the simulator's `poll_issue_ns`); one
+            // that finds none is time the host waits anyway.
+            let mut pass = host_profile::span("next_completion.found");
+            let polls_before = self.polls;
             self.check_kernel_error()?;
             self.poll_kernel_timings()?;
             // The earliest-submitted finished head among the streams.
@@ -2089,8 +2095,10 @@ impl Backend for CudaBackend {
                     best = Some((front.seq, s));
                 }
             }
+            let queried = self.polls - polls_before;
             match next_source(best.map(|(_, s)| s), !self.ready.is_empty(), outstanding) {
                 NextSource::Stream(s) => {
+                    host_profile::count("next_completion.found_queries", queried);
                     let p = self.streams[s].pending.pop_front().expect("front exists");
                     let device = self.streams[s].device as usize;
                     self.devices[device].free_events.push(p.event);
@@ -2102,11 +2110,13 @@ impl Backend for CudaBackend {
                     continue;
                 }
                 NextSource::Ready => {
+                    host_profile::count("next_completion.found_queries", queried);
                     return Ok(self.ready.pop_front());
                 }
                 NextSource::Nothing => return Ok(None),
-                NextSource::Wait => {}
+                NextSource::Wait => pass.rename("next_completion.empty"),
             }
+            drop(pass);
             if last_progress.elapsed() > self.watchdog {
                 return Err(BackendError::Limit(format!(
                     "watchdog: no GPU operation finished in {} s with {outstanding} outstanding; \

@@ -174,9 +174,11 @@ pub fn sweeps_vertices(kernel: &str) -> bool {
 
 /// Kernels whose work is only known on the device (the Groute work kernel's batch is
 /// planned there, split_send routes what the work kernel left in Out, bsp_merge_peer reads
-/// its packages' lengths from the senders' counters): the full grid.
+/// its packages' lengths from the senders' counters, bsp_merge_bits_peer scans bitmaps
+/// whose set bits only the device knows): the full grid.
 pub fn full_grid(kernel: &str) -> bool {
     kernel == "bsp_merge_peer"
+        || kernel == "bsp_merge_bits_peer"
         || kernel.starts_with("groute_")
             && (kernel.ends_with("_work") || kernel.ends_with("_split_send"))
 }

@@ -94,6 +94,98 @@ pub fn register(registry: &mut KernelRegistry) {
         cuda_name: Some("bsp_merge_peer"),
         remote_args: &MERGE_PEER_ARGS,
     });
+    register_merge_bits(registry);
+}
+
+/// Registers `bsp_merge_bits_peer` (see [`merge_bits_peer`]).
+fn register_merge_bits(registry: &mut KernelRegistry) {
+    registry.register(KernelDef {
+        name: "bsp_merge_bits_peer",
+        contract: "for a superstep whose values are all `value` (BFS: the level): every set bit \
+                   v of each peer's bitmap toward this GPU (read and cleared through peer \
+                   access) is combined as min(values[v], value); owned vertices that improve \
+                   join frontier_in (length counters[1], marker stamp); buffers: the 14 fixed \
+                   slots, then per peer p its bitmap (u32 words) toward this GPU (this GPU's \
+                   own slot is not read); scalars gpu u32, peers u32, stamp u32, value u32",
+        sim: merge_bits_peer,
+        cuda_name: Some("bsp_merge_bits_peer"),
+        remote_args: &MERGE_PEER_ARGS,
+    });
+}
+
+/// The simulator's `bsp_merge_bits_peer`.
+fn merge_bits_peer(ctx: &mut KernelContext<'_>) -> Result<(), BackendError> {
+    const KERNEL: &str = "bsp_merge_bits_peer";
+    let gpu = ctx.scalar_u32(0)? as usize;
+    let peers = ctx.scalar_u32(1)? as usize;
+    let stamp = ctx.scalar_u32(2)?;
+    let value = ctx.scalar_u32(3)?;
+    if peers > MERGE_PEER_MAX_PEERS || ctx.buffers.len() != FIXED_SLOTS + peers {
+        return Err(BackendError::Usage(format!(
+            "{KERNEL}: {peers} peers need {} buffers (at most {MERGE_PEER_MAX_PEERS} peers), \
+             {} given",
+            FIXED_SLOTS + peers,
+            ctx.buffers.len()
+        )));
+    }
+    let (fixed, bitmaps) = ctx.buffers.split_at_mut(FIXED_SLOTS);
+    let [_, _, _, values, _, _, marker, next, _, counters, owner, _, _, _] = fixed else {
+        return Err(BackendError::Usage(format!("{KERNEL}: wrong buffer count")));
+    };
+    let values = values.as_u32_mut()?;
+    let marker = marker.as_u32_mut()?;
+    let next = next.as_u32_mut()?;
+    let counters = counters.as_u64_mut()?;
+    let owner = owner.as_u32()?;
+    let mut next_len = counters[1] as usize;
+    let (mut items, mut words_read) = (0u64, Vec::with_capacity(peers));
+    for (p, bitmap) in bitmaps.iter_mut().enumerate() {
+        if p == gpu {
+            words_read.push(0);
+            continue;
+        }
+        let bitmap = bitmap.as_u32_mut()?;
+        words_read.push(bitmap.len() as u64);
+        for (i, word) in bitmap.iter_mut().enumerate() {
+            let mut w = std::mem::take(word);
+            items += u64::from(w.count_ones());
+            while w != 0 {
+                let v = 32 * i + w.trailing_zeros() as usize;
+                w &= w - 1;
+                let Some(x) = values.get_mut(v) else {
+                    return Err(BackendError::Kernel {
+                        kernel: KERNEL.into(),
+                        message: format!(
+                            "bit {v} from gpu {p} is beyond its {} vertices",
+                            values.len()
+                        ),
+                    });
+                };
+                if value < *x {
+                    *x = value;
+                    if owner[v] as usize == gpu && marker[v] != stamp {
+                        marker[v] = stamp;
+                        let Some(slot) = next.get_mut(next_len) else {
+                            return Err(BackendError::Kernel {
+                                kernel: KERNEL.into(),
+                                message: format!("next frontier overflows its {} slots", next_len),
+                            });
+                        };
+                        *slot = v as u32;
+                        next_len += 1;
+                    }
+                }
+            }
+        }
+    }
+    counters[1] = next_len as u64;
+    ctx.effects.items = items;
+    ctx.effects.atomics = items;
+    ctx.effects.bytes_written = items * 4;
+    for (p, &words) in words_read.iter().enumerate().filter(|(p, _)| *p != gpu) {
+        ctx.effects.peer_read(FIXED_SLOTS + p, 4 * words);
+    }
+    Ok(())
 }
 
 /// Most peers a `bsp_merge_peer` launch takes (two buffers per peer beside the fixed

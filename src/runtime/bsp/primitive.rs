@@ -60,6 +60,13 @@ pub trait BspPrimitive {
     fn routed_advance_kernel(&self) -> Option<&'static str> {
         None
     }
+    /// The one value every vertex its routed advance sends at `superstep` carries, if
+    /// there is one (BFS: the level `superstep + 1`): the runtime may then send bitmaps
+    /// instead of `(id, value)` pairs ([`super::PackageForm`]).
+    fn uniform_value(&self, superstep: u32) -> Option<u32> {
+        let _ = superstep;
+        None
+    }
     /// The algorithm's second scalar passed to advance (`extra`; the damping factor).
     fn extra(&self) -> f64 {
         0.0

@@ -27,6 +27,13 @@ pub(super) fn span(name: &'static str) -> Span {
     Span { name, start: enabled().then(Instant::now) }
 }
 
+impl Span {
+    /// Counts this call under `name` instead (known only at its end).
+    pub(super) fn rename(&mut self, name: &'static str) {
+        self.name = name;
+    }
+}
+
 impl Drop for Span {
     fn drop(&mut self) {
         if let Some(start) = self.start {
@@ -36,6 +43,15 @@ impl Drop for Span {
             entry.0 += 1;
             entry.1 += ns;
         }
+    }
+}
+
+/// Adds `count` calls of no time to `name` (a count beside the timed calls, e.g. the event
+/// queries of a pass; when profiling is on).
+pub(super) fn count(name: &'static str, count: u64) {
+    if enabled() {
+        let mut totals = TOTALS.lock().unwrap_or_else(|e| e.into_inner());
+        totals.entry(name).or_default().0 += count;
     }
 }
 
