@@ -432,8 +432,8 @@ struct AtSink {
 #define AT_SINKS (2 + AT_MAX_GPUS)
 __shared__ u32 s_pn[AT_SINKS];
 
-// Level keeping (persistent BFS CTA workers; SC_FENCE bit 8, SWITCHYARD_ATOS_KEEP, see
-// kernels.rs `scalar::FENCE`). A CTA keeps up to s_kmax of the local tasks a level of its
+// Level keeping (persistent BFS CTA workers; SC_FENCE bit 8, SWITCHYARD_ATOS_KEEP, on by
+// default with 128 tasks per level: see kernels.rs `scalar::FENCE` and `KEEP_DEFAULT`). A CTA keeps up to s_kmax of the local tasks a level of its
 // round finds in shared memory and runs them as its next level, in the same round, instead
 // of pushing them and popping them back: on a road graph a BFS level is a few hundred
 // vertices, and the queue's push, publication and pop put about ten dependent L2 round trips

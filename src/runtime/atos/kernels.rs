@@ -279,8 +279,11 @@ pub mod scalar {
     /// The environment variable that sets level keeping (bit 8 and bits 16-31 of [`FENCE`]):
     /// `off`, `on` (keep up to the CTA's width) or the items kept per level (1-1024).
     pub const KEEP_ENV: &str = "SWITCHYARD_ATOS_KEEP";
-    /// Level keeping when [`KEEP_ENV`] is unset or unreadable: off.
-    pub const KEEP_DEFAULT: Option<u32> = None;
+    /// Level keeping when [`KEEP_ENV`] is unset or unreadable: 128 tasks per level. Measured
+    /// on one H100 (c22, c23; reports/atos.md, "Level keeping"): road grid BFS 32.5 ms off,
+    /// 17.5 ms at 128, 36.7 ms at 512 (a CTA's levels then take four passes and run apart,
+    /// extra work 2.6); luxembourg 7.2 ms off, 3.5-3.6 ms at 128 or 256, 3.8 ms at 512.
+    pub const KEEP_DEFAULT: Option<u32> = Some(128);
 
     /// The [`FENCE`] bits the environment asks for.
     pub fn experiment_bits() -> u32 {
