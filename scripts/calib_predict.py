@@ -17,10 +17,12 @@ which set the run belongs to:
             the same graphs keep their set so that speed-ups can be compared
 
 Usage: calib_predict.py BIN TOPOLOGY OUT_JSON MEASURED_JSON... [--only GRAPH,...] [--real-gpus]
-       [--ci-gpus N] [--run-args "ARGS"]
+       [--ci-gpus N] [--ci-runs RUNTIME/ALGO,...] [--run-args "ARGS"]
          (--run-args: options the measured runs had that are no longer the defaults, passed
          to every simulated run and recorded in the `ci` block, e.g. "--bsp-split kernel" for
          runs before BSP's routed BFS advance)
+         (--ci-runs: only these runs of the CI subset, e.g. bsp/bfs,groute/bfs; recorded in
+         the `ci` block as `runs`)
        calib_predict.py --merge OUT_JSON PREDICTED_JSON... [--real-gpus] [--ci-gpus N]
          (one document from several predicted ones, e.g. graphs predicted in separate calls)
 Prints a markdown table, the error summary per set and (--real-gpus) the speed-ups. The
@@ -77,6 +79,11 @@ def main():
         i = argv.index("--run-args")
         run_args = argv[i + 1].split()
         del argv[i:i + 2]
+    ci_runs = None
+    if "--ci-runs" in argv:
+        i = argv.index("--ci-runs")
+        ci_runs = argv[i + 1].split(",")
+        del argv[i:i + 2]
     ci_gpus = None
     if "--ci-gpus" in argv:
         i = argv.index("--ci-gpus")
@@ -84,7 +91,7 @@ def main():
         del argv[i:i + 2]
     if argv and argv[0] == "--merge":
         rows, topology, out_json = merge(argv[1:])
-        publish(rows, topology, out_json, real_gpus, ci_gpus, run_args)
+        publish(rows, topology, out_json, real_gpus, ci_gpus, run_args, ci_runs)
         return
     binary, topology, out_json, *measured_files = argv
     measured = []
@@ -134,7 +141,7 @@ def main():
                 "bytes_sent_sim": p.get("bytes_sent") if p else None,
                 "measured_file": r["source_file"],
             })
-    publish(rows, topology, out_json, real_gpus, ci_gpus, run_args)
+    publish(rows, topology, out_json, real_gpus, ci_gpus, run_args, ci_runs)
 
 
 def merge(argv):
@@ -154,7 +161,7 @@ def fmt_gpus(values):
     return "/".join(f"{v:.2f}" for v in values) if values else "-"
 
 
-def publish(rows, topology, out_json, real_gpus, ci_gpus, run_args=()):
+def publish(rows, topology, out_json, real_gpus, ci_gpus, run_args=(), ci_runs=None):
     """Writes the document (rows, summary per set, speed-ups, the CI block) and prints it."""
     rows.sort(key=lambda r: (r["set"], r["graph"], r["runtime"], r["algo"], r["gpus"]))
     summary = {}
@@ -184,7 +191,8 @@ def publish(rows, topology, out_json, real_gpus, ci_gpus, run_args=()):
     # median, 40 % max) where that is looser.
     ci_set, ci_count = ("multi-gpu", ci_gpus) if ci_gpus else ("held-out", 1)
     ci = [abs(r["error"]) for r in rows if r["set"] == ci_set and r["graph"] == "luxembourg"
-          and r["gpus"] == ci_count and r["error"] is not None]
+          and r["gpus"] == ci_count and r["error"] is not None
+          and (ci_runs is None or f"{r['runtime']}/{r['algo']}" in ci_runs)]
     if ci:
         doc["ci"] = {
             "graph": "luxembourg",
@@ -195,6 +203,8 @@ def publish(rows, topology, out_json, real_gpus, ci_gpus, run_args=()):
             # ["--bsp-split", "kernel", "--fused", "off"] for runs before the routed BFS
             # advance and Groute's auto fused worker).
             "run_args": list(run_args),
+            # Only these runs (runtime/algo) of the subset; absent: all of them.
+            **({"runs": list(ci_runs)} if ci_runs else {}),
             "published_median_abs_error": statistics.median(ci),
             "published_max_abs_error": max(ci),
             "median_abs_error_bound": round(max(0.15, statistics.median(ci) + 0.05), 3),

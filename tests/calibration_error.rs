@@ -4,12 +4,15 @@
 //! `reports/bench/calib_h100_2026-11-26.json` holds runs measured on one H100 and the
 //! simulator's predictions of them with the calibrated model
 //! (`reports/bench/gpu_calibrated_h100_2026-11-26.toml`);
-//! `reports/bench/calib_h100_multi_2026-11-27.json` runs measured on 2 and 4 real H100s
+//! `reports/bench/calib_h100_multi_2026-11-27_poll.json` runs measured on 2 and 4 real H100s
 //! (NVSwitch) and their predictions with `topologies/calibrated/h100-nvswitch-x4.toml` (the
-//! same GPU model, never fitted on a multi-GPU run; its host costs per operation kind from
-//! the CUDA backend's host profile; the 2026-11-26 file is the same runs before them); both written by
+//! same GPU model; its host costs per operation kind and per completion poll from the CUDA
+//! backend's host profile; one kernel cost, `bfs_advance_routed`'s, fitted on a multi-GPU
+//! run's spans, as the file says; the `2026-11-26` and plain `2026-11-27` files are the same
+//! runs before them), and `..._poll_c19_lux.json` newer luxembourg runs; all written by
 //! `scripts/calib_predict.py`. Each test re-predicts the runs on luxembourg_osm its `ci` block
-//! names (the held-out runs on one GPU; the runs on two real GPUs), small enough to simulate
+//! names (the held-out runs on one GPU; the runs on two real GPUs, or those of them its
+//! `runs` lists), small enough to simulate
 //! in seconds, with the simulator at HEAD (deterministic: no GPU needed) and fails when their
 //! error exceeds the bound recorded beside them.
 
@@ -30,7 +33,14 @@ fn held_out_runs_stay_within_the_recorded_error_bound() {
 
 #[test]
 fn runs_on_two_real_gpus_stay_within_the_recorded_error_bound() {
-    check("reports/bench/calib_h100_multi_2026-11-27.json");
+    check("reports/bench/calib_h100_multi_2026-11-27_poll.json");
+}
+
+#[test]
+fn runs_at_bsps_routed_advance_on_two_real_gpus_stay_within_the_recorded_error_bound() {
+    // The c19 rows: measured with BSP's default split in the advance (`bfs_advance_routed`),
+    // BFS on every runtime and BSP's SSSP and CC.
+    check("reports/bench/calib_h100_multi_2026-11-27_poll_c19_lux.json");
 }
 
 #[test]
@@ -71,6 +81,9 @@ fn check(path: &str) {
         .as_array()
         .map(|a| a.iter().map(|x| x.as_str().expect("string").to_string()).collect())
         .unwrap_or_default();
+    // Only these runs (`runtime/algo`) of the subset, where the block names them.
+    let only: Option<Vec<&str>> =
+        ci["runs"].as_array().map(|a| a.iter().map(|x| x.as_str().expect("string")).collect());
     let median_bound = ci["median_abs_error_bound"].as_f64().expect("median bound");
     let max_bound = ci["max_abs_error_bound"].as_f64().expect("max bound");
     let topology = root().join(doc["topology"].as_str().expect("topology"));
@@ -78,7 +91,13 @@ fn check(path: &str) {
     // The CI runs (set, graph, GPU count), grouped by runtime (one simulator call each).
     let mut groups: BTreeMap<String, Vec<(String, f64)>> = BTreeMap::new();
     for row in doc["rows"].as_array().expect("rows") {
-        if row["set"] == set && row["graph"] == graph && row["gpus"] == gpus {
+        let run = format!(
+            "{}/{}",
+            row["runtime"].as_str().unwrap_or_default(),
+            row["algo"].as_str().unwrap_or_default()
+        );
+        let named = only.as_ref().is_none_or(|o| o.contains(&run.as_str()));
+        if row["set"] == set && row["graph"] == graph && row["gpus"] == gpus && named {
             groups.entry(row["runtime"].as_str().expect("runtime").to_string()).or_default().push(
                 (
                     row["algo"].as_str().expect("algo").to_string(),
