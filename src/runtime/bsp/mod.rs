@@ -726,20 +726,12 @@ pub(crate) fn launch_merge<B: Backend + ?Sized>(
             }
         }
         Packages::PeerReads { buffers, splits_done } => {
-            for (p, &event) in splits_done.iter().enumerate() {
-                if p != g {
-                    backend.wait_event(stream, event)?;
-                }
-            }
+            wait_for_senders(backend, stream, g, splits_done)?;
             let buffers = fixed.iter().chain(&buffers).copied().collect();
             Launch { kernel: "bsp_merge_peer", buffers, scalars, work_items: 0 }
         }
         Packages::Bits { buffers, splits_done, value } => {
-            for (p, &event) in splits_done.iter().enumerate() {
-                if p != g {
-                    backend.wait_event(stream, event)?;
-                }
-            }
+            wait_for_senders(backend, stream, g, splits_done)?;
             // gpu, peers, stamp, then the value in place of combiner and threshold.
             scalars.truncate(3);
             scalars.push(Scalar::U32(value));
@@ -748,6 +740,22 @@ pub(crate) fn launch_merge<B: Backend + ?Sized>(
         }
     };
     backend.launch(stream, launch, None)
+}
+
+/// Makes `stream` (GPU `g`'s) wait for every other GPU's split (`splits_done`, one event
+/// per GPU) before a merge reads what they sent.
+fn wait_for_senders<B: Backend + ?Sized>(
+    backend: &mut B,
+    stream: StreamId,
+    g: usize,
+    splits_done: &[EventId],
+) -> Result<(), BackendError> {
+    for (p, &event) in splits_done.iter().enumerate() {
+        if p != g {
+            backend.wait_event(stream, event)?;
+        }
+    }
+    Ok(())
 }
 
 /// Whether a routed advance sends bitmaps ([`PackageForm`]); an error when they were asked
