@@ -113,6 +113,69 @@ fn register_merge_bits(registry: &mut KernelRegistry) {
     });
 }
 
+/// The fixed slots a merge writes: the values, and the next frontier it appends improved
+/// owned vertices to (marked `stamp`, so each joins once; its length in `counters[1]`).
+struct MergeTarget<'a> {
+    kernel: &'a str,
+    gpu: usize,
+    stamp: u32,
+    values: &'a mut HostData,
+    marker: &'a mut [u32],
+    next: &'a mut [u32],
+    owner: &'a [u32],
+    counters: &'a mut [u64],
+    next_len: usize,
+}
+
+impl<'a> MergeTarget<'a> {
+    /// Takes the merge's slots out of the fixed ones.
+    fn new(
+        fixed: &'a mut [HostData],
+        kernel: &'a str,
+        gpu: usize,
+        stamp: u32,
+    ) -> Result<Self, BackendError> {
+        let [_, _, _, values, _, _, marker, next, _, counters, owner, _, _, _] = fixed else {
+            return Err(BackendError::Usage(format!("{kernel}: wrong buffer count")));
+        };
+        let counters = counters.as_u64_mut()?;
+        let next_len = counters[1] as usize;
+        Ok(MergeTarget {
+            kernel,
+            gpu,
+            stamp,
+            values,
+            marker: marker.as_u32_mut()?,
+            next: next.as_u32_mut()?,
+            owner: owner.as_u32()?,
+            counters,
+            next_len,
+        })
+    }
+
+    /// Appends `v` to the next frontier if this GPU owns it and it has not joined yet.
+    fn activate(&mut self, v: usize) -> Result<(), BackendError> {
+        if self.owner[v] as usize != self.gpu || self.marker[v] == self.stamp {
+            return Ok(());
+        }
+        self.marker[v] = self.stamp;
+        let Some(slot) = self.next.get_mut(self.next_len) else {
+            return Err(BackendError::Kernel {
+                kernel: self.kernel.into(),
+                message: format!("next frontier overflows its {} slots", self.next_len),
+            });
+        };
+        *slot = v as u32;
+        self.next_len += 1;
+        Ok(())
+    }
+
+    /// Stores the next frontier's length.
+    fn finish(self) {
+        self.counters[1] = self.next_len as u64;
+    }
+}
+
 /// The simulator's `bsp_merge_bits_peer`.
 fn merge_bits_peer(ctx: &mut KernelContext<'_>) -> Result<(), BackendError> {
     const KERNEL: &str = "bsp_merge_bits_peer";
@@ -129,15 +192,7 @@ fn merge_bits_peer(ctx: &mut KernelContext<'_>) -> Result<(), BackendError> {
         )));
     }
     let (fixed, bitmaps) = ctx.buffers.split_at_mut(FIXED_SLOTS);
-    let [_, _, _, values, _, _, marker, next, _, counters, owner, _, _, _] = fixed else {
-        return Err(BackendError::Usage(format!("{KERNEL}: wrong buffer count")));
-    };
-    let values = values.as_u32_mut()?;
-    let marker = marker.as_u32_mut()?;
-    let next = next.as_u32_mut()?;
-    let counters = counters.as_u64_mut()?;
-    let owner = owner.as_u32()?;
-    let mut next_len = counters[1] as usize;
+    let mut target = MergeTarget::new(fixed, KERNEL, gpu, stamp)?;
     let (mut items, mut words_read) = (0u64, Vec::with_capacity(peers));
     for (p, bitmap) in bitmaps.iter_mut().enumerate() {
         if p == gpu {
@@ -152,6 +207,7 @@ fn merge_bits_peer(ctx: &mut KernelContext<'_>) -> Result<(), BackendError> {
             while w != 0 {
                 let v = 32 * i + w.trailing_zeros() as usize;
                 w &= w - 1;
+                let values = target.values.as_u32_mut()?;
                 let Some(x) = values.get_mut(v) else {
                     return Err(BackendError::Kernel {
                         kernel: KERNEL.into(),
@@ -163,22 +219,12 @@ fn merge_bits_peer(ctx: &mut KernelContext<'_>) -> Result<(), BackendError> {
                 };
                 if value < *x {
                     *x = value;
-                    if owner[v] as usize == gpu && marker[v] != stamp {
-                        marker[v] = stamp;
-                        let Some(slot) = next.get_mut(next_len) else {
-                            return Err(BackendError::Kernel {
-                                kernel: KERNEL.into(),
-                                message: format!("next frontier overflows its {} slots", next_len),
-                            });
-                        };
-                        *slot = v as u32;
-                        next_len += 1;
-                    }
+                    target.activate(v)?;
                 }
             }
         }
     }
-    counters[1] = next_len as u64;
+    target.finish();
     ctx.effects.items = items;
     ctx.effects.atomics = items;
     ctx.effects.bytes_written = items * 4;
@@ -370,14 +416,7 @@ fn merge_packages(
     let combiner = ctx.scalar_u32(3)?;
     let threshold = ctx.scalar_f64(4)?;
     let (fixed, packages) = ctx.buffers.split_at_mut(FIXED_SLOTS);
-    let [_, _, _, values, _, _, marker, next, _, counters, owner, _, _, _] = fixed else {
-        return Err(BackendError::Usage(format!("{kernel}: wrong buffer count")));
-    };
-    let marker = marker.as_u32_mut()?;
-    let next = next.as_u32_mut()?;
-    let counters = counters.as_u64_mut()?;
-    let owner = owner.as_u32()?;
-    let mut next_len = counters[1] as usize;
+    let mut target = MergeTarget::new(fixed, kernel, gpu as usize, stamp)?;
     let mut items = 0u64;
     for (p, package) in packages.iter().enumerate().take(peers) {
         let package = package.as_u32()?;
@@ -394,7 +433,7 @@ fn merge_packages(
         for pair in package[..2 * len].chunks_exact(2) {
             items += 1;
             let (v, bits) = (pair[0] as usize, pair[1]);
-            let activates = match (&mut *values, combiner) {
+            let activates = match (&mut *target.values, combiner) {
                 (HostData::U32(x), 0) => {
                     if bits < x[v] {
                         x[v] = bits;
@@ -421,14 +460,12 @@ fn merge_packages(
                     )));
                 }
             };
-            if activates && owner[v] == gpu && marker[v] != stamp {
-                marker[v] = stamp;
-                next[next_len] = v as u32;
-                next_len += 1;
+            if activates {
+                target.activate(v)?;
             }
         }
     }
-    counters[1] = next_len as u64;
+    target.finish();
     ctx.effects.items = items;
     ctx.effects.atomics = items;
     ctx.effects.bytes_read = items * 8;
