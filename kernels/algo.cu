@@ -524,11 +524,183 @@ extern "C" __global__ void __launch_bounds__(SY_BLOCK) pr_ldbc_push(const SyArgs
     sy_count(a, items, op.edges, op.edges);
 }
 
+// The pull (PrDirection::Pull): every local vertex t sums the shares of the sources of its
+// in-arcs on this GPU (the reverse slots hold the transpose of the local arcs) in f64 and
+// stores the sum, without atomics. Rows of at least SY_HUGE arcs are set aside in chunks
+// and summed by the post-pass with one f64 atomic add per chunk (their sum is stored as 0
+// first, by the main pass); rows of at least SY_BLOCK arcs by the whole block, of at least 32 by a warp, the
+// rest by the block's threads over the concatenation of their arcs (Merrill's gather) with
+// a segmented warp sum and a shared accumulator per row. A share is rank / out-degree (f32)
+// at superstep 0, then the shares buffer (the last buffer) the apply step wrote.
+struct PullShares {
+    const float *rank;
+    const u32 *degree;
+    const float *shares;
+    bool first;
+    // u has an arc here, so its out-degree is at least 1.
+    __device__ __forceinline__ double of(u32 u) const {
+        return first ? (double)(rank[u] / (float)degree[u]) : (double)shares[u];
+    }
+};
+
+__device__ PullShares pr_pull_shares(const SyArgs &a) {
+    return PullShares{sy_buf<const float>(a, S_AUX), sy_buf<const u32>(a, S_DEGREE),
+                      sy_buf<const float>(a, (int)a.nbuffers - 1), sy_u32(a, 2) == 0};
+}
+
+extern "C" __global__ void pr_ldbc_pull__pre(const SyArgs a) {
+    sy_advance_pre(a);
+    if (a.len[S_ROFFSETS] != a.len[S_VALUES] + 1)
+        sy_fail(a, SY_ERR_NO_REVERSE, a.len[S_ROFFSETS], a.len[S_VALUES]);
+    else if (sy_u32(a, 2) != 0 && a.len[a.nbuffers - 1] != a.len[S_VALUES])
+        sy_fail(a, SY_ERR_LEN, a.len[a.nbuffers - 1], a.len[S_VALUES]);
+}
+
+extern "C" __global__ void __launch_bounds__(SY_BLOCK) pr_ldbc_pull__post(const SyArgs a) {
+    const u32 *src = sy_buf<const u32>(a, S_RTARGETS);
+    double *sums = sy_buf<double>(a, S_VALUES);
+    PullShares sh = pr_pull_shares(a);
+    u64 count = a.huge[0];
+    if (count > a.huge_cap) count = a.huge_cap;
+    for (u64 i = blockIdx.x; i < count; i += gridDim.x) {
+        const u64 *entry = a.huge + 1 + 3 * i;
+        u32 t = (u32)entry[0];
+        double x = 0.0;
+        for (u64 e = entry[1] + threadIdx.x; e < entry[2]; e += blockDim.x) x += sh.of(src[e]);
+        x = sy_block_sum(x);
+        if (threadIdx.x == 0 && entry[2] > entry[1]) atomicAdd(&sums[t], x);
+        __syncthreads();
+    }
+}
+
+extern "C" __global__ void __launch_bounds__(SY_BLOCK) pr_ldbc_pull(const SyArgs a) {
+    __shared__ int s_owner;
+    __shared__ u64 s_beg_block, s_end_block;
+    __shared__ u32 s_warp_total[SY_BLOCK / 32], s_total;
+    __shared__ u32 s_excl[SY_BLOCK];
+    __shared__ u64 s_beg[SY_BLOCK];
+    __shared__ double s_acc[SY_BLOCK];
+    Advance d = sy_advance(a);
+    const u64 *roff = sy_buf<const u64>(a, S_ROFFSETS);
+    const u32 *src = sy_buf<const u32>(a, S_RTARGETS);
+    double *sums = sy_buf<double>(a, S_VALUES);
+    PullShares sh = pr_pull_shares(a);
+    const u64 n = a.len[S_VALUES];
+    const u32 lane = sy_lane(), warp = threadIdx.x >> 5;
+    u64 edges = 0;
+    const u64 stride = (u64)gridDim.x * blockDim.x;
+    for (u64 base = (u64)blockIdx.x * blockDim.x; base < n; base += stride) {
+        u64 t = base + threadIdx.x;
+        u64 beg = 0, end = 0;
+        if (t < n) {
+            beg = roff[t];
+            end = roff[t + 1];
+            edges += end - beg;
+            // A row set aside is stored as 0 by the small rows' path below; the post-pass
+            // adds its chunks.
+            if (sy_set_aside(a, (u32)t, 0, beg, end)) end = beg;
+        }
+        const bool small = end - beg < 32;
+        // Block-wide rows.
+        while (true) {
+            if (threadIdx.x == 0) s_owner = -1;
+            __syncthreads();
+            if (end - beg >= SY_BLOCK) s_owner = threadIdx.x;
+            __syncthreads();
+            int o = s_owner;
+            if (o < 0) break;
+            if ((int)threadIdx.x == o) {
+                s_beg_block = beg;
+                s_end_block = end;
+                beg = end;
+            }
+            __syncthreads();
+            double x = 0.0;
+            for (u64 e = s_beg_block + threadIdx.x; e < s_end_block; e += blockDim.x)
+                x += sh.of(src[e]);
+            x = sy_block_sum(x);
+            if (threadIdx.x == 0) sums[base + o] = x;
+            __syncthreads();
+        }
+        // Warp-wide rows.
+        while (true) {
+            u32 m = __ballot_sync(0xffffffffu, end - beg >= 32);
+            if (!m) break;
+            int l = __ffs(m) - 1;
+            u64 wb = __shfl_sync(0xffffffffu, beg, l);
+            u64 we = __shfl_sync(0xffffffffu, end, l);
+            if ((int)lane == l) beg = end;
+            double x = 0.0;
+            for (u64 e = wb + lane; e < we; e += 32) x += sh.of(src[e]);
+            x = sy_warp_sum(x);
+            if (lane == 0) sums[base + warp * 32 + l] = x;
+        }
+        // Small rows: the block's arcs end to end (an exclusive scan of the counts).
+        u32 count = small ? (u32)(end - beg) : 0;
+        u32 incl = count;
+        for (int o = 1; o < 32; o <<= 1) {
+            u32 x = __shfl_up_sync(0xffffffffu, incl, o);
+            if ((int)lane >= o) incl += x;
+        }
+        if (lane == 31) s_warp_total[warp] = incl;
+        __syncthreads();
+        if (threadIdx.x == 0) {
+            u32 run = 0;
+            for (u32 w = 0; w < SY_BLOCK / 32; w++) {
+                u32 x = s_warp_total[w];
+                s_warp_total[w] = run;
+                run += x;
+            }
+            s_total = run;
+        }
+        __syncthreads();
+        s_excl[threadIdx.x] = s_warp_total[warp] + incl - count;
+        s_beg[threadIdx.x] = beg;
+        s_acc[threadIdx.x] = 0.0;
+        __syncthreads();
+        const u32 total = s_total;
+        for (u32 k0 = 0; k0 < total; k0 += SY_BLOCK) {
+            u32 k = k0 + threadIdx.x;
+            u32 row = 0xffffffffu;
+            double x = 0.0;
+            if (k < total) {
+                // The last thread whose arcs start at or before k.
+                u32 lo = 0, hi = SY_BLOCK - 1;
+                while (lo < hi) {
+                    u32 mid = (lo + hi + 1) >> 1;
+                    if (s_excl[mid] <= k) lo = mid; else hi = mid - 1;
+                }
+                row = lo;
+                x = sh.of(src[s_beg[lo] + (k - s_excl[lo])]);
+            }
+            // Segmented sum toward each row's first lane (rows are contiguous in k).
+            for (int o = 1; o < 32; o <<= 1) {
+                double y = __shfl_down_sync(0xffffffffu, x, o);
+                u32 r = __shfl_down_sync(0xffffffffu, row, o);
+                if (lane + o < 32 && r == row) x += y;
+            }
+            u32 prev = __shfl_up_sync(0xffffffffu, row, 1);
+            if (row != 0xffffffffu && (lane == 0 || prev != row)) atomicAdd(&s_acc[row], x);
+        }
+        __syncthreads();
+        if (t < n && small) sums[t] = s_acc[threadIdx.x];
+        __syncthreads();
+    }
+    // Every proxy is forwarded (see the Rust contract).
+    const u32 *owner = sy_buf<const u32>(a, S_OWNER);
+    for (u64 t = (u64)blockIdx.x * blockDim.x + threadIdx.x; t < n; t += stride)
+        if (owner[t] != d.gpu) sy_emit(a, d, (u32)t);
+    u64 items = (blockIdx.x == 0 && threadIdx.x == 0) ? d.frontier_len : 0;
+    sy_count(a, items, edges, 0);
+}
+
 // Scalars: dangling f64, n u32, d f64, gpu u32.
 extern "C" __global__ void pr_ldbc_apply__pre(const SyArgs a) {
     u64 *counters = sy_buf<u64>(a, S_COUNTERS);
     counters[1] = 0;
     counters[a.len[S_COUNTERS] - 1] = 0;  // the reduction value (f64 bits), 0.0
+    if (a.nbuffers > S_FIXED && a.len[S_FIXED] != a.len[S_VALUES])
+        sy_fail(a, SY_ERR_LEN, a.len[S_FIXED], a.len[S_VALUES]);
 }
 
 extern "C" __global__ void __launch_bounds__(SY_BLOCK) pr_ldbc_apply(const SyArgs a) {
@@ -542,6 +714,9 @@ extern "C" __global__ void __launch_bounds__(SY_BLOCK) pr_ldbc_apply(const SyArg
     u32 *next = sy_buf<u32>(a, S_FIN);
     u64 *counters = sy_buf<u64>(a, S_COUNTERS);
     const u32 *owner = sy_buf<const u32>(a, S_OWNER);
+    // The pull's shares buffer, if the launch has one after the fixed slots (its length is
+    // checked by the pre-pass).
+    float *shares = a.nbuffers > S_FIXED ? sy_buf<float>(a, S_FIXED) : nullptr;
     u64 len = a.len[S_VALUES];
     double base = (1.0 - damping) / n + damping * dangling / n;
     double local_dangling = 0.0;
@@ -555,6 +730,7 @@ extern "C" __global__ void __launch_bounds__(SY_BLOCK) pr_ldbc_apply(const SyArg
         rank[v] = r;
         sums[v] = 0.0;
         if (degree[v] == 0) local_dangling += (double)r;
+        if (shares) shares[v] = degree[v] == 0 ? 0.0f : r / (float)degree[v];
         sy_push(a, &counters[1], next, a.len[S_FIN], (u32)v);
     }
     if (local_dangling != 0.0)
@@ -667,6 +843,8 @@ extern "C" __global__ void cdlp_apply__pre(const SyArgs a) {
     u64 *counters = sy_buf<u64>(a, S_COUNTERS);
     counters[1] = 0;
     counters[a.len[S_COUNTERS] - 1] = 0;  // the reduction value (f64 bits), 0.0
+    if (a.nbuffers > S_FIXED && a.len[S_FIXED] != a.len[S_VALUES])
+        sy_fail(a, SY_ERR_LEN, a.len[S_FIXED], a.len[S_VALUES]);
 }
 
 // One thread per arc (the grid strides over all local arcs; on the runtime only owned

@@ -204,6 +204,50 @@ __device__ void sy_advance_pre(const SyArgs &a) {
     if (sy_u64(a, 0) > a.len[S_FIN]) sy_fail(a, SY_ERR_FRONTIER_LEN, sy_u64(a, 0), a.len[S_FIN]);
 }
 
+// Sets vertex v's arcs [beg, end) aside for NAME__post in chunks of SY_HUGE arcs if there
+// are at least SY_HUGE of them and the list has room for all its chunks (one atomic add: a
+// compare-and-swap loop here serialised thousands of hubs; slots reserved past the end of a
+// full list are left empty). Returns whether it did; if not, the caller does the arcs.
+__device__ bool sy_set_aside(const SyArgs &a, u32 v, u32 state, u64 beg, u64 end) {
+    if (end - beg < SY_HUGE) return false;
+    u64 chunks = (end - beg + SY_HUGE - 1) / SY_HUGE;
+    u64 slot = atomicAdd(&a.huge[0], chunks);
+    if (slot + chunks > a.huge_cap) {
+        for (u64 c = slot; c < a.huge_cap; c++) {
+            u64 *entry = a.huge + 1 + 3 * c;
+            entry[1] = 0;
+            entry[2] = 0;
+        }
+        return false;
+    }
+    for (u64 c = 0; c < chunks; c++) {
+        u64 *entry = a.huge + 1 + 3 * (slot + c);
+        entry[0] = (u64)v | ((u64)state << 32);
+        entry[1] = beg + c * SY_HUGE;
+        entry[2] = min(end, beg + (c + 1) * SY_HUGE);
+    }
+    return true;
+}
+
+// Sum over the warp; every lane gets it.
+__device__ __forceinline__ double sy_warp_sum(double x) {
+    for (int o = 16; o > 0; o >>= 1) x += __shfl_xor_sync(0xffffffffu, x, o);
+    return x;
+}
+
+// Sum over the block, valid in thread 0. Every thread of the block must call it; the
+// caller syncs before calling it again.
+__device__ double sy_block_sum(double x) {
+    __shared__ double s_part[SY_BLOCK / 32];
+    x = sy_warp_sum(x);
+    if (sy_lane() == 0) s_part[threadIdx.x >> 5] = x;
+    __syncthreads();
+    double sum = 0.0;
+    if (threadIdx.x == 0)
+        for (u32 w = 0; w < blockDim.x / 32; w++) sum += s_part[w];
+    return sum;
+}
+
 // Load-balanced expansion of the input frontier (Merrill's thread/warp/CTA scheme): a
 // vertex with at least SY_BLOCK arcs is expanded by the whole block, one with at least 32
 // by its warp, the rest by the block's threads over the concatenation of their arcs
@@ -228,28 +272,7 @@ template <class Op> __device__ void sy_expand(const SyArgs &a, const Advance &d,
             beg = d.offsets[v];
             end = d.offsets[v + 1];
             if (!op.prepare(v, end - beg, state)) end = beg;
-            if (end - beg >= SY_HUGE) {
-                // Set aside in chunks of SY_HUGE arcs, if the list has room for all of them
-                // (one atomic add: a compare-and-swap loop here serialised thousands of
-                // hubs). Slots reserved past the end of a full list are left empty.
-                u64 chunks = (end - beg + SY_HUGE - 1) / SY_HUGE;
-                u64 slot = atomicAdd(&a.huge[0], chunks);
-                if (slot + chunks > a.huge_cap) {
-                    for (u64 c = slot; c < a.huge_cap; c++) {
-                        u64 *entry = a.huge + 1 + 3 * c;
-                        entry[1] = 0;
-                        entry[2] = 0;
-                    }
-                } else {
-                    for (u64 c = 0; c < chunks; c++) {
-                        u64 *entry = a.huge + 1 + 3 * (slot + c);
-                        entry[0] = (u64)v | ((u64)state << 32);
-                        entry[1] = beg + c * SY_HUGE;
-                        entry[2] = min(end, beg + (c + 1) * SY_HUGE);
-                    }
-                    end = beg;  // NAME__post expands it
-                }
-            }
+            if (sy_set_aside(a, v, state, beg, end)) end = beg;  // NAME__post expands it
         }
         // Block-wide expansion of the largest vertices.
         while (true) {

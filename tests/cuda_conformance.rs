@@ -747,18 +747,10 @@ fn checks() -> Vec<Check> {
         rule: vec![(3, Cmp::Close64), (8, Cmp::SetPrefix { counter: 0, from: 0 })],
     });
 
-    // PageRank LDBC apply.
+    // PageRank LDBC apply (the runtime passes no packages to it).
     let sums: Vec<f64> = (0..n).map(|_| f64::from(rng.unit()) / n as f64).collect();
-    let slots = Slots::new(
-        &c,
-        HostData::F64(sums),
-        rank.clone(),
-        &[],
-        two_gpus.clone(),
-        false,
-        2,
-        vec![vec![], vec![]],
-    );
+    let slots =
+        Slots::new(&c, HostData::F64(sums), rank.clone(), &[], two_gpus.clone(), false, 2, vec![]);
     checks.push(Check {
         kernel: "pr_ldbc_apply",
         inputs: slots.data,
@@ -768,6 +760,54 @@ fn checks() -> Vec<Check> {
             (4, Cmp::Close),
             (7, Cmp::SetPrefix { counter: 1, from: 0 }),
             (9, Cmp::CountersExceptF64(4)),
+        ],
+    });
+
+    // PageRank LDBC pull, at superstep 0 (shares from rank and degree) and 1 (from the
+    // shares buffer after the packages), over the transpose of `c` so that in-degrees are
+    // skewed: a few rows of at least 4096 in-arcs (the post-pass's chunks), some of block
+    // and warp size, many small; proxies (owner 1) forwarded.
+    let transposed = {
+        let (offsets, targets) = c.reverse();
+        Case { n, offsets, targets, weights: Vec::new() }
+    };
+    let shares: Vec<f32> = (0..n).map(|_| rng.unit() / n as f32).collect();
+    for superstep in [0, 1] {
+        let mut slots = Slots::new(
+            &transposed,
+            HostData::F64((0..n).map(|_| f64::from(rng.unit())).collect()),
+            rank.clone(),
+            &owned,
+            two_gpus.clone(),
+            true,
+            2,
+            vec![vec![], vec![]],
+        );
+        slots.data.push(HostData::F32(shares.clone()));
+        checks.push(Check {
+            kernel: "pr_ldbc_pull",
+            inputs: slots.data,
+            scalars: advance_scalars(owned.len(), superstep, f64::INFINITY, 0.85),
+            work_items: owned.len() as u64,
+            rule: vec![(3, Cmp::Close64), (8, Cmp::SetPrefix { counter: 0, from: 0 })],
+        });
+    }
+
+    // PageRank LDBC apply with the pull's shares buffer after the fixed slots.
+    let sums: Vec<f64> = (0..n).map(|_| f64::from(rng.unit()) / n as f64).collect();
+    let mut slots =
+        Slots::new(&c, HostData::F64(sums), rank.clone(), &[], two_gpus.clone(), false, 0, vec![]);
+    slots.data.push(HostData::F32(vec![0.5; n]));
+    checks.push(Check {
+        kernel: "pr_ldbc_apply",
+        inputs: slots.data,
+        scalars: vec![Scalar::F64(0.01), Scalar::U32(n as u32), Scalar::F64(0.85), Scalar::U32(0)],
+        work_items: n as u64,
+        rule: vec![
+            (4, Cmp::Close),
+            (7, Cmp::SetPrefix { counter: 1, from: 0 }),
+            (9, Cmp::CountersExceptF64(4)),
+            (14, Cmp::Close),
         ],
     });
 

@@ -83,6 +83,7 @@ impl Algorithm {
             Algorithm::Pr => Box::new(pagerank::PageRankLdbc {
                 damping: params.damping,
                 iterations: params.iterations,
+                direction: params.pr_direction,
             }),
             Algorithm::PrResidual => Box::new(pagerank::PageRankResidual {
                 damping: params.damping,
@@ -137,6 +138,8 @@ pub struct AlgorithmParams {
     /// Direction-optimizing BFS: pull back to push when the frontier falls below the
     /// vertex count divided by this.
     pub dobfs_beta: f64,
+    /// LDBC PageRank on the bulk-synchronous runtime: push or pull the shares.
+    pub pr_direction: pagerank::PrDirection,
 }
 
 impl Default for AlgorithmParams {
@@ -148,6 +151,7 @@ impl Default for AlgorithmParams {
             epsilon: 1e-4,
             dobfs_alpha: dobfs::DEFAULT_ALPHA,
             dobfs_beta: dobfs::DEFAULT_BETA,
+            pr_direction: pagerank::PrDirection::default(),
         }
     }
 }

@@ -25,6 +25,24 @@ pub struct PageRankLdbc {
     pub damping: f64,
     /// Number of iterations.
     pub iterations: u32,
+    /// How a bulk-synchronous superstep gathers the shares.
+    pub direction: PrDirection,
+}
+
+/// How LDBC PageRank's bulk-synchronous superstep gathers the shares (`--pr-direction`).
+/// Both send the same partial sums of proxies to their owners, so supersteps, messages and
+/// bytes are the same; only the GPU's work differs.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, clap::ValueEnum)]
+#[serde(rename_all = "kebab-case")]
+pub enum PrDirection {
+    /// Every owned vertex adds its share to each out-neighbour's `f64` partial sum: an
+    /// atomic add per arc into a random place of the sums.
+    Push,
+    /// Every local vertex sums the shares of its in-neighbours on this GPU (the transpose
+    /// of the GPU's own arcs, built before the clock starts) without atomics; the shares
+    /// are computed once per vertex by the apply step.
+    #[default]
+    Pull,
 }
 
 /// Residual push PageRank to a tolerance.
@@ -178,7 +196,25 @@ impl BspPrimitive for PageRankLdbc {
         "pr"
     }
     fn advance_kernel(&self) -> &'static str {
-        "pr_ldbc_push"
+        match self.direction {
+            PrDirection::Push => "pr_ldbc_push",
+            PrDirection::Pull => "pr_ldbc_pull",
+        }
+    }
+    fn needs_local_transpose(&self) -> bool {
+        self.direction == PrDirection::Pull
+    }
+    /// Pull: each owned vertex's share `rank / out-degree` (`f32`, 0 without out-arcs),
+    /// written by the apply step for the next superstep's pull.
+    fn scratch(
+        &self,
+        local_vertices: u32,
+        _local_arcs: usize,
+    ) -> Vec<(ElemType, usize, &'static str)> {
+        match self.direction {
+            PrDirection::Push => Vec::new(),
+            PrDirection::Pull => vec![(ElemType::F32, local_vertices as usize, "pagerank shares")],
+        }
     }
     /// Partial sums in `f64` (see [`ldbc_tolerance`]).
     fn value_elem(&self) -> ElemType {
@@ -466,10 +502,24 @@ pub fn register(registry: &mut KernelRegistry) {
         remote_args: &[],
     });
     registry.register(KernelDef {
+        name: "pr_ldbc_pull",
+        contract: "for every local vertex, its f64 partial sum = the sum over its in-arcs in \
+                   the reverse slots (the transpose of this GPU's arcs, local ids) of the \
+                   source's share: rank / out-degree (an f32 quotient) at superstep 0, else \
+                   the f32 shares buffer (the last buffer, written by pr_ldbc_apply); no \
+                   atomics but for vertices of at least 4096 in-arcs (summed in chunks by \
+                   the post-pass); every proxy goes to frontier_out to be forwarded",
+        sim: ldbc_pull,
+        cuda_name: Some("pr_ldbc_pull"),
+        remote_args: &[],
+    });
+    registry.register(KernelDef {
         name: "pr_ldbc_apply",
         contract: "rank = (1 - d) / n + d * (sum + dangling / n) in f64 for every owned \
                    vertex, stored as f32; f64 sums reset, next frontier = all owned vertices, \
-                   local dangling rank reduced (f64); scalars: dangling f64, n u32, d f64",
+                   local dangling rank reduced (f64); with one buffer after the fixed slots \
+                   (of the local vertices' length), each owned vertex's share rank / out-degree (f32, 0 without out-arcs) \
+                   is stored there for the pull; scalars: dangling f64, n u32, d f64",
         sim: ldbc_apply,
         cuda_name: Some("pr_ldbc_apply"),
         remote_args: &[],
@@ -515,15 +565,78 @@ fn ldbc_push(ctx: &mut KernelContext<'_>) -> Result<(), BackendError> {
     Ok(())
 }
 
+fn ldbc_pull(ctx: &mut KernelContext<'_>) -> Result<(), BackendError> {
+    let mut a = AdvanceArgs::from_context(ctx)?;
+    let local = a.owner.len();
+    if a.reverse_offsets.len() != local + 1 {
+        return Err(BackendError::Kernel {
+            kernel: "pr_ldbc_pull".into(),
+            message: format!(
+                "pull without the transpose of the local arcs: {} reverse offsets for {local} \
+                 local vertices",
+                a.reverse_offsets.len()
+            ),
+        });
+    }
+    let rank = a.aux.as_f32()?;
+    let shares = match (a.superstep, a.after_fixed.last()) {
+        (0, _) => None,
+        (_, Some(shares)) if shares.len() == local => Some(shares.as_f32()?),
+        _ => {
+            return Err(BackendError::Kernel {
+                kernel: "pr_ldbc_pull".into(),
+                message: "no shares buffer of the local vertices after the packages".into(),
+            });
+        }
+    };
+    let sums = a.values.as_f64_mut()?;
+    for (t, sum) in sums.iter_mut().enumerate().take(local) {
+        let sources =
+            &a.reverse_targets[a.reverse_offsets[t] as usize..a.reverse_offsets[t + 1] as usize];
+        a.effects.edges += sources.len() as u64;
+        *sum = sources
+            .iter()
+            .map(|&u| {
+                let u = u as usize;
+                f64::from(shares.map_or_else(|| rank[u] / a.degree[u] as f32, |s| s[u]))
+            })
+            .sum();
+    }
+    // As the push: every proxy has an in-arc here, so every one is forwarded.
+    for (t, &home) in a.owner.iter().enumerate() {
+        if home != a.gpu {
+            a.out.push(t as u32);
+        }
+    }
+    a.out.finish(a.counters, a.effects);
+    Ok(())
+}
+
 fn ldbc_apply(ctx: &mut KernelContext<'_>) -> Result<(), BackendError> {
     let dangling = ctx.scalar_f64(0)?;
     let n = f64::from(ctx.scalar_u32(1)?);
     let damping = ctx.scalar_f64(2)?;
     let gpu = ctx.scalar_u32(3)?;
-    let [_, _, _, sums, rank, degree, _, next, _, counters, owner, _, _, _] =
-        &mut ctx.buffers[..FIXED_SLOTS]
-    else {
+    if ctx.buffers.len() < FIXED_SLOTS {
         return Err(BackendError::Usage("pr_ldbc_apply: wrong buffer count".into()));
+    }
+    let (fixed, scratch) = ctx.buffers.split_at_mut(FIXED_SLOTS);
+    let [_, _, _, sums, rank, degree, _, next, _, counters, owner, _, _, _] = fixed else {
+        unreachable!("split at FIXED_SLOTS");
+    };
+    let mut shares = match scratch.first_mut() {
+        Some(shares) if shares.len() == sums.len() => Some(shares.as_f32_mut()?),
+        Some(other) => {
+            return Err(BackendError::Kernel {
+                kernel: "pr_ldbc_apply".into(),
+                message: format!(
+                    "the shares buffer after the fixed slots holds {} entries for {} vertices",
+                    other.len(),
+                    sums.len()
+                ),
+            });
+        }
+        None => None,
     };
     let (sums, rank, degree) = (sums.as_f64_mut()?, rank.as_f32_mut()?, degree.as_u32()?);
     let (next, counters, owner) = (next.as_u32_mut()?, counters.as_u64_mut()?, owner.as_u32()?);
@@ -539,6 +652,9 @@ fn ldbc_apply(ctx: &mut KernelContext<'_>) -> Result<(), BackendError> {
         sums[v] = 0.0;
         if degree[v] == 0 {
             local_dangling += f64::from(rank[v]);
+        }
+        if let Some(shares) = shares.as_deref_mut() {
+            shares[v] = if degree[v] == 0 { 0.0 } else { rank[v] / degree[v] as f32 };
         }
         next[next_len] = v as u32;
         next_len += 1;

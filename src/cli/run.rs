@@ -111,6 +111,11 @@ pub struct RunOptions {
     /// divided by this.
     #[arg(long, default_value_t = switchyard::algo::dobfs::DEFAULT_BETA)]
     pub dobfs_beta: f64,
+    /// LDBC PageRank on the bulk-synchronous runtime: `pull` (each vertex sums its
+    /// in-neighbours' shares, no atomics) or `push` (an f64 atomic add per arc). Both send
+    /// the same messages.
+    #[arg(long, value_enum, default_value = "pull")]
+    pub pr_direction: switchyard::algo::pagerank::PrDirection,
     /// Skip validation against the references.
     #[arg(long)]
     pub no_validate: bool,
@@ -363,6 +368,7 @@ impl RunOptions {
             epsilon: self.epsilon,
             dobfs_alpha: self.dobfs_alpha,
             dobfs_beta: self.dobfs_beta,
+            pr_direction: self.pr_direction,
         };
         self.spec_with(algorithm, runtime, gpus, params, command_line)
     }
@@ -495,6 +501,7 @@ impl RunOptions {
             epsilon: self.epsilon,
             dobfs_alpha: self.dobfs_alpha,
             dobfs_beta: self.dobfs_beta,
+            pr_direction: self.pr_direction,
         };
         Ok((params, used))
     }

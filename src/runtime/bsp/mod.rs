@@ -180,10 +180,11 @@ pub struct AdvanceArgs<'a> {
     pub aux: &'a mut HostData,
     /// Global out-degree of every local vertex.
     pub degree: &'a [u32],
-    /// In-arcs of every vertex, as CSR offsets over global ids (empty unless the primitive
-    /// pulls; only owned vertices have in-arcs listed).
+    /// In-arcs of every vertex, as CSR offsets: over global ids for a primitive that
+    /// [`BspPrimitive::needs_reverse`] (only owned vertices have in-arcs listed), over local
+    /// ids for one that [`BspPrimitive::needs_local_transpose`]; empty otherwise.
     pub reverse_offsets: &'a [u64],
-    /// Sources of the in-arcs (global ids).
+    /// Sources of the in-arcs (global or local ids, as the offsets).
     pub reverse_targets: &'a [u32],
     /// Owner GPU of every local vertex.
     pub owner: &'a [u32],
@@ -881,6 +882,13 @@ fn validate<B: Backend + ?Sized>(
             primitive.name()
         ));
     }
+    if primitive.needs_reverse() && primitive.needs_local_transpose() {
+        return fail(format!(
+            "{} asks for both the whole graph's in-arcs and its GPUs' own transposed arcs, \
+             which share the reverse slots: a primitive may pull one way only",
+            primitive.name()
+        ));
+    }
     if primitive.needs_all_arcs() && options.duplication != Duplication::All {
         return fail(format!(
             "{} reads the arcs of its vertices' neighbours (two hops) and keeps the whole \
@@ -980,6 +988,7 @@ fn upload<B: Backend + ?Sized>(
     let frontier_len = frontier.len() as u64;
     let reverse = match reverse {
         Some(transpose) => sub.reverse_csr(gpu, transpose),
+        None if primitive.needs_local_transpose() => sub.local_transpose(),
         None => (Vec::new(), Vec::new()),
     };
     let mut contents: Vec<(ElemType, usize, &str, HostData)> = vec![

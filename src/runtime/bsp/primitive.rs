@@ -44,6 +44,13 @@ pub trait BspPrimitive {
     fn needs_reverse(&self) -> bool {
         false
     }
+    /// Whether its advance gathers over the transpose of each GPU's own arcs (LDBC
+    /// PageRank's pull): the runtime then uploads, in the reverse slots, for every local
+    /// vertex the owned vertices with an arc to it (local ids, ascending), under any
+    /// duplication. Not with [`BspPrimitive::needs_reverse`], which fills the same slots.
+    fn needs_local_transpose(&self) -> bool {
+        false
+    }
     /// The `param` scalar of the advance of the superstep whose total frontier size is the
     /// last entry of `frontier_sizes` (earlier entries: earlier supersteps). Defaults to
     /// [`BspPrimitive::param`]; direction-optimizing BFS chooses its direction here.

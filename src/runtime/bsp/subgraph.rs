@@ -65,6 +65,30 @@ impl Subgraph {
         (offsets, sources)
     }
 
+    /// The transpose of this GPU's own arcs, in local ids: for every local vertex, the
+    /// local sources of its in-arcs here (owned vertices, ascending; a vertex with several
+    /// arcs to it is listed once per arc). A counting sort, O(local + arcs).
+    pub fn local_transpose(&self) -> (Vec<u64>, Vec<u32>) {
+        let local = self.local as usize;
+        let mut offsets = vec![0u64; local + 1];
+        for &t in &self.targets {
+            offsets[t as usize + 1] += 1;
+        }
+        for v in 0..local {
+            offsets[v + 1] += offsets[v];
+        }
+        let mut next: Vec<u64> = offsets[..local].to_vec();
+        let mut sources = vec![0u32; self.targets.len()];
+        for u in 0..local {
+            for &t in &self.targets[self.offsets[u] as usize..self.offsets[u + 1] as usize] {
+                let at = &mut next[t as usize];
+                sources[*at as usize] = u as u32;
+                *at += 1;
+            }
+        }
+        (offsets, sources)
+    }
+
     /// Vertices of this GPU proxied here but owned by `peer` (their count sizes the send
     /// buffer to `peer`).
     pub fn proxies_owned_by(&self, gpu: u32, peer: u32) -> usize {
