@@ -124,6 +124,38 @@ __device__ __forceinline__ void sy_push(const SyArgs &a, u64 *counter, u32 *queu
         sy_fail(a, SY_ERR_OUT_OVERFLOW, at, cap);
 }
 
+// Block-aggregated append: every thread of the block calls it, those with `keep` append
+// `value`; one atomic add on *counter per block (a warp-aggregated append of every vertex
+// serialised a sweep on its one counter: 0.6 ms of LDBC PageRank's apply on R-MAT 22, H100).
+// Fails the run on overflow.
+__device__ void sy_push_block(const SyArgs &a, u64 *counter, u32 *queue, u64 cap, bool keep,
+                              u32 value) {
+    __shared__ u32 s_before[SY_BLOCK / 32];
+    __shared__ u64 s_base;
+    const u32 lane = sy_lane(), warp = threadIdx.x >> 5;
+    u32 ballot = __ballot_sync(0xffffffffu, keep);
+    if (lane == 0) s_before[warp] = __popc(ballot);
+    __syncthreads();
+    if (threadIdx.x == 0) {
+        u32 run = 0;
+        for (u32 w = 0; w < blockDim.x / 32; w++) {
+            u32 c = s_before[w];
+            s_before[w] = run;
+            run += c;
+        }
+        s_base = run ? atomicAdd(counter, (u64)run) : 0;
+    }
+    __syncthreads();
+    if (keep) {
+        u64 at = s_base + s_before[warp] + __popc(ballot & ((1u << lane) - 1));
+        if (at < cap)
+            queue[at] = value;
+        else
+            sy_fail(a, SY_ERR_OUT_OVERFLOW, at, cap);
+    }
+    __syncthreads();
+}
+
 // The bsp slot layout (src/runtime/bsp/kernels.rs).
 #define S_OFFSETS 0
 #define S_TARGETS 1

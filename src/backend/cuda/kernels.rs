@@ -169,7 +169,10 @@ pub fn pack_args(
 /// Kernels whose threads sweep every local vertex (slot 3's length) besides their work
 /// items: the grid is sized for the larger of the two.
 pub fn sweeps_vertices(kernel: &str) -> bool {
-    matches!(kernel, "pr_ldbc_push" | "pr_ldbc_apply" | "dobfs_advance" | "bsp_split")
+    matches!(
+        kernel,
+        "pr_ldbc_push" | "pr_ldbc_pull" | "pr_ldbc_apply" | "dobfs_advance" | "bsp_split"
+    )
 }
 
 /// Kernels whose work is only known on the device (the Groute work kernel's batch is
