@@ -113,7 +113,7 @@ pub struct RunOptions {
     pub dobfs_beta: f64,
     /// LDBC PageRank on the bulk-synchronous runtime: `pull` (each vertex sums its
     /// in-neighbours' shares, no atomics) or `push` (an f64 atomic add per arc). Both send
-    /// the same messages.
+    /// the same messages. GUM always pushes.
     #[arg(long, value_enum, default_value = "pull")]
     pub pr_direction: switchyard::algo::pagerank::PrDirection,
     /// Skip validation against the references.
