@@ -96,9 +96,19 @@ fn peer_reader(ctx: &mut KernelContext<'_>) -> Result<(), BackendError> {
     Ok(())
 }
 
+/// Writes into its first argument the length it sees of its second, and a marker.
+fn twice(ctx: &mut KernelContext<'_>) -> Result<(), BackendError> {
+    let second = ctx.buffers[1].len() as u32;
+    let first = ctx.buffers[0].as_u32_mut()?;
+    first[0] = second;
+    first[1] = 7;
+    Ok(())
+}
+
 fn registry() -> KernelRegistry {
     let mut r = KernelRegistry::new();
-    let defs: [(&'static str, switchyard::backend::kernel::SimKernelFn, &'static [usize]); 6] = [
+    let defs: [(&'static str, switchyard::backend::kernel::SimKernelFn, &'static [usize]); 7] = [
+        ("t_twice", twice, &[]),
         ("t_producer", producer, &[0, 1]),
         ("t_consumer", consumer, &[]),
         ("t_busy", busy, &[]),
@@ -616,4 +626,16 @@ fn mapped_memory_is_not_for_stream_operations() {
     let zero = LaunchConfig { sm_limit: Some(0), ..LaunchConfig::default() };
     let err = b.launch_with(s, l, zero, None).unwrap_err().to_string();
     assert!(err.contains("0 SMs"), "{err}");
+}
+
+#[test]
+fn a_buffer_named_twice_is_lent_once_and_keeps_what_the_kernel_wrote() {
+    // An Atos GPU's own peer slots name its own buffers again: the kernel gets the buffer at
+    // its first position and an empty one after (not a zero-filled copy of its length).
+    let mut b = sim("dgx-station-v100x4", 1);
+    let buf = b.alloc(DeviceId(0), ElemType::U32, 4, "twice").unwrap();
+    let s = stream(&mut b, 0);
+    b.launch(s, launch("t_twice", vec![buf, buf], vec![]), Some(Token(1))).unwrap();
+    until(&mut b, Token(1));
+    assert_eq!(read(&mut b, 0, buf, 4), HostData::U32(vec![0, 7, 0, 0]));
 }

@@ -937,7 +937,13 @@ impl SimBackend {
                 });
             }
             // Local, mapped and peer buffers alike are lent to the kernel for its step (a
-            // peer buffer is for reading: writes go through remote operations).
+            // peer buffer is for reading: writes go through remote operations). A buffer
+            // named twice (an Atos GPU's own peer slots) is lent at its first position; later
+            // ones get an empty buffer of its type, not a zero-filled copy of its length.
+            if launch.buffers[..position].contains(&id) {
+                taken.push(HostData::zeros(buffer.elem, 0));
+                continue;
+            }
             buffer.contents();
             taken.push(buffer.data.take().unwrap_or_else(|| HostData::zeros(buffer.elem, 0)));
         }

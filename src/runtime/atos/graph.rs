@@ -99,9 +99,9 @@ impl AtosGraph {
 
 /// The GPU owning new id `v` (`bases` as in [`AtosGraph::bases`]).
 pub fn owner_of(bases: &[u32], v: u32) -> usize {
-    // Few GPUs: a linear scan is as fast as a search.
+    // Few GPUs: count the sorted bases at or below `v` (a branch-free scan, called per arc).
     let k = bases.len() - 1;
-    (1..=k).find(|&g| v < bases[g]).map_or(k - 1, |g| g - 1)
+    bases[1..k].iter().filter(|&&b| b <= v).count()
 }
 
 #[cfg(test)]

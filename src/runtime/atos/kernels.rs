@@ -310,6 +310,12 @@ pub mod scalar {
     pub const BATCH_BYTES: usize = 2;
     /// Aggregator: `u32` polls before a partial batch goes (`WAIT_TIME`).
     pub const WAIT_POLLS: usize = 3;
+    /// Aggregator: `u32` bit `h` set when GPU `h` is reached over a network (InfiniBand).
+    /// A batch to it is one put that the NIC reads from the aggregation queue itself
+    /// (GPUDirect RDMA, seed 003 sec. III-A3b: "IB requests require only one or a few
+    /// threads"), so the aggregator's SM pays per batch there, not per pair as for the peer
+    /// stores over NVLink. The CUDA aggregator (one node) ignores it.
+    pub const NETWORK_TARGETS: usize = 4;
 }
 
 /// The registered names of an application's worker kernel.
@@ -494,7 +500,9 @@ pub fn register(registry: &mut KernelRegistry) {
         contract: "Atos aggregator (persistent, beside the workers; seed 003 Fig. 3): per step \
                    (one poll) and per target GPU, send the aggregation queue's pairs as one \
                    push into the target's receive queue when they fill `batch_bytes` or after \
-                   `wait_polls` polls, counting them in SENT and the target's RECV; until STOP",
+                   `wait_polls` polls, counting them in SENT and the target's RECV; until STOP. \
+                   Scalars: gpu, gpus, batch_bytes, wait_polls, network_targets (bit h: GPU h is \
+                   over a network, whose NIC reads a batch: the SM pays per batch, not per pair)",
         sim: aggregator_kernel,
         cuda_name: Some(AGGREGATOR),
         remote_args: &PEER_ARGS,
@@ -958,17 +966,25 @@ fn worker_kernel<Op: AtosOperator>(ctx: &mut KernelContext<'_>) -> Result<(), Ba
         // A worker whose remote updates may not fit its aggregation queues waits (stays busy,
         // as a GPU worker spins on a full buffer) until the aggregator has sent them on.
         if aggregated && gpus > 1 {
-            let mut need = vec![0u64; gpus];
-            for &(item, _) in &w.items {
-                for &t in st.neighbors(item & !TAG) {
-                    need[owner_of(st.bases, t)] += 2;
-                }
-            }
-            let blocked = (0..gpus).filter(|&h| h != gpu).any(|h| {
+            let room = |h: usize| {
                 let seg = &agg_counters[h * COUNTER_WORDS..(h + 1) * COUNTER_WORDS];
-                let room = (agg_cap as u64).saturating_sub(seg[queue::END_ALLOC]);
-                need[h] > room && need[h] <= agg_cap as u64
-            });
+                (agg_cap as u64).saturating_sub(seg[queue::END_ALLOC])
+            };
+            // Every arc remote to one target is the most any target can need: when that
+            // fits everywhere, the per-target count (an owner look-up per arc) is skipped.
+            let most: u64 =
+                w.items.iter().map(|&(item, _)| 2 * st.neighbors(item & !TAG).len() as u64).sum();
+            let blocked = (0..gpus).filter(|&h| h != gpu).any(|h| most > room(h)) && {
+                let mut need = vec![0u64; gpus];
+                for &(item, _) in &w.items {
+                    for &t in st.neighbors(item & !TAG) {
+                        need[owner_of(st.bases, t)] += 2;
+                    }
+                }
+                (0..gpus)
+                    .filter(|&h| h != gpu)
+                    .any(|h| need[h] > room(h) && need[h] <= agg_cap as u64)
+            };
             if blocked {
                 st_block[state::BLOCKED] += 1;
                 still.push(w);
@@ -1157,6 +1173,7 @@ fn aggregator_kernel(ctx: &mut KernelContext<'_>) -> Result<(), BackendError> {
     let gpus = ctx.scalar_u32(scalar::GPUS)? as usize;
     let batch_bytes = ctx.scalar_u64(scalar::BATCH_BYTES)?.max(8);
     let wait_polls = u64::from(ctx.scalar_u32(scalar::WAIT_POLLS)?);
+    let network = ctx.scalar_u32(scalar::NETWORK_TARGETS)?;
     if gpus == 0 || gpus > MAX_GPUS || gpu >= gpus {
         return Err(kernel_error(kernel, format!("gpu {gpu} of {gpus} (at most {MAX_GPUS})")));
     }
@@ -1200,6 +1217,8 @@ fn aggregator_kernel(ctx: &mut KernelContext<'_>) -> Result<(), BackendError> {
     let cap = agg_items.len() / gpus;
     let mut remote = Vec::new();
     let mut sent_pairs = 0u64;
+    // What the aggregator's SM copies (pairs to peer-store targets) and the batches it sends.
+    let (mut copied_pairs, mut batches) = (0u64, 0u64);
     let mut pending_after = 0u64;
     for h in (0..gpus).filter(|&h| h != gpu) {
         let seg = &mut agg_counters[h * COUNTER_WORDS..(h + 1) * COUNTER_WORDS];
@@ -1233,6 +1252,10 @@ fn aggregator_kernel(ctx: &mut KernelContext<'_>) -> Result<(), BackendError> {
             batch.extend_from_slice(&items[got.start as usize..got.end as usize]);
             st_block[state::SENT_TO + h] += n + 1;
             sent_pairs += n;
+            batches += 1;
+            if network & (1 << h) == 0 {
+                copied_pairs += n;
+            }
             remote.push(RemoteOp::Push {
                 queue: peer_ids.recv[h],
                 items: batch,
@@ -1251,8 +1274,10 @@ fn aggregator_kernel(ctx: &mut KernelContext<'_>) -> Result<(), BackendError> {
         pending_after += queue::pending(seg);
     }
     st_block[state::SENT] += sent_pairs;
-    ctx.effects.items = sent_pairs;
-    ctx.effects.bytes_read = sent_pairs * 8;
+    // A copied pair is read and stored by the SM; a batch put over the network costs its
+    // header and counter update, the NIC moving the pairs.
+    ctx.effects.items = copied_pairs + batches;
+    ctx.effects.bytes_read = copied_pairs * 8 + batches * 8;
     ctx.effects.atomics = remote.len() as u64;
     ctx.effects.remote = remote;
     ctx.effects.next = if pending_after > 0 { StepNext::Continue } else { StepNext::Idle };

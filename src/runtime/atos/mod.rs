@@ -694,6 +694,7 @@ fn run_once<B: Backend + ?Sized>(
                     Scalar::U32(gpus),
                     Scalar::U64(batch_bytes),
                     Scalar::U32(wait_polls),
+                    Scalar::U32(network_targets(backend, g, gpus)),
                 ],
                 work_items: 1,
             };
@@ -981,6 +982,16 @@ fn run_once<B: Backend + ?Sized>(
         }),
         start_ps,
     ))
+}
+
+/// The aggregator's [`kernels::scalar::NETWORK_TARGETS`] for `gpu`: bit `h` set when GPU
+/// `h` is reached over a network.
+fn network_targets<B: Backend + ?Sized>(backend: &B, gpu: u32, gpus: u32) -> u32 {
+    (0..gpus)
+        .filter(|&h| {
+            h != gpu && backend.remote_path(DeviceId(gpu), DeviceId(h)) == RemotePath::Network
+        })
+        .fold(0, |bits, h| bits | (1 << h))
 }
 
 /// Refuses pairs the options cannot reach: remote atomic mins need a peer path (not
