@@ -387,19 +387,26 @@ impl From<GumOutcome> for crate::runtime::Outcome {
 
 /// Bytes a worker reads per edge of a fragment whose frontier has `stats`, wherever the
 /// fragment lives: what the stolen-range kernel reads from the victim (per vertex its
-/// offsets and its value, a sector each, and its frontier id 4; per edge the target 4, its
-/// weight 4 for a weighted rule, and the target's value, a sector: see
-/// [`kernels::REMOTE_SECTOR_BYTES`]). `c_ij` divides it by `B_ij`. `hub_share` of the edges
-/// leave hubs whose lists the thief caches (§V-B Ex. 6): their target and weight are read
-/// locally. (The plan once assumed 8 bytes per edge while the kernel read 12 plus 24 per
-/// vertex; and until scattered reads were charged a sector, the simulator made stolen edges
-/// 3-6x cheaper than two H100s did, `reports/findings_sim.md` (a).)
-pub fn bytes_per_edge(stats: &FrontierStats, rule: Option<StealRule>, hub_share: f64) -> f64 {
+/// offsets, 16 bytes or a `scattered_bytes` read if larger, its value and its frontier id 4;
+/// per edge the target 4, its weight 4 for a weighted rule, and the target's value, each
+/// scattered value read costing `scattered_bytes`). `c_ij` divides it by `B_ij`. `hub_share`
+/// of the edges leave hubs whose lists the thief caches (§V-B Ex. 6): their target and
+/// weight are read locally. FSteal passes [`kernels::REMOTE_SECTOR_BYTES`], what its kernel
+/// is charged (until scattered reads were charged a sector, the simulator made stolen edges
+/// 3-6x cheaper than two H100s did, `reports/findings_sim.md` (a)); OSteal passes 4, the
+/// bytes used: its moves re-upload the fragments, so survivors never read an evicted
+/// fragment through the peer path (and a sector there turned 4 into 8 moves on the road CC).
+pub fn bytes_per_edge(
+    stats: &FrontierStats,
+    rule: Option<StealRule>,
+    hub_share: f64,
+    scattered_bytes: f64,
+) -> f64 {
     let weighted = if rule == Some(StealRule::MinPlusWeight) { 4.0 } else { 0.0 };
     let edges = stats.out_edges.max(1) as f64;
-    let sector = kernels::REMOTE_SECTOR_BYTES as f64;
     let list = (4.0 + weighted) * (1.0 - hub_share.clamp(0.0, 1.0));
-    list + sector + (2.0 * sector + 4.0) * stats.vertices as f64 / edges
+    let vertex = scattered_bytes.max(16.0) + scattered_bytes + 4.0;
+    list + scattered_bytes + vertex * stats.vertices as f64 / edges
 }
 
 /// The features `g(W)` is evaluated on for each fragment (see [`CostFeatures`]).
@@ -413,6 +420,15 @@ fn plan_features(gpus: &[Gpu], which: CostFeatures) -> Vec<Features> {
     }
 }
 
+/// Who reads a fragment's edges in a plan: an FSteal thief (through the peer path, scattered
+/// reads a sector each, cached hubs locally) or an OSteal survivor (bytes as used: see
+/// [`bytes_per_edge`]).
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Reader {
+    Thief,
+    Survivor,
+}
+
 /// The per-edge costs `c_ij` of this superstep's plan.
 fn plan_costs(
     gpus: &[Gpu],
@@ -420,16 +436,22 @@ fn plan_costs(
     model: &CostModel,
     options: &GumOptions,
     rule: Option<StealRule>,
+    reader: Reader,
 ) -> Vec<Vec<f64>> {
     let features = plan_features(gpus, options.cost_features);
+    let scattered_bytes = match reader {
+        Reader::Thief => kernels::REMOTE_SECTOR_BYTES as f64,
+        Reader::Survivor => 4.0,
+    };
     let bytes: Vec<f64> = (0..gpus.len())
         .map(|i| {
             // A victim's hubs are cached on every thief, or on none.
-            let cached = gpus.iter().any(|g| g.hubs.get(i).is_some_and(Option::is_some));
+            let cached = reader == Reader::Thief
+                && gpus.iter().any(|g| g.hubs.get(i).is_some_and(Option::is_some));
             let t4 = options.triggers.t4_hub_in_degree;
             let share =
                 if cached { hub_cache::hub_edge_share(&gpus[i].stats_now, t4) } else { 0.0 };
-            bytes_per_edge(&gpus[i].stats_now, rule, share)
+            bytes_per_edge(&gpus[i].stats_now, rule, share, scattered_bytes)
         })
         .collect();
     cost_matrix(bandwidth, &features, model, &bytes)
@@ -647,7 +669,9 @@ pub fn run<B: Backend + ?Sized>(
         if let Some(previous_ps) = previous.filter(|_| can_move && due)
             && options.triggers.osteal_fires(Some(previous_ps), workers < peers)
         {
-            let cost = plan_costs(&gpus, &bandwidth, model, options, operators.steal);
+            // Alg. 2's survivors get the evicted fragments uploaded (no scattered peer reads).
+            let cost =
+                plan_costs(&gpus, &bandwidth, model, options, operators.steal, Reader::Survivor);
             let per_worker_ps = sync_per_worker_ps(&sync_by_workers);
             // A move must pay for itself within as many supersteps as the run has taken so
             // far (the expected rest of a run of unknown length): none at the start of a
@@ -729,7 +753,7 @@ pub fn run<B: Backend + ?Sized>(
                 (FstealDecision::NotTriggered, None, 0)
             }
             Some(r) => {
-                let cost = plan_costs(&gpus, &bandwidth, model, options, Some(r));
+                let cost = plan_costs(&gpus, &bandwidth, model, options, Some(r), Reader::Thief);
                 let cost = planner::osteal::restrict(&cost, &active);
                 // A thief reads its victim's lists through peer access: no stealing between
                 // GPUs without it (the DGX-1's pairs across QPI).
