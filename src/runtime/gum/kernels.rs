@@ -11,7 +11,8 @@
 //!   that position.
 //! - `gum_steal_min`: a thief processes a consecutive range of a victim's frontier,
 //!   reading the victim's adjacency lists, weights, values and frontier through peer access
-//!   while it runs (§III: fetch on demand), and writes `(victim-local id, value)` pairs
+//!   while it runs (§III: fetch on demand; a hub's list from the thief's own cache when it
+//!   is given one, [`super::hub_cache`]), and writes `(victim-local id, value)` pairs
 //!   that improve on the victim's values as it read them (min-combined algorithms).
 //! - `gum_merge_return`: the victim combines returned pairs into its values (min) and
 //!   appends improved vertices, once, to its output frontier before the split.
