@@ -128,6 +128,14 @@ fn stealing_moves_edges_and_still_validates() {
         let report = out.report.gum.unwrap();
         assert!(report.stolen_edges > 0, "{algorithm:?} stole nothing");
         assert!(report.planned > 0);
+        // A thief reads its victim through peer access: never across the DGX-1's QPI pairs
+        // (no NVLink, 15.76 GB/s over PCIe, no peer access).
+        for r in &report.iterations {
+            for (victim, range) in r.ranges.iter().filter(|(v, r)| *v != r.worker) {
+                let b = report.bandwidth_bytes_per_s[*victim as usize][range.worker as usize];
+                assert!(b >= 25_000_000_000, "{victim} -> {}: {b} B/s", range.worker);
+            }
+        }
     }
 }
 

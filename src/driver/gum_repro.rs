@@ -247,6 +247,8 @@ struct Graph {
     summary: GraphSummary,
     /// BFS/SSSP source: the highest-degree vertex (in the giant component).
     source: u32,
+    /// The partitioner of its runs.
+    partitioner: &'static str,
 }
 
 impl Graph {
@@ -259,7 +261,20 @@ impl Graph {
             .map_err(|e| ReproError::Run { what: what(), source: Box::new(e.into()) })?;
         let source = (0..csr.num_vertices()).max_by_key(|&v| (csr.degree(v), std::cmp::Reverse(v)));
         let summary = summarize(&csr);
-        Ok(Graph { role, spec, summary, source: source.unwrap_or(0), csr })
+        let source = source.unwrap_or(0);
+        Ok(Graph { role, spec, summary, source, csr, partitioner: "random" })
+    }
+
+    /// The same graph under another partitioner (a new role: its runs are cached apart).
+    fn partitioned(&self, role: &'static str, partitioner: &'static str) -> Graph {
+        Graph {
+            role,
+            spec: self.spec.clone(),
+            csr: self.csr.clone(),
+            summary: self.summary.clone(),
+            source: self.source,
+            partitioner,
+        }
     }
 
     fn label(&self) -> String {
@@ -305,6 +320,7 @@ impl Runner<'_> {
             params: AlgorithmParams { source: graph.source, ..AlgorithmParams::default() },
             seed: self.options.seed,
             gum: stealing.apply(self.options.gum()),
+            partitioner: graph.partitioner.into(),
             ..RunSpec::new(algorithm, runtime, gpus)
         };
         let setup = BackendSetup::Sim(SimSetup {
@@ -360,10 +376,11 @@ pub fn run_repro(
     ));
     let scale_free = Graph::generate("scale-free", options.scale_free_spec(), options.seed)?;
     let road = Graph::generate("road-like", options.road_spec(), options.seed)?;
+    let scale_free_skewed = scale_free.partitioned("scale-free, biased-random", "biased-random");
     let mut runner = Runner { options, topology, cache: BTreeMap::new(), progress };
     Ok(vec![
         table3(&mut runner, &scale_free, &road)?,
-        fig1_8(&mut runner, &scale_free)?,
+        fig1_8(&mut runner, &scale_free, &scale_free_skewed)?,
         fig9(&mut runner, &road)?,
         table4(&mut runner, &scale_free, &road)?,
         fig6(&mut runner, &scale_free, &road)?,
@@ -611,10 +628,14 @@ struct Fig8Summary {
     decision_ms: f64,
 }
 
-fn fig1_8(runner: &mut Runner<'_>, sf: &Graph) -> Result<Experiment, ReproError> {
+/// One graph's FSteal off -> on pair: the heavy supersteps' rows and the summary.
+fn fig8_pair(
+    runner: &mut Runner<'_>,
+    graph: &Graph,
+) -> Result<(Vec<Fig8Row>, Fig8Summary), ReproError> {
     let algorithm = Algorithm::Sssp;
-    let off = runner.run(sf, algorithm, RuntimeKind::Gum, GPUS, Stealing::Off)?;
-    let on = runner.run(sf, algorithm, RuntimeKind::Gum, GPUS, Stealing::Fsteal)?;
+    let off = runner.run(graph, algorithm, RuntimeKind::Gum, GPUS, Stealing::Off)?;
+    let on = runner.run(graph, algorithm, RuntimeKind::Gum, GPUS, Stealing::Fsteal)?;
     let t1 = runner.options.gum().triggers.t1_min_max_edges;
     let (off_gum, on_gum) = (off.gum.as_ref(), on.gum.as_ref());
     let off_iters = off_gum.map_or(&[][..], |g| &g.iterations[..]);
@@ -665,11 +686,16 @@ fn fig1_8(runner: &mut Runner<'_>, sf: &Graph) -> Result<Experiment, ReproError>
         stolen_edges: on_gum.map_or(0, |g| g.stolen_edges),
         decision_ms: r3(on_gum.map_or(0.0, |g| ms(g.decision_ps))),
     };
+    Ok((rows, summary))
+}
+
+/// A pair's table (heavy supersteps, their sum, the whole run).
+fn fig8_table(rows: &[Fig8Row], s: &Fig8Summary, t1: u64) -> String {
     let mut table = String::from(
         "| superstep | active edges max / min | compute ms off -> on | slowest / fastest off \
          -> on | starved off -> on | stolen edges |\n|---|---|---|---|---|---|\n",
     );
-    for r in &rows {
+    for r in rows {
         let _ = writeln!(
             table,
             "| {} | {} / {} | {:.3} -> {:.3} | {:.2}x -> {:.2}x | {:.0}% -> {:.0}% | {} |",
@@ -685,7 +711,6 @@ fn fig1_8(runner: &mut Runner<'_>, sf: &Graph) -> Result<Experiment, ReproError>
             r.stolen_edges
         );
     }
-    let s = &summary;
     let _ = writeln!(
         table,
         "| **heavy supersteps ({})** | | {:.3} -> {:.3} | gap {:.3} -> {:.3} ms | {:.0}% -> {:.0}% \
@@ -701,23 +726,39 @@ fn fig1_8(runner: &mut Runner<'_>, sf: &Graph) -> Result<Experiment, ReproError>
     );
     let _ = writeln!(
         table,
-        "\nWhole run: {:.3} ms without FSteal, {:.3} ms with ({} plans, {:.3} ms of modelled \
-         decisions); {} supersteps, {} heavy (busiest GPU >= t1 = {t1} active edges).",
-        s.time_off_ms, s.time_on_ms, s.plans, s.decision_ms, s.supersteps, s.heavy_supersteps
+        "\nWhole run: {:.3} ms without FSteal, {:.3} ms with ({} plans, {} rejected, {:.3} ms of \
+         modelled decisions); {} supersteps, {} heavy (busiest GPU >= t1 = {t1} active edges).",
+        s.time_off_ms,
+        s.time_on_ms,
+        s.plans,
+        s.rejected,
+        s.decision_ms,
+        s.supersteps,
+        s.heavy_supersteps
     );
+    table
+}
+
+/// The FSteal findings of one pair; `suffix` tells the partitions apart in the ids.
+fn fig8_findings(s: &Fig8Summary, suffix: &str, partition: &str) -> Vec<Finding> {
     let heavy = s.heavy_supersteps > 0;
-    let findings = vec![
+    let id = |base: &'static str| -> &'static str {
+        match (base, suffix) {
+            (b, "") => b,
+            ("fsteal_narrows_gap", _) => "fsteal_narrows_gap_skewed",
+            ("fsteal_cuts_starvation", _) => "fsteal_cuts_starvation_skewed",
+            ("fsteal_shortens_heavy_supersteps", _) => "fsteal_shortens_heavy_supersteps_skewed",
+            ("fsteal_faster_overall", _) => "fsteal_faster_overall_skewed",
+            (b, _) => b,
+        }
+    };
+    vec![
         Finding {
-            id: "bsp_straggler",
-            claim: "without stealing the slowest GPU takes much longer than the fastest in a \
-                    superstep (Fig. 1: 2.6x, Gunrock SSSP webbase)"
-                .into(),
-            measured: format!("worst slowest/fastest without FSteal: {:.2}x", s.worst_ratio_off),
-            holds: s.worst_ratio_off >= 1.5,
-        },
-        Finding {
-            id: "fsteal_narrows_gap",
-            claim: "FSteal cuts the gap between the slowest and the fastest GPU (Fig. 8)".into(),
+            id: id("fsteal_narrows_gap"),
+            claim: format!(
+                "FSteal cuts the gap between the slowest and the fastest GPU (Fig. 8); \
+                 {partition} partition"
+            ),
             measured: format!(
                 "sum over heavy supersteps of slowest - fastest: {:.3} -> {:.3} ms",
                 s.gap_off_ms, s.gap_on_ms
@@ -725,8 +766,11 @@ fn fig1_8(runner: &mut Runner<'_>, sf: &Graph) -> Result<Experiment, ReproError>
             holds: heavy && s.gap_on_ms < s.gap_off_ms,
         },
         Finding {
-            id: "fsteal_cuts_starvation",
-            claim: "FSteal cuts the starvation share (Fig. 8: 72%/67% waste -> 4% stall)".into(),
+            id: id("fsteal_cuts_starvation"),
+            claim: format!(
+                "FSteal cuts the starvation share (Fig. 8: 72%/67% waste -> 4% stall); \
+                 {partition} partition"
+            ),
             measured: format!(
                 "starved share of the heavy compute phases: {:.0}% -> {:.0}%",
                 100.0 * s.starved_share_off,
@@ -735,9 +779,11 @@ fn fig1_8(runner: &mut Runner<'_>, sf: &Graph) -> Result<Experiment, ReproError>
             holds: heavy && s.starved_share_on < s.starved_share_off,
         },
         Finding {
-            id: "fsteal_shortens_heavy_supersteps",
-            claim: "FSteal shortens the skewed supersteps (Fig. 8: 43 -> 32 and 38 -> 29 ms)"
-                .into(),
+            id: id("fsteal_shortens_heavy_supersteps"),
+            claim: format!(
+                "FSteal shortens the skewed supersteps (Fig. 8: 43 -> 32 and 38 -> 29 ms); \
+                 {partition} partition"
+            ),
             measured: format!(
                 "compute phases of the heavy supersteps: {:.3} -> {:.3} ms",
                 s.compute_off_ms, s.compute_on_ms
@@ -745,33 +791,64 @@ fn fig1_8(runner: &mut Runner<'_>, sf: &Graph) -> Result<Experiment, ReproError>
             holds: heavy && s.compute_on_ms < s.compute_off_ms,
         },
         Finding {
-            id: "fsteal_faster_overall",
-            claim: "the run is faster with FSteal".into(),
-            measured: format!("{:.3} -> {:.3} ms", s.time_off_ms, s.time_on_ms),
+            id: id("fsteal_faster_overall"),
+            claim: format!("the run is faster with FSteal; {partition} partition"),
+            measured: format!(
+                "{:.3} -> {:.3} ms ({:.3} ms of modelled decisions)",
+                s.time_off_ms, s.time_on_ms, s.decision_ms
+            ),
             holds: s.time_on_ms < s.time_off_ms,
         },
-        Finding {
-            id: "fsteal_never_slower",
-            claim: "FSteal costs nothing where it cannot pay (§V-B Ex. 5: t1 and t2 \"cover \
-                    the overhead of FSteal\")"
-                .into(),
-            measured: format!(
-                "{:.3} -> {:.3} ms; {} plans, {} supersteps where t1 and t2 fired but no plan \
-                 could pay, {} plans rejected",
-                s.time_off_ms, s.time_on_ms, s.plans, s.not_worth, s.rejected
-            ),
-            holds: s.time_on_ms <= s.time_off_ms,
-        },
-    ];
-    let series = |f: &dyn Fn(&Fig8Row) -> f64| -> Vec<(f64, f64)> {
+    ]
+}
+
+fn fig1_8(runner: &mut Runner<'_>, sf: &Graph, skewed: &Graph) -> Result<Experiment, ReproError> {
+    let t1 = runner.options.gum().triggers.t1_min_max_edges;
+    let (rows, summary) = fig8_pair(runner, sf)?;
+    let (skew_rows, skew_summary) = fig8_pair(runner, skewed)?;
+    let s = &summary;
+    let mut table = format!("Random partition:\n\n{}", fig8_table(&rows, s, t1));
+    let _ = write!(
+        table,
+        "\nBiased-random partition (seed 002's: each vertex joins the part holding most of its \
+         neighbours, within 5% of the mean size):\n\n{}",
+        fig8_table(&skew_rows, &skew_summary, t1)
+    );
+    let mut findings = vec![Finding {
+        id: "bsp_straggler",
+        claim: "without stealing the slowest GPU takes much longer than the fastest in a \
+                superstep (Fig. 1: 2.6x, Gunrock SSSP webbase)"
+            .into(),
+        measured: format!("worst slowest/fastest without FSteal: {:.2}x", s.worst_ratio_off),
+        holds: s.worst_ratio_off >= 1.5,
+    }];
+    findings.extend(fig8_findings(s, "", "random"));
+    findings.push(Finding {
+        id: "fsteal_never_slower",
+        claim: "FSteal costs nothing where it cannot pay (§V-B Ex. 5: t1 and t2 \"cover the \
+                overhead of FSteal\"); random partition"
+            .into(),
+        measured: format!(
+            "{:.3} -> {:.3} ms; {} plans, {} supersteps where t1 and t2 fired but no plan could \
+             pay, {} plans rejected",
+            s.time_off_ms, s.time_on_ms, s.plans, s.not_worth, s.rejected
+        ),
+        holds: s.time_on_ms <= s.time_off_ms,
+    });
+    findings.extend(fig8_findings(&skew_summary, "skewed", "biased-random"));
+    let series = |rows: &[Fig8Row], f: &dyn Fn(&Fig8Row) -> f64| -> Vec<(f64, f64)> {
         rows.iter().map(|r| (f64::from(r.iteration), f(r))).collect()
     };
+    let off = |r: &Fig8Row| r.off.slowest_ms - r.off.fastest_ms;
+    let on = |r: &Fig8Row| r.on.slowest_ms - r.on.fastest_ms;
     let plot = Plot::Lines {
         x_desc: "superstep",
         y_desc: "slowest - fastest GPU kernel time (ms)",
         series: vec![
-            ("without FSteal".into(), series(&|r| r.off.slowest_ms - r.off.fastest_ms)),
-            ("with FSteal".into(), series(&|r| r.on.slowest_ms - r.on.fastest_ms)),
+            ("random, without FSteal".into(), series(&rows, &off)),
+            ("random, with FSteal".into(), series(&rows, &on)),
+            ("biased-random, without FSteal".into(), series(&skew_rows, &off)),
+            ("biased-random, with FSteal".into(), series(&skew_rows, &on)),
         ],
     };
     Ok(Experiment {
@@ -780,19 +857,25 @@ fn fig1_8(runner: &mut Runner<'_>, sf: &Graph) -> Result<Experiment, ReproError>
             .into(),
         paper: "Fig. 1: Gunrock SSSP on webbase, slowest GPU 2.6x the fastest, sync 21% of the \
                 time; Fig. 8: SSSP on sinaweibo, iterations 5-6 take 43 -> 32 and 38 -> 29 ms \
-                with FSteal, waste 72%/67% -> stall 4%"
+                with FSteal, waste 72%/67% -> stall 4%; Fig. 11: stealing helps under every \
+                partitioner"
             .into(),
         setup: format!(
-            "SSSP on {}; GUM on 8 GPUs of {MACHINE}, random partition, OSteal off in both \
-             runs, FSteal off then on (t1 = {t1}, t2 = {}){}; the bulk-synchronous \
-             stand-in for Fig. 1 is GUM without stealing (the same supersteps; the BSP \
-             runtime keeps no per-GPU superstep records); a heavy superstep has a GPU with \
-             at least t1 active edges",
+            "SSSP on {}; GUM on 8 GPUs of {MACHINE}, random partition, then the biased-random \
+             one; OSteal off in every run, FSteal off then on (t1 = {t1}, t2 = {}, t4 = {}){}; \
+             the bulk-synchronous stand-in for Fig. 1 is GUM without stealing (the same \
+             supersteps; the BSP runtime keeps no per-GPU superstep records); a heavy \
+             superstep has a GPU with at least t1 active edges",
             graphs_line(&[sf]),
             runner.options.gum().triggers.t2_min_imbalance_edges,
+            runner.options.gum().triggers.t4_hub_in_degree,
             small_note(runner.options)
         ),
-        data: serde_json::json!({ "summary": summary, "supersteps": rows }),
+        data: serde_json::json!({
+            "summary": summary,
+            "supersteps": rows,
+            "biased_random": { "summary": skew_summary, "supersteps": skew_rows },
+        }),
         findings,
         table,
         plot: Some(plot),

@@ -11,7 +11,8 @@
 //!   that position.
 //! - `gum_steal_min`: a thief processes a consecutive range of a victim's frontier,
 //!   reading the victim's adjacency lists, weights, values and frontier through peer access
-//!   while it runs (§III: fetch on demand), and writes `(victim-local id, value)` pairs
+//!   while it runs (§III: fetch on demand; a hub's list from the thief's own cache when it
+//!   is given one, [`super::hub_cache`]), and writes `(victim-local id, value)` pairs
 //!   that improve on the victim's values as it read them (min-combined algorithms).
 //! - `gum_merge_return`: the victim combines returned pairs into its values (min) and
 //!   appends improved vertices, once, to its output frontier before the split.
@@ -21,6 +22,13 @@ use crate::backend::{BackendError, KernelContext, KernelDef, KernelRegistry};
 
 /// Words of the statistics: 8 scalars, then the histogram.
 pub const STATS_WORDS: usize = 8 + 2 * HISTOGRAM_BUCKETS;
+/// Bytes a scattered read through a peer path moves: one 32-byte sector (the unit of a GPU's
+/// memory requests and of NVLink's read responses, seed 003 Fig. 2), whatever the 4 or 8 bytes
+/// used. `gum_steal_min` charges its scattered peer reads (a stolen vertex's offsets and
+/// value, every stolen edge's target value) at this size; runs of consecutive words
+/// (targets, weights, frontier ids) at their own size.
+pub const REMOTE_SECTOR_BYTES: u64 = 32;
+
 /// Most workers a cut handles (the stats buffer holds two words per cut after the
 /// statistics).
 pub const MAX_CUTS: usize = 64;
@@ -99,10 +107,12 @@ pub fn register(registry: &mut KernelRegistry) {
     registry.register(KernelDef {
         name: "gum_steal_min",
         contract: "buffers offsets u64, targets u32, weights u32, values u32, frontier u32 (all \
-                   the victim's, read through peer access), out u32 pairs, out_len u64; \
-                   scalars start u64, end u64, rule u32, remote_mask u32: for the victim's \
-                   frontier positions start..end, every edge whose candidate improves the \
-                   target's value as read appends (target, candidate)",
+                   the victim's, read through peer access), out u32 pairs, out_len u64, and \
+                   optionally the thief's cache of the victim's hub lists (hub ids u32 \
+                   ascending, hub offsets u64, hub targets u32, hub weights u32; the CUDA \
+                   kernel ignores them); scalars start u64, end u64, rule u32, remote_mask \
+                   u32: for the victim's frontier positions start..end, every edge whose \
+                   candidate improves the target's value as read appends (target, candidate)",
         sim: steal_min,
         cuda_name: Some("gum_steal_min"),
         remote_args: &[0, 1, 2, 3, 4],
@@ -222,9 +232,22 @@ fn steal_min(ctx: &mut KernelContext<'_>) -> Result<(), BackendError> {
     let rule = ctx.scalar_u32(2)?;
     let remote = ctx.scalar_u32(3)?;
     let KernelContext { buffers, effects, .. } = ctx;
-    let Some([offsets, targets, weights, values, frontier, out, out_len]) = buffers.get_mut(..7)
-    else {
-        return Err(kernel_error("gum_steal_min", "expects 7 buffers".into()));
+    let (buffers, cache) = match buffers.len() {
+        7 => (&mut buffers[..], None),
+        11 => {
+            let (b, c) = buffers.split_at_mut(7);
+            let [ids, offsets, targets, weights] = c else { unreachable!("4 of 11") };
+            (b, Some((ids.as_u32()?, offsets.as_u64()?, targets.as_u32()?, weights.as_u32()?)))
+        }
+        n => {
+            return Err(kernel_error(
+                "gum_steal_min",
+                format!("expects 7 buffers, or 11 with a hub cache; got {n}"),
+            ));
+        }
+    };
+    let [offsets, targets, weights, values, frontier, out, out_len] = buffers else {
+        unreachable!("7 buffers")
     };
     let (offsets, targets, weights) = (offsets.as_u64()?, targets.as_u32()?, weights.as_u32()?);
     let (values, frontier) = (values.as_u32()?, frontier.as_u32()?);
@@ -240,15 +263,30 @@ fn steal_min(ctx: &mut KernelContext<'_>) -> Result<(), BackendError> {
         )
     })?;
     let mut pushed = 0usize;
-    let mut edges = 0u64;
+    let (mut edges, mut hubs, mut hub_edges) = (0u64, 0u64, 0u64);
     for &v in range {
+        // A cached hub's list is read from the thief's copy (Ex. 6), any other through the
+        // victim's peer path.
+        let hub = cache.and_then(|(ids, o, t, w)| {
+            let k = ids.binary_search(&v).ok()?;
+            let (a, b) = (o[k] as usize, o[k + 1] as usize);
+            Some((&t[a..b], w.get(a..b).unwrap_or(&[])))
+        });
         let (a, b) = (offsets[v as usize] as usize, offsets[v as usize + 1] as usize);
+        let (list, list_weights) = match hub {
+            Some(lists) => {
+                hubs += 1;
+                hub_edges += lists.0.len() as u64;
+                lists
+            }
+            None => (&targets[a..b], weights.get(a..b).unwrap_or(&[])),
+        };
         let value = values[v as usize];
-        for e in a..b {
-            let t = targets[e] as usize;
+        for (k, &t) in list.iter().enumerate() {
+            let t = t as usize;
             let candidate = match rule {
                 0 => value.saturating_add(1),
-                1 => value.saturating_add(weights[e]),
+                1 => value.saturating_add(list_weights[k]),
                 _ => value,
             };
             if candidate < values[t] {
@@ -259,21 +297,33 @@ fn steal_min(ctx: &mut KernelContext<'_>) -> Result<(), BackendError> {
                 pushed += 1;
             }
         }
-        edges += (b - a) as u64;
+        edges += list.len() as u64;
     }
     out_len[0] = pushed as u64;
     let vertices = range.len() as u64;
     let weighted = u64::from(rule == 1);
-    // Bytes per argument: offsets 16 per vertex, targets 4 and weights 4 per edge, values 4
-    // per vertex and per edge, frontier ids 4 per vertex.
-    let bytes =
-        [vertices * 16, edges * 4, edges * 4 * weighted, (vertices + edges) * 4, vertices * 4];
+    // Bytes per argument: a vertex's offsets and value, and an edge's target value, are
+    // scattered reads of a sector each ([`REMOTE_SECTOR_BYTES`]); targets and weights (4 per
+    // edge each) and frontier ids (4 per vertex) are read in runs. A cached hub's offsets,
+    // targets and weights are local, and so is every vertex's look-up in the cache.
+    let own = edges - hub_edges;
+    let sector = REMOTE_SECTOR_BYTES;
+    let bytes = [
+        (vertices - hubs) * sector,
+        own * 4,
+        own * 4 * weighted,
+        (vertices + edges) * sector,
+        vertices * 4,
+    ];
     for (arg, &b) in bytes.iter().enumerate() {
         if remote & (1 << arg) != 0 {
             effects.peer_read(arg, b);
         } else {
             effects.bytes_read += b;
         }
+    }
+    if cache.is_some() {
+        effects.bytes_read += vertices * 4 + hubs * 16 + hub_edges * 4 * (1 + weighted);
     }
     effects.items = vertices;
     effects.edges = edges;
@@ -381,6 +431,48 @@ mod tests {
         assert_eq!(m[0].as_u32().unwrap(), &[0, 2, 1]);
         assert_eq!(m[3].as_u64().unwrap()[0], 1);
         assert_eq!(m[2].as_u32().unwrap()[0], 1);
+    }
+
+    #[test]
+    fn a_cached_hub_gives_the_same_pairs_and_is_read_locally() {
+        // Victim: 0 -> 1 (w 5), 0 -> 2 (w 1), 2 -> 1 (w 1); frontier [0, 2]; vertex 0 a hub.
+        let victim = || {
+            vec![
+                HostData::U64(vec![0, 2, 2, 3]),
+                HostData::U32(vec![1, 2, 1]),
+                HostData::U32(vec![5, 1, 1]),
+                HostData::U32(vec![0, 9, 1]),
+                HostData::U32(vec![0, 2]),
+                HostData::U32(vec![0; 6]),
+                HostData::U64(vec![0]),
+            ]
+        };
+        let scalars = [Scalar::U64(0), Scalar::U64(2), Scalar::U32(1), Scalar::U32(0b11111)];
+        let mut plain = victim();
+        let remote = run("gum_steal_min", steal_min, &mut plain, &scalars);
+        let mut cached = victim();
+        cached.extend([
+            HostData::U32(vec![0]),
+            HostData::U64(vec![0, 2]),
+            HostData::U32(vec![1, 2]),
+            HostData::U32(vec![5, 1]),
+        ]);
+        let local = run("gum_steal_min", steal_min, &mut cached, &scalars);
+        assert_eq!(cached[5], plain[5], "the same pairs");
+        assert_eq!(cached[6], plain[6]);
+        assert_eq!(local.edges, remote.edges);
+        let peer =
+            |e: &crate::backend::KernelEffects| e.peer_reads.iter().map(|r| r.bytes).sum::<u64>();
+        // The hub's two targets and weights (16 bytes) and its offsets (a sector) are local.
+        assert_eq!(peer(&remote) - peer(&local), 16 + REMOTE_SECTOR_BYTES);
+        assert!(local.bytes_read > remote.bytes_read);
+        // Any other buffer count is refused by name.
+        let mut short = victim();
+        short.pop();
+        let ids: Vec<BufferId> = (0..short.len() as u32).map(BufferId).collect();
+        let mut ctx = KernelContext::new("gum_steal_min", &mut short, &ids, &scalars);
+        let err = steal_min(&mut ctx).expect_err("6 buffers").to_string();
+        assert!(err.contains("expects 7 buffers, or 11"), "{err}");
     }
 
     #[test]

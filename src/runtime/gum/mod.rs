@@ -26,6 +26,7 @@
 pub mod balance;
 pub mod compat;
 pub mod cost_model;
+pub mod hub_cache;
 pub mod kernels;
 pub mod planner;
 
@@ -41,6 +42,7 @@ use crate::runtime::bsp::{
 };
 use crate::runtime::{RuntimeError, wait_all};
 use cost_model::{CostModel, Features, FrontierStats};
+use hub_cache::{HubCache, HubLists};
 use kernels::{MAX_CUTS, STATS_BUFFER_WORDS, STATS_WORDS, StealRule, read_stats};
 use planner::{ReductionTree, SolverLimits, Triggers, VertexRange};
 use serde::Serialize;
@@ -384,15 +386,27 @@ impl From<GumOutcome> for crate::runtime::Outcome {
 }
 
 /// Bytes a worker reads per edge of a fragment whose frontier has `stats`, wherever the
-/// fragment lives: what the stolen-range kernel reads from the victim (offsets 16, the
-/// frontier id 4 and the source's value 4 per vertex; the target 4, its weight 4 for a
-/// weighted rule, and the target's value 4 per edge). `c_ij` divides it by `B_ij`. (Until
-/// this was counted the plan assumed 8 bytes per edge while the kernel read 12 plus 24 per
-/// vertex, so remote edges cost more than planned.)
-pub fn bytes_per_edge(stats: &FrontierStats, rule: Option<StealRule>) -> f64 {
+/// fragment lives: what the stolen-range kernel reads from the victim (per vertex its
+/// offsets, 16 bytes or a `scattered_bytes` read if larger, its value and its frontier id 4;
+/// per edge the target 4, its weight 4 for a weighted rule, and the target's value, each
+/// scattered value read costing `scattered_bytes`). `c_ij` divides it by `B_ij`. `hub_share`
+/// of the edges leave hubs whose lists the thief caches (§V-B Ex. 6): their target and
+/// weight are read locally. FSteal passes [`kernels::REMOTE_SECTOR_BYTES`], what its kernel
+/// is charged (until scattered reads were charged a sector, the simulator made stolen edges
+/// 3-6x cheaper than two H100s did, `reports/findings_sim.md` (a)); OSteal passes 4, the
+/// bytes used: its moves re-upload the fragments, so survivors never read an evicted
+/// fragment through the peer path (and a sector there turned 4 into 8 moves on the road CC).
+pub fn bytes_per_edge(
+    stats: &FrontierStats,
+    rule: Option<StealRule>,
+    hub_share: f64,
+    scattered_bytes: f64,
+) -> f64 {
     let weighted = if rule == Some(StealRule::MinPlusWeight) { 4.0 } else { 0.0 };
     let edges = stats.out_edges.max(1) as f64;
-    8.0 + weighted + 24.0 * stats.vertices as f64 / edges
+    let list = (4.0 + weighted) * (1.0 - hub_share.clamp(0.0, 1.0));
+    let vertex = scattered_bytes.max(16.0) + scattered_bytes + 4.0;
+    list + scattered_bytes + vertex * stats.vertices as f64 / edges
 }
 
 /// The features `g(W)` is evaluated on for each fragment (see [`CostFeatures`]).
@@ -406,6 +420,15 @@ fn plan_features(gpus: &[Gpu], which: CostFeatures) -> Vec<Features> {
     }
 }
 
+/// Who reads a fragment's edges in a plan: an FSteal thief (through the peer path, scattered
+/// reads a sector each, cached hubs locally) or an OSteal survivor (bytes as used: see
+/// [`bytes_per_edge`]).
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Reader {
+    Thief,
+    Survivor,
+}
+
 /// The per-edge costs `c_ij` of this superstep's plan.
 fn plan_costs(
     gpus: &[Gpu],
@@ -413,9 +436,24 @@ fn plan_costs(
     model: &CostModel,
     options: &GumOptions,
     rule: Option<StealRule>,
+    reader: Reader,
 ) -> Vec<Vec<f64>> {
     let features = plan_features(gpus, options.cost_features);
-    let bytes: Vec<f64> = gpus.iter().map(|g| bytes_per_edge(&g.stats_now, rule)).collect();
+    let scattered_bytes = match reader {
+        Reader::Thief => kernels::REMOTE_SECTOR_BYTES as f64,
+        Reader::Survivor => 4.0,
+    };
+    let bytes: Vec<f64> = (0..gpus.len())
+        .map(|i| {
+            // A victim's hubs are cached on every thief, or on none.
+            let cached = reader == Reader::Thief
+                && gpus.iter().any(|g| g.hubs.get(i).is_some_and(Option::is_some));
+            let t4 = options.triggers.t4_hub_in_degree;
+            let share =
+                if cached { hub_cache::hub_edge_share(&gpus[i].stats_now, t4) } else { 0.0 };
+            bytes_per_edge(&gpus[i].stats_now, rule, share, scattered_bytes)
+        })
+        .collect();
     cost_matrix(bandwidth, &features, model, &bytes)
 }
 
@@ -441,6 +479,9 @@ struct Gpu {
     steal_out: Vec<Option<PairBuffer>>,
     /// Returned pairs per thief (on this victim).
     returned: Vec<Option<(BufferId, usize)>>,
+    /// Every other fragment's hub lists, by victim (none for its own or a fragment without
+    /// hubs; none at all when FSteal is off).
+    hubs: Vec<Option<HubCache>>,
     frontier_len: u64,
     stats_now: FrontierStats,
     /// The largest out-degree of the vertices this GPU owns (bounds its frontier's edges).
@@ -508,6 +549,13 @@ pub fn run<B: Backend + ?Sized>(
     let n = graph.num_vertices();
     let peers = parts as usize;
     let bandwidth = bandwidth_matrix(backend, peers, options);
+    let peer: Vec<Vec<bool>> = (0..peers)
+        .map(|i| {
+            (0..peers)
+                .map(|j| i == j || backend.peer_access(DeviceId(j as u32), DeviceId(i as u32)))
+                .collect()
+        })
+        .collect();
     let tree = ReductionTree::build(
         (0..peers)
             .map(|a| (0..peers).map(|b| if a == b { 1 } else { bandwidth[a][b] }).collect())
@@ -515,7 +563,10 @@ pub fn run<B: Backend + ?Sized>(
     )
     .map_err(|e| RuntimeError::Options(e.to_string()))?;
     let in_degree_global = in_degrees(graph);
-    let fragments = Fragments { graph, parts, primitive, in_degree: &in_degree_global };
+    // Hub caching (Ex. 6) only where FSteal can steal.
+    let hub_t4 = (options.fsteal && operators.steal.is_some() && peers > 1)
+        .then_some(options.triggers.t4_hub_in_degree);
+    let fragments = Fragments { graph, parts, primitive, in_degree: &in_degree_global, hub_t4 };
     // Host set-up (O(n)) before the clock starts: the run's time is the GPUs' work.
     let mut reduction =
         primitive.initial_reduction(&(0..n).map(|v| graph.degree(v) as u32).collect::<Vec<_>>(), n);
@@ -618,7 +669,9 @@ pub fn run<B: Backend + ?Sized>(
         if let Some(previous_ps) = previous.filter(|_| can_move && due)
             && options.triggers.osteal_fires(Some(previous_ps), workers < peers)
         {
-            let cost = plan_costs(&gpus, &bandwidth, model, options, operators.steal);
+            // Alg. 2's survivors get the evicted fragments uploaded (no scattered peer reads).
+            let cost =
+                plan_costs(&gpus, &bandwidth, model, options, operators.steal, Reader::Survivor);
             let per_worker_ps = sync_per_worker_ps(&sync_by_workers);
             // A move must pay for itself within as many supersteps as the run has taken so
             // far (the expected rest of a run of unknown length): none at the start of a
@@ -700,8 +753,11 @@ pub fn run<B: Backend + ?Sized>(
                 (FstealDecision::NotTriggered, None, 0)
             }
             Some(r) => {
-                let cost = plan_costs(&gpus, &bandwidth, model, options, Some(r));
+                let cost = plan_costs(&gpus, &bandwidth, model, options, Some(r), Reader::Thief);
                 let cost = planner::osteal::restrict(&cost, &active);
+                // A thief reads its victim's lists through peer access: no stealing between
+                // GPUs without it (the DGX-1's pairs across QPI).
+                let cost = without_peerless(cost, &peer);
                 let ps = options.decision.fsteal_ps(active.len());
                 let overhead = options.steal_range_overhead_ps as f64;
                 // Example 5's "cover the overhead", in time: the most a plan can save (the
@@ -796,11 +852,15 @@ pub fn run<B: Backend + ?Sized>(
             let out = gpus[t].steal_out[v].as_ref().map(|b| (b.pairs, b.len));
             let Some((pairs_buf, len_buf)) = out else { continue };
             let vf = &gpus[v].fixed;
+            let mut buffers = vec![vf[0], vf[1], vf[2], vf[3], vf[7], pairs_buf, len_buf];
+            if let Some(cache) = gpus[t].hubs[v] {
+                buffers.extend(cache.buffers);
+            }
             backend.launch(
                 gpus[t].compute,
                 Launch {
                     kernel: "gum_steal_min",
-                    buffers: vec![vf[0], vf[1], vf[2], vf[3], vf[7], pairs_buf, len_buf],
+                    buffers,
                     scalars: vec![
                         Scalar::U64(r.start as u64),
                         Scalar::U64(r.end as u64),
@@ -1202,6 +1262,19 @@ fn bandwidth_matrix<B: Backend + ?Sized>(
                 .collect()
         })
         .collect()
+}
+
+/// `cost` with `c_ij` infinite where thief `j` has no peer access to victim `i`'s memory
+/// (`peer[i][j]`).
+fn without_peerless(mut cost: Vec<Vec<f64>>, peer: &[Vec<bool>]) -> Vec<Vec<f64>> {
+    for (row, ok) in cost.iter_mut().zip(peer) {
+        for (c, &ok) in row.iter_mut().zip(ok) {
+            if !ok {
+                *c = f64::INFINITY;
+            }
+        }
+    }
+    cost
 }
 
 /// `c_ij = bytes_i / B_ij + g(W_i)` in picoseconds per edge (§III-B), `bytes_i` the bytes
@@ -1623,6 +1696,7 @@ fn upload<B: Backend + ?Sized>(
         empty,
         steal_out: (0..peers).map(|_| None).collect(),
         returned: vec![None; peers],
+        hubs: vec![None; peers],
         frontier_len,
         stats_now: FrontierStats::default(),
         max_out_degree,
@@ -1636,6 +1710,8 @@ struct Fragments<'a> {
     parts: u32,
     primitive: &'a dyn BspPrimitive,
     in_degree: &'a [u32],
+    /// t4 when hub lists are cached (FSteal on), else `None`.
+    hub_t4: Option<u32>,
 }
 
 impl Fragments<'_> {
@@ -1655,6 +1731,14 @@ impl Fragments<'_> {
             .enumerate()
             .map(|(g, sub)| (0..parts).map(|p| sub.proxies_owned_by(g as u32, p)).collect())
             .collect();
+        let hubs: Vec<HubLists> = match self.hub_t4 {
+            Some(t4) => subgraphs
+                .iter()
+                .enumerate()
+                .map(|(g, sub)| HubLists::of(sub, g as u32, self.in_degree, t4))
+                .collect(),
+            None => Vec::new(),
+        };
         let mut gpus = Vec::with_capacity(parts as usize);
         let mut tokens = Vec::new();
         for (g, sub) in subgraphs.iter_mut().enumerate() {
@@ -1673,6 +1757,20 @@ impl Fragments<'_> {
             )?;
             gpus.push(gpu);
         }
+        // Every fragment's hub lists go to every other GPU, up front (Ex. 6).
+        for (j, gpu) in gpus.iter_mut().enumerate() {
+            for (i, lists) in hubs.iter().enumerate().filter(|(i, l)| *i != j && !l.is_empty()) {
+                let device = DeviceId(gpu.device);
+                gpu.hubs[i] = Some(HubCache::upload(
+                    backend,
+                    device,
+                    gpu.compute,
+                    lists,
+                    &mut tokens,
+                    UPLOAD,
+                )?);
+            }
+        }
         wait_all(backend, &tokens)?;
         Ok((subgraphs, gpus))
     }
@@ -1684,7 +1782,8 @@ fn release<B: Backend + ?Sized>(backend: &mut B, gpu: Gpu) -> Result<(), Runtime
     let returned = gpu.returned.into_iter().flatten().map(|(b, _)| b);
     let fixed = gpu.fixed.into_iter().chain(gpu.send).chain(gpu.recv);
     let own = [gpu.in_degree, gpu.stats, gpu.prefix, gpu.empty];
-    for b in fixed.chain(own).chain(steal).chain(returned) {
+    let hubs = gpu.hubs.into_iter().flatten().flat_map(|c| c.buffers);
+    for b in fixed.chain(own).chain(steal).chain(returned).chain(hubs) {
         backend.free(b)?;
     }
     Ok(())
