@@ -439,6 +439,58 @@ fn a_pulling_primitive_without_broadcast_is_refused_by_the_runtime() {
 }
 
 #[test]
+fn a_primitive_that_pulls_both_ways_is_refused_by_the_runtime() {
+    use switchyard::backend::ElemType;
+    use switchyard::backend::sim::{SimBackend, SimConfig};
+    use switchyard::driver::builtin_kernels;
+    use switchyard::runtime::bsp::{BspPrimitive, Combiner};
+    // A user's primitive asking for the whole graph's in-arcs and for its GPUs' own
+    // transposed arcs, which would share the reverse slots.
+    struct BothWays;
+    impl BspPrimitive for BothWays {
+        fn name(&self) -> &'static str {
+            "both-ways"
+        }
+        fn advance_kernel(&self) -> &'static str {
+            "pr_ldbc_pull"
+        }
+        fn value_elem(&self) -> ElemType {
+            ElemType::F64
+        }
+        fn combiner(&self) -> Combiner {
+            Combiner::AddF64
+        }
+        fn initial_value(&self, _v: u32, _n: u32) -> u32 {
+            0
+        }
+        fn initially_active(&self, _v: u32) -> bool {
+            true
+        }
+        fn needs_reverse(&self) -> bool {
+            true
+        }
+        fn needs_local_transpose(&self) -> bool {
+            true
+        }
+    }
+    let graph = real_graph("chesapeake.mtx");
+    let dgx1 = Topology::bundled("dgx1-v100").unwrap();
+    let mut backend = SimBackend::new(dgx1, 2, builtin_kernels(), SimConfig::default()).unwrap();
+    let owner: Vec<u32> = (0..graph.num_vertices()).map(|v| v % 2).collect();
+    let options = BspOptions {
+        duplication: Duplication::All,
+        communication: Communication::Broadcast,
+        ..BspOptions::default()
+    };
+    let err = switchyard::runtime::bsp::run(&mut backend, &graph, &owner, 2, &BothWays, &options)
+        .unwrap_err()
+        .to_string();
+    for needle in ["both-ways", "may pull one way only"] {
+        assert!(err.contains(needle), "{needle:?} missing from: {err}");
+    }
+}
+
+#[test]
 fn results_hold_under_jittered_latencies_and_kernel_times() {
     let graph = with_uniform_weights(&real_graph("facebook_combined.txt"), 1, 64, 5).unwrap();
     let dgx1 = Topology::bundled("dgx1-v100").unwrap();
