@@ -281,6 +281,35 @@ mod tests {
     }
 
     #[test]
+    fn the_local_transpose_lists_each_local_arc_once_by_its_target_sources_ascending() {
+        // A directed graph with a repeated arc, split over 2 GPUs, both duplications.
+        let arcs = [(0, 1), (0, 1), (0, 2), (1, 3), (2, 1), (3, 0), (3, 2), (2, 3)];
+        let g = Csr::from_edges(4, &arcs, None, true, BuildOptions::default()).unwrap();
+        for duplication in [Duplication::OneHop, Duplication::All] {
+            for s in build_subgraphs(&g, &[0, 1, 0, 1], 2, duplication) {
+                let (offsets, sources) = s.local_transpose();
+                assert_eq!(offsets.len(), s.local as usize + 1);
+                // Every local arc u -> t, as (t, u), against the transpose read back.
+                let mut want: Vec<(u32, u32)> = (0..s.local)
+                    .flat_map(|u| {
+                        let row =
+                            s.offsets[u as usize] as usize..s.offsets[u as usize + 1] as usize;
+                        s.targets[row].iter().map(move |&t| (t, u)).collect::<Vec<_>>()
+                    })
+                    .collect();
+                want.sort_unstable();
+                let got: Vec<(u32, u32)> = (0..s.local)
+                    .flat_map(|t| {
+                        let row = offsets[t as usize] as usize..offsets[t as usize + 1] as usize;
+                        sources[row].iter().map(move |&u| (t, u)).collect::<Vec<_>>()
+                    })
+                    .collect();
+                assert_eq!(got, want, "{duplication:?}");
+            }
+        }
+    }
+
+    #[test]
     fn duplicate_all_keeps_global_ids() {
         let g = path4();
         let owner = [1, 0, 1, 0];
