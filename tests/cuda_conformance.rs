@@ -747,21 +747,43 @@ fn checks() -> Vec<Check> {
         rule: vec![(3, Cmp::Close64), (8, Cmp::SetPrefix { counter: 0, from: 0 })],
     });
 
-    // PageRank LDBC apply (the runtime passes no packages to it).
-    let sums: Vec<f64> = (0..n).map(|_| f64::from(rng.unit()) / n as f64).collect();
-    let slots =
-        Slots::new(&c, HostData::F64(sums), rank.clone(), &[], two_gpus.clone(), false, 2, vec![]);
-    checks.push(Check {
-        kernel: "pr_ldbc_apply",
-        inputs: slots.data,
-        scalars: vec![Scalar::F64(0.01), Scalar::U32(n as u32), Scalar::F64(0.85), Scalar::U32(0)],
-        work_items: n as u64,
-        rule: vec![
+    // PageRank LDBC apply (the runtime passes no packages to it): alone here, with the
+    // pull's shares buffer below. `peers` sizes the counters.
+    let pr_apply = |rng: &mut Rng, peers: usize, shares: Option<Vec<f32>>| {
+        let sums: Vec<f64> = (0..n).map(|_| f64::from(rng.unit()) / n as f64).collect();
+        let mut slots = Slots::new(
+            &c,
+            HostData::F64(sums),
+            rank.clone(),
+            &[],
+            two_gpus.clone(),
+            false,
+            peers,
+            vec![],
+        );
+        let mut rule = vec![
             (4, Cmp::Close),
             (7, Cmp::SetPrefix { counter: 1, from: 0 }),
             (9, Cmp::CountersExceptF64(4)),
-        ],
-    });
+        ];
+        if let Some(shares) = shares {
+            slots.data.push(HostData::F32(shares));
+            rule.push((14, Cmp::Close));
+        }
+        Check {
+            kernel: "pr_ldbc_apply",
+            inputs: slots.data,
+            scalars: vec![
+                Scalar::F64(0.01),
+                Scalar::U32(n as u32),
+                Scalar::F64(0.85),
+                Scalar::U32(0),
+            ],
+            work_items: n as u64,
+            rule,
+        }
+    };
+    checks.push(pr_apply(&mut rng, 2, None));
 
     // PageRank LDBC pull, at superstep 0 (shares from rank and degree) and 1 (from the
     // shares buffer after the packages), over the transpose of `c` so that in-degrees are
@@ -794,22 +816,7 @@ fn checks() -> Vec<Check> {
     }
 
     // PageRank LDBC apply with the pull's shares buffer after the fixed slots.
-    let sums: Vec<f64> = (0..n).map(|_| f64::from(rng.unit()) / n as f64).collect();
-    let mut slots =
-        Slots::new(&c, HostData::F64(sums), rank.clone(), &[], two_gpus.clone(), false, 0, vec![]);
-    slots.data.push(HostData::F32(vec![0.5; n]));
-    checks.push(Check {
-        kernel: "pr_ldbc_apply",
-        inputs: slots.data,
-        scalars: vec![Scalar::F64(0.01), Scalar::U32(n as u32), Scalar::F64(0.85), Scalar::U32(0)],
-        work_items: n as u64,
-        rule: vec![
-            (4, Cmp::Close),
-            (7, Cmp::SetPrefix { counter: 1, from: 0 }),
-            (9, Cmp::CountersExceptF64(4)),
-            (14, Cmp::Close),
-        ],
-    });
+    checks.push(pr_apply(&mut rng, 0, Some(vec![0.5; n])));
 
     // Residual PageRank push from an independent frontier.
     let residual: Vec<f32> = (0..n).map(|_| rng.unit() * 0.1).collect();
