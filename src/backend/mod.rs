@@ -223,11 +223,23 @@ impl HostData {
         }
     }
 
-    /// A copy of `len` elements starting at `offset`.
+    /// A copy of `len` elements starting at `offset` (one pass over them: no zero fill).
     pub fn slice(&self, offset: usize, len: usize) -> Result<HostData, BackendError> {
-        let mut out = HostData::zeros(self.elem(), len);
-        out.copy_range_from(0, self, offset, len)?;
-        Ok(out)
+        fn go<T: Copy>(s: &[T], offset: usize, len: usize) -> Option<Vec<T>> {
+            s.get(offset..offset.checked_add(len)?).map(<[T]>::to_vec)
+        }
+        let out = match self {
+            HostData::U32(s) => go(s, offset, len).map(HostData::U32),
+            HostData::U64(s) => go(s, offset, len).map(HostData::U64),
+            HostData::F32(s) => go(s, offset, len).map(HostData::F32),
+            HostData::F64(s) => go(s, offset, len).map(HostData::F64),
+        };
+        out.ok_or_else(|| {
+            BackendError::Usage(format!(
+                "slice of {len} elements at offset {offset} of {} elements",
+                self.len()
+            ))
+        })
     }
 }
 

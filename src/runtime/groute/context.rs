@@ -206,11 +206,14 @@ pub struct LinkTraffic {
 
 #[derive(Clone, Debug)]
 struct QueuedPacket {
-    /// Shared by the copies queued at several candidate links (one host copy, not one per
-    /// candidate).
+    /// The whole segment the packet is cut from, shared by its packets and by the copies
+    /// queued at several candidate links: a host segment's packet is copied out of it only
+    /// when it is sent, so routing a large host segment copies nothing up front.
     data: Rc<SegmentData>,
     tag: u64,
+    /// The packet's first element in the segment, and its length.
     offset: usize,
+    len: usize,
     source: Endpoint,
     segment: u64,
     ready: Option<EventId>,
@@ -414,11 +417,13 @@ impl<'b, B: Backend + ?Sized> Context<'b, B> {
         })?;
         let packet_elems = self.links[link.0 as usize].config.packet_elems;
         let segment_id = self.begin_segment(&segment, source, packet_elems);
-        for (offset, len) in packets(segment.data.len(), packet_elems) {
+        let whole = Rc::new(segment.data);
+        for (offset, len) in packets(whole.len(), packet_elems) {
             let packet = QueuedPacket {
-                data: Rc::new(segment.data.slice(offset, len)?),
+                data: Rc::clone(&whole),
                 tag: segment.tag,
                 offset,
+                len,
                 source,
                 segment: segment_id,
                 ready: segment.ready,
@@ -474,17 +479,18 @@ impl<'b, B: Backend + ?Sized> Context<'b, B> {
         if let Some(s) = self.segments.get_mut(&segment_id) {
             s.remaining *= copies;
         }
-        for (offset, len) in packets(segment.data.len(), packet_elems) {
-            let data = Rc::new(segment.data.slice(offset, len)?);
+        let whole = Rc::new(segment.data);
+        for (offset, len) in packets(whole.len(), packet_elems) {
             let shared = (mode == RouteMode::Any && links.len() > 1).then(|| {
                 self.multiplexed.push(false);
                 self.multiplexed.len() - 1
             });
             for &l in &links {
                 self.links[l.0 as usize].queue.push_back(QueuedPacket {
-                    data: Rc::clone(&data),
+                    data: Rc::clone(&whole),
                     tag: segment.tag,
                     offset,
+                    len,
                     source,
                     segment: segment_id,
                     ready: segment.ready,
@@ -626,7 +632,7 @@ impl<'b, B: Backend + ?Sized> Context<'b, B> {
         slot: u32,
         packet: QueuedPacket,
     ) -> Result<(), RuntimeError> {
-        let len = packet.data.len();
+        let len = packet.len;
         let (dst, buffer) = {
             let l = &self.links[link.0 as usize];
             (l.dst, l.buffers.get(slot as usize).copied())
@@ -635,7 +641,7 @@ impl<'b, B: Backend + ?Sized> Context<'b, B> {
         if let Some(event) = packet.ready {
             self.backend.wait_event(stream, event)?;
         }
-        let data = SegmentData::clone(&packet.data);
+        let data = packet.data.slice(packet.offset, len)?;
         let token = self.context_token(Purpose::Packet { link, slot, packet, len });
         self.links[link.0 as usize].in_flight += 1;
         match (data, dst, buffer) {
