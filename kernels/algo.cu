@@ -576,10 +576,6 @@ extern "C" __global__ void __launch_bounds__(SY_BLOCK) pr_ldbc_pull__post(const 
 // At most 32 registers, so 8 blocks fit an SM (37 gave 6, 57% achieved occupancy on R-MAT 24,
 // H100: the kernel waits on its gathers).
 extern "C" __global__ void __launch_bounds__(SY_BLOCK, 8) pr_ldbc_pull(const SyArgs a) {
-    __shared__ int s_owner;
-    __shared__ u64 s_beg_block, s_end_block;
-    __shared__ u32 s_warp_total[SY_BLOCK / 32], s_total;
-    __shared__ u32 s_excl[SY_BLOCK];
     __shared__ u64 s_beg[SY_BLOCK];
     __shared__ double s_acc[SY_BLOCK];
     Advance d = sy_advance(a);
@@ -605,20 +601,10 @@ extern "C" __global__ void __launch_bounds__(SY_BLOCK, 8) pr_ldbc_pull(const SyA
         const bool small = end - beg < 32;
         // Block-wide rows.
         while (true) {
-            if (threadIdx.x == 0) s_owner = -1;
-            __syncthreads();
-            if (end - beg >= SY_BLOCK) s_owner = threadIdx.x;
-            __syncthreads();
-            int o = s_owner;
+            int o = sy_claim_wide(beg, end);
             if (o < 0) break;
-            if ((int)threadIdx.x == o) {
-                s_beg_block = beg;
-                s_end_block = end;
-                beg = end;
-            }
-            __syncthreads();
             double x = 0.0;
-            for (u64 e = s_beg_block + threadIdx.x; e < s_end_block; e += blockDim.x)
+            for (u64 e = sy_wide.beg + threadIdx.x; e < sy_wide.end; e += blockDim.x)
                 x += sh.of(src[e]);
             x = sy_block_sum(x);
             if (threadIdx.x == 0) sums[base + o] = x;
@@ -626,54 +612,25 @@ extern "C" __global__ void __launch_bounds__(SY_BLOCK, 8) pr_ldbc_pull(const SyA
         }
         // Warp-wide rows.
         while (true) {
-            u32 m = __ballot_sync(0xffffffffu, end - beg >= 32);
-            if (!m) break;
-            int l = __ffs(m) - 1;
-            u64 wb = __shfl_sync(0xffffffffu, beg, l);
-            u64 we = __shfl_sync(0xffffffffu, end, l);
-            if ((int)lane == l) beg = end;
+            SyRow r = sy_claim_warp(beg, end);
+            if (r.owner < 0) break;
             double x = 0.0;
-            for (u64 e = wb + lane; e < we; e += 32) x += sh.of(src[e]);
+            for (u64 e = r.beg + lane; e < r.end; e += 32) x += sh.of(src[e]);
             x = sy_warp_sum(x);
-            if (lane == 0) sums[base + warp * 32 + l] = x;
+            if (lane == 0) sums[base + warp * 32 + r.owner] = x;
         }
-        // Small rows: the block's arcs end to end (an exclusive scan of the counts).
-        u32 count = small ? (u32)(end - beg) : 0;
-        u32 incl = count;
-        for (int o = 1; o < 32; o <<= 1) {
-            u32 x = __shfl_up_sync(0xffffffffu, incl, o);
-            if ((int)lane >= o) incl += x;
-        }
-        if (lane == 31) s_warp_total[warp] = incl;
-        __syncthreads();
-        if (threadIdx.x == 0) {
-            u32 run = 0;
-            for (u32 w = 0; w < SY_BLOCK / 32; w++) {
-                u32 x = s_warp_total[w];
-                s_warp_total[w] = run;
-                run += x;
-            }
-            s_total = run;
-        }
-        __syncthreads();
-        s_excl[threadIdx.x] = s_warp_total[warp] + incl - count;
+        // Small rows: the block's arcs end to end.
         s_beg[threadIdx.x] = beg;
         s_acc[threadIdx.x] = 0.0;
-        __syncthreads();
-        const u32 total = s_total;
+        const u32 total = sy_lay_rows(small ? (u32)(end - beg) : 0);
         for (u32 k0 = 0; k0 < total; k0 += SY_BLOCK) {
             u32 k = k0 + threadIdx.x;
             u32 row = 0xffffffffu;
             double x = 0.0;
             if (k < total) {
-                // The last thread whose arcs start at or before k.
-                u32 lo = 0, hi = SY_BLOCK - 1;
-                while (lo < hi) {
-                    u32 mid = (lo + hi + 1) >> 1;
-                    if (s_excl[mid] <= k) lo = mid; else hi = mid - 1;
-                }
-                row = lo;
-                x = sh.of(src[s_beg[lo] + (k - s_excl[lo])]);
+                u32 at;
+                row = sy_row_of(k, at);
+                x = sh.of(src[s_beg[row] + at]);
             }
             // Segmented sum toward each row's first lane (rows are contiguous in k).
             for (int o = 1; o < 32; o <<= 1) {
