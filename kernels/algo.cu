@@ -809,7 +809,7 @@ extern "C" __global__ void cdlp_apply__pre(const SyArgs a) {
 
 // One thread per arc (the grid strides over all local arcs; on the runtime only owned
 // vertices have any), its vertex found by binary search over the offsets; then the next
-// frontier.
+// frontier (every owned vertex), appended block by block.
 extern "C" __global__ void __launch_bounds__(SY_BLOCK) cdlp_apply(const SyArgs a) {
     u32 gpu = sy_u32(a, 2);
     const u64 *offsets = sy_buf<const u64>(a, S_OFFSETS);
@@ -846,8 +846,11 @@ extern "C" __global__ void __launch_bounds__(SY_BLOCK) cdlp_apply(const SyArgs a
         }
         edges++;
     }
-    for (u64 v = first; v < n; v += stride)
-        if (owner[v] == gpu) sy_push(a, &counters[1], next, a.len[S_FIN], (u32)v);
+    // The owned vertices, block by block (one atomic per block, as pr_ldbc_apply).
+    for (u64 b = (u64)blockIdx.x * blockDim.x; b < n; b += stride) {
+        u64 v = b + threadIdx.x;
+        sy_push_block(a, &counters[1], next, a.len[S_FIN], v < n && owner[v] == gpu, (u32)v);
+    }
     u64 items = (blockIdx.x == 0 && threadIdx.x == 0) ? n : 0;
     sy_count(a, items, edges, edges);
 }
