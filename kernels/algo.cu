@@ -14,10 +14,13 @@ struct BfsOp {
         edges += arcs;
         return true;
     }
+    // Whether this thread labels t (the CAS that sets its level once wins).
+    __device__ __forceinline__ bool claim(u32 t) {
+        return labels[t] == SY_UNREACHED && atomicCAS(&labels[t], SY_UNREACHED, level) == SY_UNREACHED;
+    }
     __device__ void visit(u32, u32, u64 e) {
         u32 t = d->targets[e];
-        if (labels[t] == SY_UNREACHED && atomicCAS(&labels[t], SY_UNREACHED, level) == SY_UNREACHED)
-            sy_emit_unique(*a, *d, t);
+        if (claim(t)) sy_emit_unique(*a, *d, t);
     }
 };
 
@@ -46,24 +49,15 @@ extern "C" __global__ void __launch_bounds__(SY_BLOCK) bfs_advance(const SyArgs 
 // per vertex: every value this superstep sends is the level), and counters[2 + owner] still
 // counts them. Scalars: the advance's, then peers u32, bits u32. Buffers: the 14 fixed
 // slots, then one package per peer, then (bits) one bitmap per peer.
-struct BfsRoutedOp {
-    const SyArgs *a;
-    const Advance *d;
-    u32 *labels;
+// BfsOp's fields, prepare and claim, with its own visit.
+struct BfsRoutedOp : BfsOp {
     const u32 *owner;
     const u32 *owner_id;
-    u32 level;
     u32 peers;
     bool bits;
-    u64 edges;
-    __device__ bool prepare(u32, u64 arcs, u32 &) {
-        edges += arcs;
-        return true;
-    }
     __device__ void visit(u32, u32, u64 e) {
         u32 t = d->targets[e];
-        if (labels[t] != SY_UNREACHED || atomicCAS(&labels[t], SY_UNREACHED, level) != SY_UNREACHED)
-            return;
+        if (!claim(t)) return;
         u32 home = owner[t];
         if (home == d->gpu) {
             d->marker[t] = d->stamp + 1;
@@ -99,9 +93,11 @@ struct BfsRoutedOp {
 };
 
 __device__ BfsRoutedOp bfs_routed_op(const SyArgs &a, const Advance &d) {
-    return BfsRoutedOp{&a, &d, sy_buf<u32>(a, S_VALUES), sy_buf<const u32>(a, S_OWNER),
-                       sy_buf<const u32>(a, S_OWNER_ID), d.superstep + 1, sy_u32(a, 6),
-                       sy_u32(a, 7) != 0, 0};
+    return BfsRoutedOp{{&a, &d, sy_buf<u32>(a, S_VALUES), d.superstep + 1, 0},
+                       sy_buf<const u32>(a, S_OWNER),
+                       sy_buf<const u32>(a, S_OWNER_ID),
+                       sy_u32(a, 6),
+                       sy_u32(a, 7) != 0};
 }
 
 extern "C" __global__ void bfs_advance_routed__pre(const SyArgs a) {
