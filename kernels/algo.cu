@@ -144,34 +144,6 @@ extern "C" __global__ void __launch_bounds__(SY_BLOCK) bfs_advance_routed(const 
 #define L_WORDS 16
 #define L_LOG 3
 
-// A grid-wide barrier over ctl[L_ARRIVE] and ctl[L_GEN]; the last block to arrive runs
-// leader() (every thread of it) before the others go on.
-template <class F> __device__ void sy_grid_sync(u64 *ctl, F leader) {
-    __shared__ bool s_last;
-    __shared__ u64 s_gen;
-    __syncthreads();
-    if (threadIdx.x == 0) {
-        s_gen = ((volatile u64 *)ctl)[L_GEN];
-        __threadfence();
-        s_last = atomicAdd(&ctl[L_ARRIVE], 1ull) == gridDim.x - 1;
-    }
-    __syncthreads();
-    if (s_last) {
-        __threadfence();
-        leader();
-        __syncthreads();
-        if (threadIdx.x == 0) {
-            ctl[L_ARRIVE] = 0;
-            __threadfence();
-            atomicAdd(&ctl[L_GEN], 1ull);
-        }
-    } else if (threadIdx.x == 0) {
-        while (((volatile u64 *)ctl)[L_GEN] == s_gen) __nanosleep(32);
-        __threadfence();
-    }
-    __syncthreads();
-}
-
 // Adds every thread's x to *target: one atomic per block. Every thread must call it.
 __device__ void sy_block_add(u64 *target, u64 x) {
     __shared__ u64 s[SY_BLOCK / 32];
@@ -248,7 +220,7 @@ template <class Make> __device__ void sy_levels(const SyArgs &a, Make make, bool
         };
         sy_block_add(&ctl[L_ARCS + p], out_arcs);
         out_arcs = 0;
-        sy_grid_sync(ctl, [&]() {
+        sy_grid_sync(&ctl[L_ARRIVE], &ctl[L_GEN], [&]() {
             u64 huge = ((volatile u64 *)a.huge)[0];
             if (threadIdx.x == 0) ctl[L_HUGE] = huge;
             if (huge == 0) keep();
@@ -257,7 +229,7 @@ template <class Make> __device__ void sy_levels(const SyArgs &a, Make make, bool
             sy_expand_huge(a, op);
             sy_block_add(&ctl[L_ARCS + p], out_arcs);
             out_arcs = 0;
-            sy_grid_sync(ctl, keep);
+            sy_grid_sync(&ctl[L_ARRIVE], &ctl[L_GEN], keep);
         }
         edges += op.edges;
         u64 stop = ((volatile u64 *)ctl)[L_STOP];

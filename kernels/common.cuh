@@ -280,6 +280,36 @@ __device__ double sy_block_sum(double x) {
     return sum;
 }
 
+// A grid-wide barrier for a cooperative launch over two device words: *arrive counts the
+// blocks that arrived, *gen the barriers passed. The last block to arrive runs leader()
+// (every thread of it) before the others go on. The device-side loops (algo.cu
+// sy_levels, groute_worklist.cu's fused worker) use it.
+template <class F> __device__ void sy_grid_sync(u64 *arrive, u64 *gen, F leader) {
+    __shared__ bool s_last;
+    __shared__ u64 s_gen;
+    __syncthreads();
+    if (threadIdx.x == 0) {
+        s_gen = *(volatile u64 *)gen;
+        __threadfence();
+        s_last = atomicAdd(arrive, 1ull) == gridDim.x - 1;
+    }
+    __syncthreads();
+    if (s_last) {
+        __threadfence();
+        leader();
+        __syncthreads();
+        if (threadIdx.x == 0) {
+            *arrive = 0;
+            __threadfence();
+            atomicAdd(gen, 1ull);
+        }
+    } else if (threadIdx.x == 0) {
+        while (*(volatile u64 *)gen == s_gen) __nanosleep(32);
+        __threadfence();
+    }
+    __syncthreads();
+}
+
 // Merrill's load-balanced expansion, in pieces that sy_expand, pr_ldbc_pull (algo.cu) and
 // gw_expand (groute_worklist.cu) share: rows of at least SY_BLOCK arcs are claimed by the
 // whole block one at a time (sy_claim_wide), rows of at least 32 by their warp

@@ -1000,34 +1000,6 @@ __device__ void gw_promote_post(const SyArgs &a) {
 // its degree sum keeps from overlapping). A road-graph BFS is a long run of such rounds.
 // Out holds the staged items between rounds; its contents afterwards are unspecified.
 
-// A grid-wide barrier; the last block to arrive runs leader() (all its threads) before
-// releasing the others.
-template <class F> __device__ void gw_grid_sync(const GW &g, F leader) {
-    __shared__ bool s_last;
-    __shared__ u64 s_gen;
-    __syncthreads();
-    if (threadIdx.x == 0) {
-        s_gen = gw_vol(&g.h[H_GEN]);
-        __threadfence();
-        s_last = atomicAdd(&g.h[H_ARRIVE], 1ull) == gridDim.x - 1;
-    }
-    __syncthreads();
-    if (s_last) {
-        __threadfence();
-        leader();
-        __syncthreads();
-        if (threadIdx.x == 0) {
-            g.h[H_ARRIVE] = 0;
-            __threadfence();
-            atomicAdd(&g.h[H_GEN], 1ull);
-        }
-    } else if (threadIdx.x == 0) {
-        while (gw_vol(&g.h[H_GEN]) == s_gen) __nanosleep(32);
-        __threadfence();
-    }
-    __syncthreads();
-}
-
 // Writes the m staged items (Out from offset off, circular) to the worklist at
 // [start, start + m).
 __device__ void gw_write_staged(const GW &g, u64 start, u64 m, u64 off) {
@@ -1303,7 +1275,7 @@ template <class App> __device__ void gw_fused(const SyArgs &a) {
         if (g.ring && gw_vol(&h[H_RECV])) gw_fused_receive<App>(a, g);
         if (g.ring && gw_vol(&h[H_NOWORK])) {
             gw_write_staged(g, start, m, off);
-            gw_grid_sync(g, [&]() { keep(0); });
+            sy_grid_sync(&g.h[H_ARRIVE], &g.h[H_GEN], [&]() { keep(0); });
             continue;
         }
         u64 cand;
@@ -1319,7 +1291,7 @@ template <class App> __device__ void gw_fused(const SyArgs &a) {
             if (cand > (u64)GW_MAX_TILES * GW_TILE) cand = (u64)GW_MAX_TILES * GW_TILE;
             GwFetch staged = gw_fetch(g, start, m, off);
             gw_plan_tiles(g, staged, cand, &h[H_HUGE_AT]);
-            gw_grid_sync(g, [&]() {
+            sy_grid_sync(&g.h[H_ARRIVE], &g.h[H_GEN], [&]() {
                 u64 take = gw_plan_take(a, g, staged, cand);
                 if (threadIdx.x == 0) {
                     h[H_TAKE] = take;
@@ -1338,10 +1310,10 @@ template <class App> __device__ void gw_fused(const SyArgs &a) {
         u64 block_edges = gw_block_sum(edges);
         if (threadIdx.x == 0 && block_edges) atomicAdd(&h[H_EDGES], block_edges);
         if (gw_vol(&h[H_HAS_HUGE])) {
-            gw_grid_sync(g, []() {});
+            sy_grid_sync(&g.h[H_ARRIVE], &g.h[H_GEN], []() {});
             gw_expand_chunks(g, gw_vol(&h[H_CHUNKS]), op);
         }
-        gw_grid_sync(g, [&]() { keep(take); });
+        sy_grid_sync(&g.h[H_ARRIVE], &g.h[H_GEN], [&]() { keep(take); });
     }
     if (blockIdx.x == 0 && threadIdx.x == 0) {
         u64 edges = gw_vol(&h[H_EDGES]);
