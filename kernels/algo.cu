@@ -528,17 +528,13 @@ extern "C" __global__ void __launch_bounds__(SY_BLOCK) pr_ldbc_pull__post(const 
     const u32 *src = sy_buf<const u32>(a, S_RTARGETS);
     double *sums = sy_buf<double>(a, S_VALUES);
     PullShares sh = pr_pull_shares(a);
-    u64 count = a.huge[0];
-    if (count > a.huge_cap) count = a.huge_cap;
-    for (u64 i = blockIdx.x; i < count; i += gridDim.x) {
-        const u64 *entry = a.huge + 1 + 3 * i;
-        u32 t = (u32)entry[0];
+    sy_huge_chunks(a, [&](u32 t, u32, u64 first, u64 end) {
         double x = 0.0;
-        for (u64 e = entry[1] + threadIdx.x; e < entry[2]; e += blockDim.x) x += sh.of(src[e]);
+        for (u64 e = first + threadIdx.x; e < end; e += blockDim.x) x += sh.of(src[e]);
         x = sy_block_sum(x);
-        if (threadIdx.x == 0 && entry[2] > entry[1]) atomicAdd(&sums[t], x);
+        if (threadIdx.x == 0 && end > first) atomicAdd(&sums[t], x);
         __syncthreads();
-    }
+    });
 }
 
 // At most 32 registers, so 8 blocks fit an SM (37 gave 6, 57% achieved occupancy on R-MAT 24,

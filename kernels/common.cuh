@@ -469,20 +469,26 @@ template <class Op> __device__ void sy_expand(const SyArgs &a, const Advance &d,
     }
 }
 
-// The post-pass of an expansion: the blocks of the grid share out the chunks (SY_HUGE arcs
-// each) of the huge vertices the main pass set aside, one chunk per block at a time (counts
-// were taken there).
-template <class Op> __device__ void sy_expand_huge(const SyArgs &a, Op &op) {
+// Calls chunk(v, state, first arc, end arc) for this block's share of the chunks the main
+// pass set aside, one chunk per block at a time (every thread of the block calls it).
+template <class F> __device__ void sy_huge_chunks(const SyArgs &a, F chunk) {
     // Read through L2 (a device-side loop refills the list within one launch).
     u64 count = __ldcg(&a.huge[0]);
     if (count > a.huge_cap) count = a.huge_cap;
     for (u64 i = blockIdx.x; i < count; i += gridDim.x) {
         const u64 *entry = a.huge + 1 + 3 * i;
         u64 head = __ldcg(&entry[0]), first = __ldcg(&entry[1]), end = __ldcg(&entry[2]);
-        u32 v = (u32)head;
-        u32 state = (u32)(head >> 32);
-        for (u64 e = first + threadIdx.x; e < end; e += blockDim.x) op.visit(v, state, e);
+        chunk((u32)head, (u32)(head >> 32), first, end);
     }
+}
+
+// The post-pass of an expansion: the blocks of the grid share out the chunks (SY_HUGE arcs
+// each) of the huge vertices the main pass set aside, one chunk per block at a time (counts
+// were taken there).
+template <class Op> __device__ void sy_expand_huge(const SyArgs &a, Op &op) {
+    sy_huge_chunks(a, [&](u32 v, u32 state, u64 first, u64 end) {
+        for (u64 e = first + threadIdx.x; e < end; e += blockDim.x) op.visit(v, state, e);
+    });
 }
 
 // The empty kernel: `switchyard calibrate` times launches with it.
