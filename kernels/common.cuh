@@ -267,6 +267,15 @@ __device__ __forceinline__ double sy_warp_sum(double x) {
     return x;
 }
 
+// Inclusive scan over the warp: lane l gets the sum of x over lanes 0..l. Every lane calls it.
+template <class T> __device__ __forceinline__ T sy_warp_scan(T x) {
+    for (int o = 1; o < 32; o <<= 1) {
+        T y = __shfl_up_sync(0xffffffffu, x, o);
+        if ((int)sy_lane() >= o) x += y;
+    }
+    return x;
+}
+
 // Sum over the block, valid in thread 0. Every thread of the block must call it; the
 // caller syncs before calling it again.
 __device__ double sy_block_sum(double x) {
@@ -385,11 +394,7 @@ __shared__ u32 sy_row_start[SY_BLOCK];
 // the call is visible after it. The caller syncs the block before calling it again.
 __device__ __forceinline__ u32 sy_lay_rows(u32 count) {
     __shared__ u32 s_warp_total[SY_BLOCK / 32], s_total;
-    u32 incl = count;
-    for (int o = 1; o < 32; o <<= 1) {
-        u32 x = __shfl_up_sync(0xffffffffu, incl, o);
-        if ((int)sy_lane() >= o) incl += x;
-    }
+    u32 incl = sy_warp_scan(count);
     u32 warp = threadIdx.x >> 5;
     if (sy_lane() == 31) s_warp_total[warp] = incl;
     __syncthreads();

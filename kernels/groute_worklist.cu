@@ -514,10 +514,7 @@ __device__ u64 gw_block_sum(u64 x) {
 // Inclusive scan of x over the block. Every thread must call it.
 __device__ u64 gw_block_scan(u64 x) {
     __shared__ u64 s[SY_BLOCK / 32];
-    for (int o = 1; o < 32; o <<= 1) {
-        u64 y = __shfl_up_sync(0xffffffffu, x, o);
-        if ((int)sy_lane() >= o) x += y;
-    }
+    x = sy_warp_scan(x);
     u32 warp = threadIdx.x >> 5;
     if (sy_lane() == 31) s[warp] = x;
     __syncthreads();
