@@ -256,102 +256,92 @@ extern "C" __global__ void __launch_bounds__(SY_BLOCK) bfs_levels_fused(const Sy
 
 // ------------------------------------------------------------- SSSP (src/algo/sssp.rs)
 
-struct SsspOp {
+// Integer weights (sssp_advance, a saturating add), or real ones (Real, sssp_advance_f32):
+// distances and weights are then f32 bits; for non-negative floats the bits order as the
+// numbers, so atomicMin on the bits is the float minimum, and unreached vertices
+// (0xffffffff, a NaN pattern) are never expanded (nor counted).
+template <bool Real> struct SsspOp {
     const SyArgs *a;
     const Advance *d;
     u32 *dist;
     const u32 *weights;
     u64 edges;
     __device__ bool prepare(u32 v, u64 arcs, u32 &state) {
-        edges += arcs;
         state = ((volatile u32 *)dist)[v];
+        if (Real && state == SY_UNREACHED) return false;
+        edges += arcs;
         return true;
     }
     __device__ void visit(u32, u32 dv, u64 e) {
         u32 t = d->targets[e];
         u32 w = weights[e];
-        u32 nd = dv + w < dv ? 0xffffffffu : dv + w;  // saturating add
+        u32 nd = Real ? __float_as_uint(__fadd_rn(__uint_as_float(dv), __uint_as_float(w)))
+                      : (dv + w < dv ? 0xffffffffu : dv + w);
         if (nd < ((volatile u32 *)dist)[t] && nd < atomicMin(&dist[t], nd)) sy_emit(*a, *d, t);
     }
 };
 
-extern "C" __global__ void sssp_advance__pre(const SyArgs a) {
-    sy_advance_pre(a);
-    if (a.len[S_WEIGHTS] != a.len[S_TARGETS])
-        sy_fail(a, SY_ERR_WEIGHTS, a.len[S_WEIGHTS], a.len[S_TARGETS]);
+// Whether the weights are one per arc (the pre-passes report it when not).
+__device__ __forceinline__ bool sy_weights_ok(const SyArgs &a) {
+    return a.len[S_WEIGHTS] == a.len[S_TARGETS];
 }
 
-extern "C" __global__ void __launch_bounds__(SY_BLOCK) sssp_advance__post(const SyArgs a) {
-    if (a.len[S_WEIGHTS] != a.len[S_TARGETS]) return;
+__device__ void sy_check_weights(const SyArgs &a) {
+    if (!sy_weights_ok(a)) sy_fail(a, SY_ERR_WEIGHTS, a.len[S_WEIGHTS], a.len[S_TARGETS]);
+}
+
+template <bool Real> __device__ void sssp_post(const SyArgs &a) {
+    if (!sy_weights_ok(a)) return;
     Advance d = sy_advance(a);
-    SsspOp op{&a, &d, sy_buf<u32>(a, S_VALUES), sy_buf<const u32>(a, S_WEIGHTS), 0};
+    SsspOp<Real> op{&a, &d, sy_buf<u32>(a, S_VALUES), sy_buf<const u32>(a, S_WEIGHTS), 0};
     sy_expand_huge(a, op);
 }
 
-extern "C" __global__ void __launch_bounds__(SY_BLOCK) sssp_advance(const SyArgs a) {
-    if (a.len[S_WEIGHTS] != a.len[S_TARGETS]) return;  // the pre-pass reported it
+template <bool Real> __device__ void sssp_main(const SyArgs &a) {
+    if (!sy_weights_ok(a)) return;
     Advance d = sy_advance(a);
-    SsspOp op{&a, &d, sy_buf<u32>(a, S_VALUES), sy_buf<const u32>(a, S_WEIGHTS), 0};
+    SsspOp<Real> op{&a, &d, sy_buf<u32>(a, S_VALUES), sy_buf<const u32>(a, S_WEIGHTS), 0};
     sy_expand(a, d, op);
     u64 items = (blockIdx.x == 0 && threadIdx.x == 0) ? d.frontier_len : 0;
     sy_count(a, items, op.edges, op.edges);
+}
+
+extern "C" __global__ void sssp_advance__pre(const SyArgs a) {
+    sy_advance_pre(a);
+    sy_check_weights(a);
+}
+
+extern "C" __global__ void __launch_bounds__(SY_BLOCK) sssp_advance__post(const SyArgs a) {
+    sssp_post<false>(a);
+}
+
+extern "C" __global__ void __launch_bounds__(SY_BLOCK) sssp_advance(const SyArgs a) {
+    sssp_main<false>(a);
 }
 
 extern "C" __global__ void sssp_levels_fused__pre(const SyArgs a) {
     sy_levels_pre(a);
-    if (a.len[S_WEIGHTS] != a.len[S_TARGETS])
-        sy_fail(a, SY_ERR_WEIGHTS, a.len[S_WEIGHTS], a.len[S_TARGETS]);
+    sy_check_weights(a);
 }
 
 extern "C" __global__ void __launch_bounds__(SY_BLOCK) sssp_levels_fused(const SyArgs a) {
-    if (a.len[S_WEIGHTS] != a.len[S_TARGETS]) return;  // the pre-pass reported it
+    if (!sy_weights_ok(a)) return;  // the pre-pass reported it
     u32 *dist = sy_buf<u32>(a, S_VALUES);
     const u32 *weights = sy_buf<const u32>(a, S_WEIGHTS);
-    sy_levels(a, [&](const Advance &d) { return SsspOp{&a, &d, dist, weights, 0}; }, true);
+    sy_levels(a, [&](const Advance &d) { return SsspOp<false>{&a, &d, dist, weights, 0}; }, true);
 }
-
-// Real weights (sssp_advance_f32): distances and weights are f32 bits; for non-negative
-// floats the bits order as the numbers, so atomicMin on the bits is the float minimum.
-// Unreached vertices (0xffffffff, a NaN pattern) are never expanded (nor counted).
-struct SsspF32Op {
-    const SyArgs *a;
-    const Advance *d;
-    u32 *dist;
-    const u32 *weights;
-    u64 edges;
-    __device__ bool prepare(u32 v, u64 arcs, u32 &state) {
-        state = ((volatile u32 *)dist)[v];
-        if (state == SY_UNREACHED) return false;
-        edges += arcs;
-        return true;
-    }
-    __device__ void visit(u32, u32 dv, u64 e) {
-        u32 t = d->targets[e];
-        u32 nd = __float_as_uint(__fadd_rn(__uint_as_float(dv), __uint_as_float(weights[e])));
-        if (nd < ((volatile u32 *)dist)[t] && nd < atomicMin(&dist[t], nd)) sy_emit(*a, *d, t);
-    }
-};
 
 extern "C" __global__ void sssp_advance_f32__pre(const SyArgs a) {
     sy_advance_pre(a);
-    if (a.len[S_WEIGHTS] != a.len[S_TARGETS])
-        sy_fail(a, SY_ERR_WEIGHTS, a.len[S_WEIGHTS], a.len[S_TARGETS]);
+    sy_check_weights(a);
 }
 
 extern "C" __global__ void __launch_bounds__(SY_BLOCK) sssp_advance_f32__post(const SyArgs a) {
-    if (a.len[S_WEIGHTS] != a.len[S_TARGETS]) return;
-    Advance d = sy_advance(a);
-    SsspF32Op op{&a, &d, sy_buf<u32>(a, S_VALUES), sy_buf<const u32>(a, S_WEIGHTS), 0};
-    sy_expand_huge(a, op);
+    sssp_post<true>(a);
 }
 
 extern "C" __global__ void __launch_bounds__(SY_BLOCK) sssp_advance_f32(const SyArgs a) {
-    if (a.len[S_WEIGHTS] != a.len[S_TARGETS]) return;  // the pre-pass reported it
-    Advance d = sy_advance(a);
-    SsspF32Op op{&a, &d, sy_buf<u32>(a, S_VALUES), sy_buf<const u32>(a, S_WEIGHTS), 0};
-    sy_expand(a, d, op);
-    u64 items = (blockIdx.x == 0 && threadIdx.x == 0) ? d.frontier_len : 0;
-    sy_count(a, items, op.edges, op.edges);
+    sssp_main<true>(a);
 }
 
 // ----------------------------------------------------------------- CC (src/algo/cc.rs)
@@ -868,12 +858,11 @@ struct LccOp {
 
 extern "C" __global__ void lcc_count__pre(const SyArgs a) {
     sy_advance_pre(a);
-    if (a.len[S_WEIGHTS] != a.len[S_TARGETS])
-        sy_fail(a, SY_ERR_WEIGHTS, a.len[S_WEIGHTS], a.len[S_TARGETS]);
+    sy_check_weights(a);
 }
 
 extern "C" __global__ void __launch_bounds__(SY_BLOCK) lcc_count__post(const SyArgs a) {
-    if (a.len[S_WEIGHTS] != a.len[S_TARGETS]) return;
+    if (!sy_weights_ok(a)) return;
     Advance d = sy_advance(a);
     LccOp op{&a, &d, sy_buf<double>(a, S_VALUES), sy_buf<const u32>(a, S_WEIGHTS), 0, 0};
     sy_expand_huge(a, op);
@@ -881,7 +870,7 @@ extern "C" __global__ void __launch_bounds__(SY_BLOCK) lcc_count__post(const SyA
 }
 
 extern "C" __global__ void __launch_bounds__(SY_BLOCK) lcc_count(const SyArgs a) {
-    if (a.len[S_WEIGHTS] != a.len[S_TARGETS]) return;  // the pre-pass reported it
+    if (!sy_weights_ok(a)) return;  // the pre-pass reported it
     Advance d = sy_advance(a);
     LccOp op{&a, &d, sy_buf<double>(a, S_VALUES), sy_buf<const u32>(a, S_WEIGHTS), 0, 0};
     sy_expand(a, d, op);
