@@ -339,8 +339,8 @@ __shared__ SyWide sy_wide;
 // other values the caller reads from the thread's slot of its own shared arrays). Every
 // thread of the block calls it, and syncs the block after using the row before calling it
 // again. Atomic: the thread is picked with a shared atomicMax (the highest), which
-// racecheck accepts; otherwise by plain stores, one of which wins (cheaper in registers;
-// racecheck reports the stores).
+// racecheck accepts (gw_expand); otherwise by plain stores, one of which wins, as sy_expand
+// and pr_ldbc_pull always picked it (racecheck reports those stores).
 template <bool Atomic = false> __device__ __forceinline__ int sy_claim_wide(u64 &beg, u64 &end) {
     __shared__ int s_owner;
     if (threadIdx.x == 0) s_owner = -1;
