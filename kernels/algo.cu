@@ -14,10 +14,13 @@ struct BfsOp {
         edges += arcs;
         return true;
     }
+    // Whether this thread labels t (the CAS that sets its level once wins).
+    __device__ __forceinline__ bool claim(u32 t) {
+        return labels[t] == SY_UNREACHED && atomicCAS(&labels[t], SY_UNREACHED, level) == SY_UNREACHED;
+    }
     __device__ void visit(u32, u32, u64 e) {
         u32 t = d->targets[e];
-        if (labels[t] == SY_UNREACHED && atomicCAS(&labels[t], SY_UNREACHED, level) == SY_UNREACHED)
-            sy_emit_unique(*a, *d, t);
+        if (claim(t)) sy_emit_unique(*a, *d, t);
     }
 };
 
@@ -46,24 +49,15 @@ extern "C" __global__ void __launch_bounds__(SY_BLOCK) bfs_advance(const SyArgs 
 // per vertex: every value this superstep sends is the level), and counters[2 + owner] still
 // counts them. Scalars: the advance's, then peers u32, bits u32. Buffers: the 14 fixed
 // slots, then one package per peer, then (bits) one bitmap per peer.
-struct BfsRoutedOp {
-    const SyArgs *a;
-    const Advance *d;
-    u32 *labels;
+// BfsOp's fields, prepare and claim, with its own visit.
+struct BfsRoutedOp : BfsOp {
     const u32 *owner;
     const u32 *owner_id;
-    u32 level;
     u32 peers;
     bool bits;
-    u64 edges;
-    __device__ bool prepare(u32, u64 arcs, u32 &) {
-        edges += arcs;
-        return true;
-    }
     __device__ void visit(u32, u32, u64 e) {
         u32 t = d->targets[e];
-        if (labels[t] != SY_UNREACHED || atomicCAS(&labels[t], SY_UNREACHED, level) != SY_UNREACHED)
-            return;
+        if (!claim(t)) return;
         u32 home = owner[t];
         if (home == d->gpu) {
             d->marker[t] = d->stamp + 1;
@@ -99,9 +93,11 @@ struct BfsRoutedOp {
 };
 
 __device__ BfsRoutedOp bfs_routed_op(const SyArgs &a, const Advance &d) {
-    return BfsRoutedOp{&a, &d, sy_buf<u32>(a, S_VALUES), sy_buf<const u32>(a, S_OWNER),
-                       sy_buf<const u32>(a, S_OWNER_ID), d.superstep + 1, sy_u32(a, 6),
-                       sy_u32(a, 7) != 0, 0};
+    return BfsRoutedOp{{&a, &d, sy_buf<u32>(a, S_VALUES), d.superstep + 1, 0},
+                       sy_buf<const u32>(a, S_OWNER),
+                       sy_buf<const u32>(a, S_OWNER_ID),
+                       sy_u32(a, 6),
+                       sy_u32(a, 7) != 0};
 }
 
 extern "C" __global__ void bfs_advance_routed__pre(const SyArgs a) {
@@ -147,34 +143,6 @@ extern "C" __global__ void __launch_bounds__(SY_BLOCK) bfs_advance_routed(const 
 #define L_HUGE 8   // the superstep's huge chunks, as the first barrier saw them
 #define L_WORDS 16
 #define L_LOG 3
-
-// A grid-wide barrier over ctl[L_ARRIVE] and ctl[L_GEN]; the last block to arrive runs
-// leader() (every thread of it) before the others go on.
-template <class F> __device__ void sy_grid_sync(u64 *ctl, F leader) {
-    __shared__ bool s_last;
-    __shared__ u64 s_gen;
-    __syncthreads();
-    if (threadIdx.x == 0) {
-        s_gen = ((volatile u64 *)ctl)[L_GEN];
-        __threadfence();
-        s_last = atomicAdd(&ctl[L_ARRIVE], 1ull) == gridDim.x - 1;
-    }
-    __syncthreads();
-    if (s_last) {
-        __threadfence();
-        leader();
-        __syncthreads();
-        if (threadIdx.x == 0) {
-            ctl[L_ARRIVE] = 0;
-            __threadfence();
-            atomicAdd(&ctl[L_GEN], 1ull);
-        }
-    } else if (threadIdx.x == 0) {
-        while (((volatile u64 *)ctl)[L_GEN] == s_gen) __nanosleep(32);
-        __threadfence();
-    }
-    __syncthreads();
-}
 
 // Adds every thread's x to *target: one atomic per block. Every thread must call it.
 __device__ void sy_block_add(u64 *target, u64 x) {
@@ -252,7 +220,7 @@ template <class Make> __device__ void sy_levels(const SyArgs &a, Make make, bool
         };
         sy_block_add(&ctl[L_ARCS + p], out_arcs);
         out_arcs = 0;
-        sy_grid_sync(ctl, [&]() {
+        sy_grid_sync(&ctl[L_ARRIVE], &ctl[L_GEN], [&]() {
             u64 huge = ((volatile u64 *)a.huge)[0];
             if (threadIdx.x == 0) ctl[L_HUGE] = huge;
             if (huge == 0) keep();
@@ -261,7 +229,7 @@ template <class Make> __device__ void sy_levels(const SyArgs &a, Make make, bool
             sy_expand_huge(a, op);
             sy_block_add(&ctl[L_ARCS + p], out_arcs);
             out_arcs = 0;
-            sy_grid_sync(ctl, keep);
+            sy_grid_sync(&ctl[L_ARRIVE], &ctl[L_GEN], keep);
         }
         edges += op.edges;
         u64 stop = ((volatile u64 *)ctl)[L_STOP];
@@ -288,102 +256,92 @@ extern "C" __global__ void __launch_bounds__(SY_BLOCK) bfs_levels_fused(const Sy
 
 // ------------------------------------------------------------- SSSP (src/algo/sssp.rs)
 
-struct SsspOp {
+// Integer weights (sssp_advance, a saturating add), or real ones (Real, sssp_advance_f32):
+// distances and weights are then f32 bits; for non-negative floats the bits order as the
+// numbers, so atomicMin on the bits is the float minimum, and unreached vertices
+// (0xffffffff, a NaN pattern) are never expanded (nor counted).
+template <bool Real> struct SsspOp {
     const SyArgs *a;
     const Advance *d;
     u32 *dist;
     const u32 *weights;
     u64 edges;
     __device__ bool prepare(u32 v, u64 arcs, u32 &state) {
-        edges += arcs;
         state = ((volatile u32 *)dist)[v];
+        if (Real && state == SY_UNREACHED) return false;
+        edges += arcs;
         return true;
     }
     __device__ void visit(u32, u32 dv, u64 e) {
         u32 t = d->targets[e];
         u32 w = weights[e];
-        u32 nd = dv + w < dv ? 0xffffffffu : dv + w;  // saturating add
+        u32 nd = Real ? __float_as_uint(__fadd_rn(__uint_as_float(dv), __uint_as_float(w)))
+                      : (dv + w < dv ? 0xffffffffu : dv + w);
         if (nd < ((volatile u32 *)dist)[t] && nd < atomicMin(&dist[t], nd)) sy_emit(*a, *d, t);
     }
 };
 
-extern "C" __global__ void sssp_advance__pre(const SyArgs a) {
-    sy_advance_pre(a);
-    if (a.len[S_WEIGHTS] != a.len[S_TARGETS])
-        sy_fail(a, SY_ERR_WEIGHTS, a.len[S_WEIGHTS], a.len[S_TARGETS]);
+// Whether the weights are one per arc (the pre-passes report it when not).
+__device__ __forceinline__ bool sy_weights_ok(const SyArgs &a) {
+    return a.len[S_WEIGHTS] == a.len[S_TARGETS];
 }
 
-extern "C" __global__ void __launch_bounds__(SY_BLOCK) sssp_advance__post(const SyArgs a) {
-    if (a.len[S_WEIGHTS] != a.len[S_TARGETS]) return;
+__device__ void sy_check_weights(const SyArgs &a) {
+    if (!sy_weights_ok(a)) sy_fail(a, SY_ERR_WEIGHTS, a.len[S_WEIGHTS], a.len[S_TARGETS]);
+}
+
+template <bool Real> __device__ void sssp_post(const SyArgs &a) {
+    if (!sy_weights_ok(a)) return;
     Advance d = sy_advance(a);
-    SsspOp op{&a, &d, sy_buf<u32>(a, S_VALUES), sy_buf<const u32>(a, S_WEIGHTS), 0};
+    SsspOp<Real> op{&a, &d, sy_buf<u32>(a, S_VALUES), sy_buf<const u32>(a, S_WEIGHTS), 0};
     sy_expand_huge(a, op);
 }
 
-extern "C" __global__ void __launch_bounds__(SY_BLOCK) sssp_advance(const SyArgs a) {
-    if (a.len[S_WEIGHTS] != a.len[S_TARGETS]) return;  // the pre-pass reported it
+template <bool Real> __device__ void sssp_main(const SyArgs &a) {
+    if (!sy_weights_ok(a)) return;
     Advance d = sy_advance(a);
-    SsspOp op{&a, &d, sy_buf<u32>(a, S_VALUES), sy_buf<const u32>(a, S_WEIGHTS), 0};
+    SsspOp<Real> op{&a, &d, sy_buf<u32>(a, S_VALUES), sy_buf<const u32>(a, S_WEIGHTS), 0};
     sy_expand(a, d, op);
     u64 items = (blockIdx.x == 0 && threadIdx.x == 0) ? d.frontier_len : 0;
     sy_count(a, items, op.edges, op.edges);
+}
+
+extern "C" __global__ void sssp_advance__pre(const SyArgs a) {
+    sy_advance_pre(a);
+    sy_check_weights(a);
+}
+
+extern "C" __global__ void __launch_bounds__(SY_BLOCK) sssp_advance__post(const SyArgs a) {
+    sssp_post<false>(a);
+}
+
+extern "C" __global__ void __launch_bounds__(SY_BLOCK) sssp_advance(const SyArgs a) {
+    sssp_main<false>(a);
 }
 
 extern "C" __global__ void sssp_levels_fused__pre(const SyArgs a) {
     sy_levels_pre(a);
-    if (a.len[S_WEIGHTS] != a.len[S_TARGETS])
-        sy_fail(a, SY_ERR_WEIGHTS, a.len[S_WEIGHTS], a.len[S_TARGETS]);
+    sy_check_weights(a);
 }
 
 extern "C" __global__ void __launch_bounds__(SY_BLOCK) sssp_levels_fused(const SyArgs a) {
-    if (a.len[S_WEIGHTS] != a.len[S_TARGETS]) return;  // the pre-pass reported it
+    if (!sy_weights_ok(a)) return;  // the pre-pass reported it
     u32 *dist = sy_buf<u32>(a, S_VALUES);
     const u32 *weights = sy_buf<const u32>(a, S_WEIGHTS);
-    sy_levels(a, [&](const Advance &d) { return SsspOp{&a, &d, dist, weights, 0}; }, true);
+    sy_levels(a, [&](const Advance &d) { return SsspOp<false>{&a, &d, dist, weights, 0}; }, true);
 }
-
-// Real weights (sssp_advance_f32): distances and weights are f32 bits; for non-negative
-// floats the bits order as the numbers, so atomicMin on the bits is the float minimum.
-// Unreached vertices (0xffffffff, a NaN pattern) are never expanded (nor counted).
-struct SsspF32Op {
-    const SyArgs *a;
-    const Advance *d;
-    u32 *dist;
-    const u32 *weights;
-    u64 edges;
-    __device__ bool prepare(u32 v, u64 arcs, u32 &state) {
-        state = ((volatile u32 *)dist)[v];
-        if (state == SY_UNREACHED) return false;
-        edges += arcs;
-        return true;
-    }
-    __device__ void visit(u32, u32 dv, u64 e) {
-        u32 t = d->targets[e];
-        u32 nd = __float_as_uint(__fadd_rn(__uint_as_float(dv), __uint_as_float(weights[e])));
-        if (nd < ((volatile u32 *)dist)[t] && nd < atomicMin(&dist[t], nd)) sy_emit(*a, *d, t);
-    }
-};
 
 extern "C" __global__ void sssp_advance_f32__pre(const SyArgs a) {
     sy_advance_pre(a);
-    if (a.len[S_WEIGHTS] != a.len[S_TARGETS])
-        sy_fail(a, SY_ERR_WEIGHTS, a.len[S_WEIGHTS], a.len[S_TARGETS]);
+    sy_check_weights(a);
 }
 
 extern "C" __global__ void __launch_bounds__(SY_BLOCK) sssp_advance_f32__post(const SyArgs a) {
-    if (a.len[S_WEIGHTS] != a.len[S_TARGETS]) return;
-    Advance d = sy_advance(a);
-    SsspF32Op op{&a, &d, sy_buf<u32>(a, S_VALUES), sy_buf<const u32>(a, S_WEIGHTS), 0};
-    sy_expand_huge(a, op);
+    sssp_post<true>(a);
 }
 
 extern "C" __global__ void __launch_bounds__(SY_BLOCK) sssp_advance_f32(const SyArgs a) {
-    if (a.len[S_WEIGHTS] != a.len[S_TARGETS]) return;  // the pre-pass reported it
-    Advance d = sy_advance(a);
-    SsspF32Op op{&a, &d, sy_buf<u32>(a, S_VALUES), sy_buf<const u32>(a, S_WEIGHTS), 0};
-    sy_expand(a, d, op);
-    u64 items = (blockIdx.x == 0 && threadIdx.x == 0) ? d.frontier_len : 0;
-    sy_count(a, items, op.edges, op.edges);
+    sssp_main<true>(a);
 }
 
 // ----------------------------------------------------------------- CC (src/algo/cc.rs)
@@ -560,26 +518,18 @@ extern "C" __global__ void __launch_bounds__(SY_BLOCK) pr_ldbc_pull__post(const 
     const u32 *src = sy_buf<const u32>(a, S_RTARGETS);
     double *sums = sy_buf<double>(a, S_VALUES);
     PullShares sh = pr_pull_shares(a);
-    u64 count = a.huge[0];
-    if (count > a.huge_cap) count = a.huge_cap;
-    for (u64 i = blockIdx.x; i < count; i += gridDim.x) {
-        const u64 *entry = a.huge + 1 + 3 * i;
-        u32 t = (u32)entry[0];
+    sy_huge_chunks(a, [&](u32 t, u32, u64 first, u64 end) {
         double x = 0.0;
-        for (u64 e = entry[1] + threadIdx.x; e < entry[2]; e += blockDim.x) x += sh.of(src[e]);
+        for (u64 e = first + threadIdx.x; e < end; e += blockDim.x) x += sh.of(src[e]);
         x = sy_block_sum(x);
-        if (threadIdx.x == 0 && entry[2] > entry[1]) atomicAdd(&sums[t], x);
+        if (threadIdx.x == 0 && end > first) atomicAdd(&sums[t], x);
         __syncthreads();
-    }
+    });
 }
 
 // At most 32 registers, so 8 blocks fit an SM (37 gave 6, 57% achieved occupancy on R-MAT 24,
 // H100: the kernel waits on its gathers).
 extern "C" __global__ void __launch_bounds__(SY_BLOCK, 8) pr_ldbc_pull(const SyArgs a) {
-    __shared__ int s_owner;
-    __shared__ u64 s_beg_block, s_end_block;
-    __shared__ u32 s_warp_total[SY_BLOCK / 32], s_total;
-    __shared__ u32 s_excl[SY_BLOCK];
     __shared__ u64 s_beg[SY_BLOCK];
     __shared__ double s_acc[SY_BLOCK];
     Advance d = sy_advance(a);
@@ -605,20 +555,10 @@ extern "C" __global__ void __launch_bounds__(SY_BLOCK, 8) pr_ldbc_pull(const SyA
         const bool small = end - beg < 32;
         // Block-wide rows.
         while (true) {
-            if (threadIdx.x == 0) s_owner = -1;
-            __syncthreads();
-            if (end - beg >= SY_BLOCK) s_owner = threadIdx.x;
-            __syncthreads();
-            int o = s_owner;
+            int o = sy_claim_wide(beg, end);
             if (o < 0) break;
-            if ((int)threadIdx.x == o) {
-                s_beg_block = beg;
-                s_end_block = end;
-                beg = end;
-            }
-            __syncthreads();
             double x = 0.0;
-            for (u64 e = s_beg_block + threadIdx.x; e < s_end_block; e += blockDim.x)
+            for (u64 e = sy_wide.beg + threadIdx.x; e < sy_wide.end; e += blockDim.x)
                 x += sh.of(src[e]);
             x = sy_block_sum(x);
             if (threadIdx.x == 0) sums[base + o] = x;
@@ -626,54 +566,25 @@ extern "C" __global__ void __launch_bounds__(SY_BLOCK, 8) pr_ldbc_pull(const SyA
         }
         // Warp-wide rows.
         while (true) {
-            u32 m = __ballot_sync(0xffffffffu, end - beg >= 32);
-            if (!m) break;
-            int l = __ffs(m) - 1;
-            u64 wb = __shfl_sync(0xffffffffu, beg, l);
-            u64 we = __shfl_sync(0xffffffffu, end, l);
-            if ((int)lane == l) beg = end;
+            SyRow r = sy_claim_warp(beg, end);
+            if (r.owner < 0) break;
             double x = 0.0;
-            for (u64 e = wb + lane; e < we; e += 32) x += sh.of(src[e]);
+            for (u64 e = r.beg + lane; e < r.end; e += 32) x += sh.of(src[e]);
             x = sy_warp_sum(x);
-            if (lane == 0) sums[base + warp * 32 + l] = x;
+            if (lane == 0) sums[base + warp * 32 + r.owner] = x;
         }
-        // Small rows: the block's arcs end to end (an exclusive scan of the counts).
-        u32 count = small ? (u32)(end - beg) : 0;
-        u32 incl = count;
-        for (int o = 1; o < 32; o <<= 1) {
-            u32 x = __shfl_up_sync(0xffffffffu, incl, o);
-            if ((int)lane >= o) incl += x;
-        }
-        if (lane == 31) s_warp_total[warp] = incl;
-        __syncthreads();
-        if (threadIdx.x == 0) {
-            u32 run = 0;
-            for (u32 w = 0; w < SY_BLOCK / 32; w++) {
-                u32 x = s_warp_total[w];
-                s_warp_total[w] = run;
-                run += x;
-            }
-            s_total = run;
-        }
-        __syncthreads();
-        s_excl[threadIdx.x] = s_warp_total[warp] + incl - count;
+        // Small rows: the block's arcs end to end.
         s_beg[threadIdx.x] = beg;
         s_acc[threadIdx.x] = 0.0;
-        __syncthreads();
-        const u32 total = s_total;
+        const u32 total = sy_lay_rows(small ? (u32)(end - beg) : 0);
         for (u32 k0 = 0; k0 < total; k0 += SY_BLOCK) {
             u32 k = k0 + threadIdx.x;
             u32 row = 0xffffffffu;
             double x = 0.0;
             if (k < total) {
-                // The last thread whose arcs start at or before k.
-                u32 lo = 0, hi = SY_BLOCK - 1;
-                while (lo < hi) {
-                    u32 mid = (lo + hi + 1) >> 1;
-                    if (s_excl[mid] <= k) lo = mid; else hi = mid - 1;
-                }
-                row = lo;
-                x = sh.of(src[s_beg[lo] + (k - s_excl[lo])]);
+                u32 at;
+                row = sy_row_of(k, at);
+                x = sh.of(src[s_beg[row] + at]);
             }
             // Segmented sum toward each row's first lane (rows are contiguous in k).
             for (int o = 1; o < 32; o <<= 1) {
@@ -852,7 +763,7 @@ extern "C" __global__ void cdlp_apply__pre(const SyArgs a) {
 
 // One thread per arc (the grid strides over all local arcs; on the runtime only owned
 // vertices have any), its vertex found by binary search over the offsets; then the next
-// frontier.
+// frontier (every owned vertex), appended block by block.
 extern "C" __global__ void __launch_bounds__(SY_BLOCK) cdlp_apply(const SyArgs a) {
     u32 gpu = sy_u32(a, 2);
     const u64 *offsets = sy_buf<const u64>(a, S_OFFSETS);
@@ -889,8 +800,11 @@ extern "C" __global__ void __launch_bounds__(SY_BLOCK) cdlp_apply(const SyArgs a
         }
         edges++;
     }
-    for (u64 v = first; v < n; v += stride)
-        if (owner[v] == gpu) sy_push(a, &counters[1], next, a.len[S_FIN], (u32)v);
+    // The owned vertices, block by block (one atomic per block, as pr_ldbc_apply).
+    for (u64 b = (u64)blockIdx.x * blockDim.x; b < n; b += stride) {
+        u64 v = b + threadIdx.x;
+        sy_push_block(a, &counters[1], next, a.len[S_FIN], v < n && owner[v] == gpu, (u32)v);
+    }
     u64 items = (blockIdx.x == 0 && threadIdx.x == 0) ? n : 0;
     sy_count(a, items, edges, edges);
 }
@@ -944,12 +858,11 @@ struct LccOp {
 
 extern "C" __global__ void lcc_count__pre(const SyArgs a) {
     sy_advance_pre(a);
-    if (a.len[S_WEIGHTS] != a.len[S_TARGETS])
-        sy_fail(a, SY_ERR_WEIGHTS, a.len[S_WEIGHTS], a.len[S_TARGETS]);
+    sy_check_weights(a);
 }
 
 extern "C" __global__ void __launch_bounds__(SY_BLOCK) lcc_count__post(const SyArgs a) {
-    if (a.len[S_WEIGHTS] != a.len[S_TARGETS]) return;
+    if (!sy_weights_ok(a)) return;
     Advance d = sy_advance(a);
     LccOp op{&a, &d, sy_buf<double>(a, S_VALUES), sy_buf<const u32>(a, S_WEIGHTS), 0, 0};
     sy_expand_huge(a, op);
@@ -957,7 +870,7 @@ extern "C" __global__ void __launch_bounds__(SY_BLOCK) lcc_count__post(const SyA
 }
 
 extern "C" __global__ void __launch_bounds__(SY_BLOCK) lcc_count(const SyArgs a) {
-    if (a.len[S_WEIGHTS] != a.len[S_TARGETS]) return;  // the pre-pass reported it
+    if (!sy_weights_ok(a)) return;  // the pre-pass reported it
     Advance d = sy_advance(a);
     LccOp op{&a, &d, sy_buf<double>(a, S_VALUES), sy_buf<const u32>(a, S_WEIGHTS), 0, 0};
     sy_expand(a, d, op);

@@ -964,22 +964,14 @@ __device__ void at_block_expand(const AtCtx &c, u32 item, bool have, u32 items, 
     u32 started = __popc(__ballot_sync(AT_FULL, have));
     if (sy_lane() == 0) at_stat(0, started);
     u32 count = (u32)(t.end - t.beg);
-    u32 incl = count;
-    for (int o = 1; o < 32; o <<= 1) {
-        u32 x = __shfl_up_sync(AT_FULL, incl, o);
-        if ((int)sy_lane() >= o) incl += x;
-    }
+    u32 incl = sy_warp_scan(count);
     u32 warp = threadIdx.x >> 5, warps = blockDim.x >> 5;
     if (sy_lane() == 31) s_warp[warp] = incl;
     __syncthreads();
     if (threadIdx.x < 32) {
         // The warps' totals scanned by warp 0 (warps <= 32).
         u32 x = threadIdx.x < warps ? s_warp[threadIdx.x] : 0;
-        u32 run = x;
-        for (int o = 1; o < 32; o <<= 1) {
-            u32 y = __shfl_up_sync(AT_FULL, run, o);
-            if ((int)threadIdx.x >= o) run += y;
-        }
+        u32 run = sy_warp_scan(x);
         if (threadIdx.x < warps) s_warp[threadIdx.x] = run - x;
         if (threadIdx.x == 31) s_warp[AT_MAX_WARPS] = run;
     }

@@ -90,18 +90,35 @@ extern "C" __global__ void bsp_merge__pre(const SyArgs a) {
             sy_fail(a, SY_ERR_MERGE_ROOM, p, sy_u64(a, 5 + p));
 }
 
+// What every merge kernel needs to let the vertices it changes join the next frontier
+// (scalars gpu 0, stamp 2).
+struct BspMerge {
+    const SyArgs *a;
+    u32 gpu, stamp;
+    u32 *values, *marker, *next;
+    u64 *counters;
+    const u32 *owner;
+    // v joins the next frontier (length counters[1]) if this GPU owns it and the stamp is
+    // not on it yet.
+    __device__ __forceinline__ void join(u32 v) const {
+        if (owner[v] == gpu && atomicExch(&marker[v], stamp) != stamp)
+            sy_push(*a, &counters[1], next, a->len[S_FIN], v);
+    }
+};
+
+__device__ BspMerge bsp_merge_of(const SyArgs &a) {
+    return BspMerge{&a, sy_u32(a, 0), sy_u32(a, 2), sy_buf<u32>(a, S_VALUES),
+                    sy_buf<u32>(a, S_MARKER), sy_buf<u32>(a, S_FIN), sy_buf<u64>(a, S_COUNTERS),
+                    sy_buf<const u32>(a, S_OWNER)};
+}
+
 // One package of len (id, value bits) pairs into values; owned vertices that improve (min)
 // or pass the threshold (add) join the next frontier. Returns the pairs this thread took.
 __device__ u64 bsp_merge_package(const SyArgs &a, const u32 *package, u64 len) {
-    u32 gpu = sy_u32(a, 0);
-    u32 stamp = sy_u32(a, 2);
+    const BspMerge m = bsp_merge_of(a);
+    u32 *values = m.values;
     u32 combiner = sy_u32(a, 3);
     double threshold = sy_f64(a, 4);
-    u32 *values = sy_buf<u32>(a, S_VALUES);
-    u32 *marker = sy_buf<u32>(a, S_MARKER);
-    u32 *next = sy_buf<u32>(a, S_FIN);
-    u64 *counters = sy_buf<u64>(a, S_COUNTERS);
-    const u32 *owner = sy_buf<const u32>(a, S_OWNER);
     const u64 stride = (u64)gridDim.x * blockDim.x;
     u64 items = 0;
     for (u64 i = (u64)blockIdx.x * blockDim.x + threadIdx.x; i < len; i += stride) {
@@ -123,8 +140,7 @@ __device__ u64 bsp_merge_package(const SyArgs &a, const u32 *package, u64 len) {
             // at least as early): a plain read spares their atomic.
             activates = bits < ((volatile u32 *)values)[v] && bits < atomicMin(&values[v], bits);
         }
-        if (activates && owner[v] == gpu && atomicExch(&marker[v], stamp) != stamp)
-            sy_push(a, &counters[1], next, a.len[S_FIN], v);
+        if (activates) m.join(v);
     }
     return items;
 }
@@ -175,20 +191,15 @@ extern "C" __global__ void __launch_bounds__(SY_BLOCK) bsp_merge_peer(const SyAr
 // fixed slots, then per peer p its bitmap toward this GPU (in p's memory, read and cleared
 // through peer access; this GPU's own slot is not read).
 extern "C" __global__ void __launch_bounds__(SY_BLOCK) bsp_merge_bits_peer(const SyArgs a) {
-    u32 gpu = sy_u32(a, 0);
+    const BspMerge m = bsp_merge_of(a);
+    u32 *values = m.values;
     u32 peers = sy_u32(a, 1);
-    u32 stamp = sy_u32(a, 2);
     u32 value = sy_u32(a, 3);
-    u32 *values = sy_buf<u32>(a, S_VALUES);
-    u32 *marker = sy_buf<u32>(a, S_MARKER);
-    u32 *next = sy_buf<u32>(a, S_FIN);
-    u64 *counters = sy_buf<u64>(a, S_COUNTERS);
-    const u32 *owner = sy_buf<const u32>(a, S_OWNER);
     const u64 n = a.len[S_VALUES];
     const u64 stride = (u64)gridDim.x * blockDim.x;
     u64 items = 0;
     for (u32 p = 0; p < peers; p++) {
-        if (p == gpu) continue;
+        if (p == m.gpu) continue;
         u32 *bitmap = sy_buf<u32>(a, S_FIXED + p);
         u64 words = a.len[S_FIXED + p];
         for (u64 i = (u64)blockIdx.x * blockDim.x + threadIdx.x; i < words; i += stride) {
@@ -204,9 +215,8 @@ extern "C" __global__ void __launch_bounds__(SY_BLOCK) bsp_merge_bits_peer(const
                     sy_fail(a, SY_ERR_VERTEX, v, n);
                     break;
                 }
-                bool improves = value < ((volatile u32 *)values)[v] && value < atomicMin(&values[v], value);
-                if (improves && owner[v] == gpu && atomicExch(&marker[v], stamp) != stamp)
-                    sy_push(a, &counters[1], next, a.len[S_FIN], (u32)v);
+                if (value < ((volatile u32 *)values)[v] && value < atomicMin(&values[v], value))
+                    m.join((u32)v);
             }
         }
     }

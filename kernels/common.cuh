@@ -267,6 +267,15 @@ __device__ __forceinline__ double sy_warp_sum(double x) {
     return x;
 }
 
+// Inclusive scan over the warp: lane l gets the sum of x over lanes 0..l. Every lane calls it.
+template <class T> __device__ __forceinline__ T sy_warp_scan(T x) {
+    for (int o = 1; o < 32; o <<= 1) {
+        T y = __shfl_up_sync(0xffffffffu, x, o);
+        if ((int)sy_lane() >= o) x += y;
+    }
+    return x;
+}
+
 // Sum over the block, valid in thread 0. Every thread of the block must call it; the
 // caller syncs before calling it again.
 __device__ double sy_block_sum(double x) {
@@ -280,19 +289,152 @@ __device__ double sy_block_sum(double x) {
     return sum;
 }
 
-// Load-balanced expansion of the input frontier (Merrill's thread/warp/CTA scheme): a
-// vertex with at least SY_BLOCK arcs is expanded by the whole block, one with at least 32
-// by its warp, the rest by the block's threads over the concatenation of their arcs
-// (scan-based fine-grained gather). Op supplies:
+// A grid-wide barrier for a cooperative launch over two device words: *arrive counts the
+// blocks that arrived, *gen the barriers passed. The last block to arrive runs leader()
+// (every thread of it) before the others go on. The device-side loops (algo.cu
+// sy_levels, groute_worklist.cu's fused worker) use it.
+template <class F> __device__ void sy_grid_sync(u64 *arrive, u64 *gen, F leader) {
+    __shared__ bool s_last;
+    __shared__ u64 s_gen;
+    __syncthreads();
+    if (threadIdx.x == 0) {
+        s_gen = *(volatile u64 *)gen;
+        __threadfence();
+        s_last = atomicAdd(arrive, 1ull) == gridDim.x - 1;
+    }
+    __syncthreads();
+    if (s_last) {
+        __threadfence();
+        leader();
+        __syncthreads();
+        if (threadIdx.x == 0) {
+            *arrive = 0;
+            __threadfence();
+            atomicAdd(gen, 1ull);
+        }
+    } else if (threadIdx.x == 0) {
+        while (*(volatile u64 *)gen == s_gen) __nanosleep(32);
+        __threadfence();
+    }
+    __syncthreads();
+}
+
+// Merrill's load-balanced expansion, in pieces that sy_expand, pr_ldbc_pull (algo.cu) and
+// gw_expand (groute_worklist.cu) share: rows of at least SY_BLOCK arcs are claimed by the
+// whole block one at a time (sy_claim_wide), rows of at least 32 by their warp
+// (sy_claim_warp), and the rest are laid end to end over the block (sy_lay_rows) so that
+// its threads take consecutive arcs and find each arc's row (sy_row_of): neighbouring
+// threads read neighbouring targets (Merrill's scan-based fine-grained gather).
+
+// The row sy_claim_wide claimed for the block, [beg, end). In shared memory and read
+// where used: copies held in registers across the visits cost the advance kernels
+// registers (pr_ldbc_push went from 32 to 40).
+struct SyWide {
+    u64 beg, end;
+};
+__shared__ SyWide sy_wide;
+
+// Claims one thread's row with at least SY_BLOCK arcs for the whole block: returns that
+// thread (-1 when none is left), whose beg becomes end, with its row in sy_wide (the row's
+// other values the caller reads from the thread's slot of its own shared arrays). Every
+// thread of the block calls it, and syncs the block after using the row before calling it
+// again. Atomic: the thread is picked with a shared atomicMax (the highest), which
+// racecheck accepts (gw_expand); otherwise by plain stores, one of which wins, as sy_expand
+// and pr_ldbc_pull always picked it (racecheck reports those stores).
+template <bool Atomic = false> __device__ __forceinline__ int sy_claim_wide(u64 &beg, u64 &end) {
+    __shared__ int s_owner;
+    if (threadIdx.x == 0) s_owner = -1;
+    __syncthreads();
+    if (end - beg >= SY_BLOCK) {
+        if (Atomic)
+            atomicMax(&s_owner, (int)threadIdx.x);
+        else
+            s_owner = threadIdx.x;
+    }
+    __syncthreads();
+    int o = s_owner;
+    if (o < 0) return -1;
+    if ((int)threadIdx.x == o) {
+        sy_wide.beg = beg;
+        sy_wide.end = end;
+        beg = end;
+    }
+    __syncthreads();
+    return o;
+}
+
+// A row sy_claim_warp claimed for the warp: the lane that held it (-1 when none is left)
+// and its arcs [beg, end).
+struct SyRow {
+    int owner;
+    u64 beg, end;
+};
+
+// Claims the row of the lowest lane with at least 32 arcs for the whole warp; that lane's
+// beg becomes end, and each of `values` (the caller's copies of its per-row values)
+// becomes that lane's. Every lane of the warp calls it.
+template <class... T>
+__device__ __forceinline__ SyRow sy_claim_warp(u64 &beg, u64 &end, T &...values) {
+    u32 m = __ballot_sync(0xffffffffu, end - beg >= 32);
+    if (!m) return SyRow{-1, 0, 0};
+    int l = __ffs(m) - 1;
+    ((values = __shfl_sync(0xffffffffu, values, l)), ...);
+    u64 wb = __shfl_sync(0xffffffffu, beg, l);
+    u64 we = __shfl_sync(0xffffffffu, end, l);
+    if ((int)sy_lane() == l) beg = end;
+    return SyRow{l, wb, we};
+}
+
+// Where thread t's row starts when the block lays its rows end to end (sy_lay_rows).
+__shared__ u32 sy_row_start[SY_BLOCK];
+
+// Lays the block's rows end to end (an exclusive scan of their arc counts into
+// sy_row_start) and returns the block's total. Every thread of the block calls it with its
+// row's count; it ends with a barrier, so what the threads stored in shared memory before
+// the call is visible after it. The caller syncs the block before calling it again.
+__device__ __forceinline__ u32 sy_lay_rows(u32 count) {
+    __shared__ u32 s_warp_total[SY_BLOCK / 32], s_total;
+    u32 incl = sy_warp_scan(count);
+    u32 warp = threadIdx.x >> 5;
+    if (sy_lane() == 31) s_warp_total[warp] = incl;
+    __syncthreads();
+    if (threadIdx.x == 0) {
+        u32 run = 0;
+        for (u32 w = 0; w < SY_BLOCK / 32; w++) {
+            u32 t = s_warp_total[w];
+            s_warp_total[w] = run;
+            run += t;
+        }
+        s_total = run;
+    }
+    __syncthreads();
+    sy_row_start[threadIdx.x] = s_warp_total[warp] + incl - count;
+    u32 total = s_total;
+    __syncthreads();
+    return total;
+}
+
+// The row of arc k of the rows sy_lay_rows laid out (the last thread whose arcs start at
+// or before k); at is k's position within it.
+__device__ __forceinline__ u32 sy_row_of(u32 k, u32 &at) {
+    u32 lo = 0, hi = SY_BLOCK - 1;
+    while (lo < hi) {
+        u32 mid = (lo + hi + 1) >> 1;
+        if (sy_row_start[mid] <= k) lo = mid; else hi = mid - 1;
+    }
+    at = k - sy_row_start[lo];
+    return lo;
+}
+
+// Load-balanced expansion of the input frontier (Merrill's thread/warp/CTA scheme, above):
+// a vertex with at least SY_BLOCK arcs is expanded by the whole block, one with at least
+// 32 by its warp, the rest by the block's threads over the concatenation of their arcs.
+// Op supplies:
 //   bool prepare(u32 v, u64 arcs, u32 &state)  per frontier vertex, by its thread; false
 //                                              skips its arcs;
 //   void visit(u32 v, u32 state, u64 arc)      per arc.
 template <class Op> __device__ void sy_expand(const SyArgs &a, const Advance &d, Op &op) {
-    __shared__ int s_owner;
-    __shared__ u32 s_v, s_state;
-    __shared__ u64 s_beg, s_end;
-    __shared__ u32 s_warp_total[SY_BLOCK / 32], s_total;
-    __shared__ u32 s_excl[SY_BLOCK], s_fv[SY_BLOCK], s_fstate[SY_BLOCK];
+    __shared__ u32 s_fv[SY_BLOCK], s_fstate[SY_BLOCK];
     __shared__ u64 s_fbeg[SY_BLOCK];
     const u64 stride = (u64)gridDim.x * blockDim.x;
     for (u64 base = (u64)blockIdx.x * blockDim.x; base < d.frontier_len; base += stride) {
@@ -306,77 +448,42 @@ template <class Op> __device__ void sy_expand(const SyArgs &a, const Advance &d,
             if (!op.prepare(v, end - beg, state)) end = beg;
             if (sy_set_aside(a, v, state, beg, end)) end = beg;  // NAME__post expands it
         }
+        s_fv[threadIdx.x] = v;
+        s_fstate[threadIdx.x] = state;
         // Block-wide expansion of the largest vertices.
-        while (true) {
-            if (threadIdx.x == 0) s_owner = -1;
-            __syncthreads();
-            if (end - beg >= SY_BLOCK) s_owner = threadIdx.x;
-            __syncthreads();
-            int o = s_owner;
-            if (o < 0) break;
-            if ((int)threadIdx.x == o) {
-                s_v = v;
-                s_state = state;
-                s_beg = beg;
-                s_end = end;
-                beg = end;
-            }
-            __syncthreads();
-            for (u64 e = s_beg + threadIdx.x; e < s_end; e += blockDim.x) op.visit(s_v, s_state, e);
+        for (int o; (o = sy_claim_wide(beg, end)) >= 0;) {
+            for (u64 e = sy_wide.beg + threadIdx.x; e < sy_wide.end; e += blockDim.x)
+                op.visit(s_fv[o], s_fstate[o], e);
             __syncthreads();
         }
         // Warp-wide expansion of medium vertices.
         while (true) {
-            u32 m = __ballot_sync(0xffffffffu, end - beg >= 32);
-            if (!m) break;
-            int l = __ffs(m) - 1;
-            u32 wv = __shfl_sync(0xffffffffu, v, l);
-            u32 ws = __shfl_sync(0xffffffffu, state, l);
-            u64 wb = __shfl_sync(0xffffffffu, beg, l);
-            u64 we = __shfl_sync(0xffffffffu, end, l);
-            if ((int)sy_lane() == l) beg = end;
-            for (u64 e = wb + sy_lane(); e < we; e += 32) op.visit(wv, ws, e);
+            u32 wv = v, ws = state;
+            SyRow r = sy_claim_warp(beg, end, wv, ws);
+            if (r.owner < 0) break;
+            for (u64 e = r.beg + sy_lane(); e < r.end; e += 32) op.visit(wv, ws, e);
         }
-        // The rest (fewer than 32 arcs each): the block lays its vertices' arcs end to end
-        // (an exclusive scan of their counts) and its threads take consecutive arcs, so
-        // that neighbouring threads read neighbouring targets (Merrill's fine-grained
-        // gather).
-        u32 count = (u32)(end - beg);
-        u32 incl = count;
-        for (int o = 1; o < 32; o <<= 1) {
-            u32 x = __shfl_up_sync(0xffffffffu, incl, o);
-            if ((int)sy_lane() >= o) incl += x;
-        }
-        u32 warp = threadIdx.x >> 5;
-        if (sy_lane() == 31) s_warp_total[warp] = incl;
-        __syncthreads();
-        if (threadIdx.x == 0) {
-            u32 run = 0;
-            for (u32 w = 0; w < SY_BLOCK / 32; w++) {
-                u32 t = s_warp_total[w];
-                s_warp_total[w] = run;
-                run += t;
-            }
-            s_total = run;
-        }
-        __syncthreads();
-        u32 excl = s_warp_total[warp] + incl - count;
-        s_excl[threadIdx.x] = excl;
+        // The rest (fewer than 32 arcs each), end to end over the block.
         s_fbeg[threadIdx.x] = beg;
-        s_fv[threadIdx.x] = v;
-        s_fstate[threadIdx.x] = state;
-        __syncthreads();
-        u32 total = s_total;
+        u32 total = sy_lay_rows((u32)(end - beg));
         for (u32 k = threadIdx.x; k < total; k += SY_BLOCK) {
-            // The last thread whose arcs start at or before k.
-            u32 lo = 0, hi = SY_BLOCK - 1;
-            while (lo < hi) {
-                u32 mid = (lo + hi + 1) >> 1;
-                if (s_excl[mid] <= k) lo = mid; else hi = mid - 1;
-            }
-            op.visit(s_fv[lo], s_fstate[lo], s_fbeg[lo] + (k - s_excl[lo]));
+            u32 at, row = sy_row_of(k, at);
+            op.visit(s_fv[row], s_fstate[row], s_fbeg[row] + at);
         }
         __syncthreads();
+    }
+}
+
+// Calls chunk(v, state, first arc, end arc) for this block's share of the chunks the main
+// pass set aside, one chunk per block at a time (every thread of the block calls it).
+template <class F> __device__ void sy_huge_chunks(const SyArgs &a, F chunk) {
+    // Read through L2 (a device-side loop refills the list within one launch).
+    u64 count = __ldcg(&a.huge[0]);
+    if (count > a.huge_cap) count = a.huge_cap;
+    for (u64 i = blockIdx.x; i < count; i += gridDim.x) {
+        const u64 *entry = a.huge + 1 + 3 * i;
+        u64 head = __ldcg(&entry[0]), first = __ldcg(&entry[1]), end = __ldcg(&entry[2]);
+        chunk((u32)head, (u32)(head >> 32), first, end);
     }
 }
 
@@ -384,16 +491,9 @@ template <class Op> __device__ void sy_expand(const SyArgs &a, const Advance &d,
 // each) of the huge vertices the main pass set aside, one chunk per block at a time (counts
 // were taken there).
 template <class Op> __device__ void sy_expand_huge(const SyArgs &a, Op &op) {
-    // Read through L2 (a device-side loop refills the list within one launch).
-    u64 count = __ldcg(&a.huge[0]);
-    if (count > a.huge_cap) count = a.huge_cap;
-    for (u64 i = blockIdx.x; i < count; i += gridDim.x) {
-        const u64 *entry = a.huge + 1 + 3 * i;
-        u64 head = __ldcg(&entry[0]), first = __ldcg(&entry[1]), end = __ldcg(&entry[2]);
-        u32 v = (u32)head;
-        u32 state = (u32)(head >> 32);
+    sy_huge_chunks(a, [&](u32 v, u32 state, u64 first, u64 end) {
         for (u64 e = first + threadIdx.x; e < end; e += blockDim.x) op.visit(v, state, e);
-    }
+    });
 }
 
 // The empty kernel: `switchyard calibrate` times launches with it.

@@ -514,10 +514,7 @@ __device__ u64 gw_block_sum(u64 x) {
 // Inclusive scan of x over the block. Every thread must call it.
 __device__ u64 gw_block_scan(u64 x) {
     __shared__ u64 s[SY_BLOCK / 32];
-    for (int o = 1; o < 32; o <<= 1) {
-        u64 y = __shfl_up_sync(0xffffffffu, x, o);
-        if ((int)sy_lane() >= o) x += y;
-    }
+    x = sy_warp_scan(x);
     u32 warp = threadIdx.x >> 5;
     if (sy_lane() == 31) s[warp] = x;
     __syncthreads();
@@ -640,17 +637,13 @@ __device__ u64 gw_plan_take(const SyArgs &a, const GW &g, const GwFetch &f, u64 
 
 // -------------------------------------------------------------- load-balanced expansion
 
-// Merrill's expansion (as sy_expand in common.cuh) of items [0, take) fetched by f, with
+// Merrill's expansion (sy_expand's pieces in common.cuh) of items [0, take) fetched by f, with
 // 64-bit operator state. Items of at least SY_HUGE arcs are set aside as chunk entries for
 // gw_expand_chunks (or expanded by their block when the list is full). Op supplies
 // begin(v, arcs, state) -> bool and visit(state, arc). Returns the arcs this thread's
 // items have (edges visited, counted once per item by its thread).
 template <class Op>
 __device__ u64 gw_expand(const SyArgs &a, const GW &g, const GwFetch &f, u64 take, Op &op) {
-    __shared__ u64 s_state, s_beg, s_end;
-    __shared__ int s_owner;
-    __shared__ u32 s_warp_total[SY_BLOCK / 32], s_total;
-    __shared__ u32 s_excl[SY_BLOCK];
     __shared__ u64 s_fbeg[SY_BLOCK], s_fstate[SY_BLOCK];
     u64 edges = 0;
     // Items per block and step: a whole block's worth when the batch is large, else spread
@@ -689,68 +682,26 @@ __device__ u64 gw_expand(const SyArgs &a, const GW &g, const GwFetch &f, u64 tak
                 }
             }
         }
-        // Block-wide expansion of the largest items.
-        while (true) {
-            if (threadIdx.x == 0) s_owner = -1;
-            __syncthreads();
-            if (end - beg >= SY_BLOCK) atomicMax(&s_owner, (int)threadIdx.x);
-            __syncthreads();
-            int o = s_owner;
-            if (o < 0) break;
-            if ((int)threadIdx.x == o) {
-                s_state = state;
-                s_beg = beg;
-                s_end = end;
-                beg = end;
-            }
-            __syncthreads();
-            u64 st = s_state, e1 = s_end;
-            for (u64 e = s_beg + threadIdx.x; e < e1; e += blockDim.x) op.visit(st, e);
+        s_fstate[threadIdx.x] = state;
+        // Block-wide expansion of the largest items (racecheck-clean pick).
+        for (int o; (o = sy_claim_wide<true>(beg, end)) >= 0;) {
+            u64 st = s_fstate[o], e1 = sy_wide.end;
+            for (u64 e = sy_wide.beg + threadIdx.x; e < e1; e += blockDim.x) op.visit(st, e);
             __syncthreads();
         }
         // Warp-wide expansion of medium items.
         while (true) {
-            u32 m = __ballot_sync(0xffffffffu, end - beg >= 32);
-            if (!m) break;
-            int l = __ffs(m) - 1;
-            u64 ws = __shfl_sync(0xffffffffu, state, l);
-            u64 wb = __shfl_sync(0xffffffffu, beg, l);
-            u64 we = __shfl_sync(0xffffffffu, end, l);
-            if ((int)sy_lane() == l) beg = end;
-            for (u64 e = wb + sy_lane(); e < we; e += 32) op.visit(ws, e);
+            u64 ws = state;
+            SyRow r = sy_claim_warp(beg, end, ws);
+            if (r.owner < 0) break;
+            for (u64 e = r.beg + sy_lane(); e < r.end; e += 32) op.visit(ws, e);
         }
         // The rest: a scan-based fine-grained gather over the block's remaining arcs.
-        u32 count = (u32)(end - beg);
-        u32 incl = count;
-        for (int o = 1; o < 32; o <<= 1) {
-            u32 x = __shfl_up_sync(0xffffffffu, incl, o);
-            if ((int)sy_lane() >= o) incl += x;
-        }
-        u32 warp = threadIdx.x >> 5;
-        if (sy_lane() == 31) s_warp_total[warp] = incl;
-        __syncthreads();
-        if (threadIdx.x == 0) {
-            u32 run = 0;
-            for (u32 w = 0; w < SY_BLOCK / 32; w++) {
-                u32 t = s_warp_total[w];
-                s_warp_total[w] = run;
-                run += t;
-            }
-            s_total = run;
-        }
-        __syncthreads();
-        s_excl[threadIdx.x] = s_warp_total[warp] + incl - count;
         s_fbeg[threadIdx.x] = beg;
-        s_fstate[threadIdx.x] = state;
-        __syncthreads();
-        u32 total = s_total;
+        u32 total = sy_lay_rows((u32)(end - beg));
         for (u32 k = threadIdx.x; k < total; k += SY_BLOCK) {
-            u32 lo = 0, hi = SY_BLOCK - 1;
-            while (lo < hi) {
-                u32 mid = (lo + hi + 1) >> 1;
-                if (s_excl[mid] <= k) lo = mid; else hi = mid - 1;
-            }
-            op.visit(s_fstate[lo], s_fbeg[lo] + (k - s_excl[lo]));
+            u32 at, row = sy_row_of(k, at);
+            op.visit(s_fstate[row], s_fbeg[row] + at);
         }
         __syncthreads();
         op.flush();
@@ -1046,34 +997,6 @@ __device__ void gw_promote_post(const SyArgs &a) {
 // its degree sum keeps from overlapping). A road-graph BFS is a long run of such rounds.
 // Out holds the staged items between rounds; its contents afterwards are unspecified.
 
-// A grid-wide barrier; the last block to arrive runs leader() (all its threads) before
-// releasing the others.
-template <class F> __device__ void gw_grid_sync(const GW &g, F leader) {
-    __shared__ bool s_last;
-    __shared__ u64 s_gen;
-    __syncthreads();
-    if (threadIdx.x == 0) {
-        s_gen = gw_vol(&g.h[H_GEN]);
-        __threadfence();
-        s_last = atomicAdd(&g.h[H_ARRIVE], 1ull) == gridDim.x - 1;
-    }
-    __syncthreads();
-    if (s_last) {
-        __threadfence();
-        leader();
-        __syncthreads();
-        if (threadIdx.x == 0) {
-            g.h[H_ARRIVE] = 0;
-            __threadfence();
-            atomicAdd(&g.h[H_GEN], 1ull);
-        }
-    } else if (threadIdx.x == 0) {
-        while (gw_vol(&g.h[H_GEN]) == s_gen) __nanosleep(32);
-        __threadfence();
-    }
-    __syncthreads();
-}
-
 // Writes the m staged items (Out from offset off, circular) to the worklist at
 // [start, start + m).
 __device__ void gw_write_staged(const GW &g, u64 start, u64 m, u64 off) {
@@ -1349,7 +1272,7 @@ template <class App> __device__ void gw_fused(const SyArgs &a) {
         if (g.ring && gw_vol(&h[H_RECV])) gw_fused_receive<App>(a, g);
         if (g.ring && gw_vol(&h[H_NOWORK])) {
             gw_write_staged(g, start, m, off);
-            gw_grid_sync(g, [&]() { keep(0); });
+            sy_grid_sync(&g.h[H_ARRIVE], &g.h[H_GEN], [&]() { keep(0); });
             continue;
         }
         u64 cand;
@@ -1365,7 +1288,7 @@ template <class App> __device__ void gw_fused(const SyArgs &a) {
             if (cand > (u64)GW_MAX_TILES * GW_TILE) cand = (u64)GW_MAX_TILES * GW_TILE;
             GwFetch staged = gw_fetch(g, start, m, off);
             gw_plan_tiles(g, staged, cand, &h[H_HUGE_AT]);
-            gw_grid_sync(g, [&]() {
+            sy_grid_sync(&g.h[H_ARRIVE], &g.h[H_GEN], [&]() {
                 u64 take = gw_plan_take(a, g, staged, cand);
                 if (threadIdx.x == 0) {
                     h[H_TAKE] = take;
@@ -1384,10 +1307,10 @@ template <class App> __device__ void gw_fused(const SyArgs &a) {
         u64 block_edges = gw_block_sum(edges);
         if (threadIdx.x == 0 && block_edges) atomicAdd(&h[H_EDGES], block_edges);
         if (gw_vol(&h[H_HAS_HUGE])) {
-            gw_grid_sync(g, []() {});
+            sy_grid_sync(&g.h[H_ARRIVE], &g.h[H_GEN], []() {});
             gw_expand_chunks(g, gw_vol(&h[H_CHUNKS]), op);
         }
-        gw_grid_sync(g, [&]() { keep(take); });
+        sy_grid_sync(&g.h[H_ARRIVE], &g.h[H_GEN], [&]() { keep(take); });
     }
     if (blockIdx.x == 0 && threadIdx.x == 0) {
         u64 edges = gw_vol(&h[H_EDGES]);

@@ -1606,6 +1606,11 @@ impl Backend for CudaBackend {
         Ok(StreamId(self.streams.len() as u32 - 1))
     }
 
+    // One CUDA event per call, kept until the backend is dropped: an EventId stays valid for
+    // the backend's life (Groute's routed segments carry their `ready` event and are waited
+    // on later), and re-recording a pooled event would make an old id wait for a later point
+    // of its stream, which can close a cycle between streams. Reuse needs the trait to say
+    // when an id is released.
     fn record_event(&mut self, stream: StreamId) -> Result<EventId, BackendError> {
         let _span = host_profile::span("record_event");
         let (device, raw) = {
