@@ -1,9 +1,9 @@
 // GUM's framework kernels (src/runtime/gum/kernels.rs, seed 001): the frontier's degree
 // statistics and out-degree prefix sums, Alg. 1's sorted search, the stolen-range kernel
-// that reads a victim's lists and values through peer pointers, and the victim's merge of
-// the returned pairs. Where the contract leaves an order free (the stolen pairs, the merged
-// frontier's appends) the sets are those of the Rust implementation; `sum d ln d` is a
-// float sum in whatever order the threads add.
+// that reads a victim's lists and values through peer pointers (a cached hub's list from
+// the thief's own copy), and the victim's merge of the returned pairs. Where the contract
+// leaves an order free (the stolen pairs, the merged frontier's appends) the sets are those
+// of the Rust implementation; `sum d ln d` is a float sum in whatever order the threads add.
 
 #define GUM_BUCKETS 32
 #define GUM_STATS_WORDS (8 + 2 * GUM_BUCKETS)
@@ -243,18 +243,44 @@ extern "C" __global__ void __launch_bounds__(SY_BLOCK) gum_cut(const SyArgs a) {
 }
 
 // Buffers: offsets u64, targets u32, weights u32, values u32, frontier u32 (the victim's,
-// through peer pointers), out u32 pairs, out_len u64. Scalars: start u64, end u64, rule
-// u32 (0 value + 1, 1 value + weight, 2 value; saturating), remote_mask u32 (the
+// through peer pointers), out u32 pairs, out_len u64, and optionally (11 buffers) the
+// thief's own cache of the victim's hub lists (src/runtime/gum/hub_cache.rs): hub ids u32
+// ascending, hub offsets u64, hub targets u32, hub weights u32. Scalars: start u64, end u64,
+// rule u32 (0 value + 1, 1 value + weight, 2 value; saturating), remote_mask u32 (the
 // simulator's accounting only).
+#define GUM_STEAL_BUFFERS 7
+#define GUM_STEAL_CACHED_BUFFERS 11
 extern "C" __global__ void gum_steal_min__pre(const SyArgs a) {
+    if (a.nbuffers != GUM_STEAL_BUFFERS && a.nbuffers != GUM_STEAL_CACHED_BUFFERS) {
+        sy_fail(a, SY_ERR_LEN, a.nbuffers, GUM_STEAL_CACHED_BUFFERS);
+        return;
+    }
     u64 *out_len = sy_buf<u64>(a, 6);
     out_len[0] = 0;
     u64 start = sy_u64(a, 0), end = sy_u64(a, 1);
     if (start > end || end > a.len[4]) sy_fail(a, SY_ERR_RANGE, end, a.len[4]);
-    if (sy_u32(a, 2) == 1 && a.len[2] < a.len[1]) sy_fail(a, SY_ERR_WEIGHTS, a.len[2], a.len[1]);
+    bool weighted = sy_u32(a, 2) == 1;
+    if (weighted && a.len[2] < a.len[1]) sy_fail(a, SY_ERR_WEIGHTS, a.len[2], a.len[1]);
+    if (a.nbuffers == GUM_STEAL_CACHED_BUFFERS) {
+        if (a.len[8] != a.len[7] + 1) sy_fail(a, SY_ERR_LEN, a.len[7] + 1, a.len[8]);
+        if (weighted && a.len[10] < a.len[9]) sy_fail(a, SY_ERR_WEIGHTS, a.len[10], a.len[9]);
+    }
 }
 
-// One warp per frontier vertex: its lanes stride over the vertex's arcs.
+// Where hub v's list lies in the cache of `hubs` sorted ids (seed 001 Ex. 6): its index, or
+// `hubs` when v is not cached. Every lane of a warp searches the same v (broadcast reads).
+__device__ __forceinline__ u64 gum_hub_index(const u32 *ids, u64 hubs, u32 v) {
+    u64 lo = 0, hi = hubs;
+    while (lo < hi) {
+        u64 mid = lo + (hi - lo) / 2;
+        if (ids[mid] < v) lo = mid + 1;
+        else hi = mid;
+    }
+    return lo < hubs && ids[lo] == v ? lo : hubs;
+}
+
+// One warp per frontier vertex: its lanes stride over the vertex's arcs, read from the
+// thief's hub cache when the vertex is a cached hub, else through the victim's peer pointers.
 extern "C" __global__ void __launch_bounds__(SY_BLOCK) gum_steal_min(const SyArgs a) {
     const u64 *offsets = sy_buf<const u64>(a, 0);
     const u32 *targets = sy_buf<const u32>(a, 1);
@@ -263,27 +289,45 @@ extern "C" __global__ void __launch_bounds__(SY_BLOCK) gum_steal_min(const SyArg
     const u32 *frontier = sy_buf<const u32>(a, 4);
     u32 *out = sy_buf<u32>(a, 5);
     u64 *out_len = sy_buf<u64>(a, 6);
+    const bool cached = a.nbuffers == GUM_STEAL_CACHED_BUFFERS;
+    const u32 *hub_ids = cached ? sy_buf<const u32>(a, 7) : nullptr;
+    const u64 *hub_offsets = cached ? sy_buf<const u64>(a, 8) : nullptr;
+    const u32 *hub_targets = cached ? sy_buf<const u32>(a, 9) : nullptr;
+    const u32 *hub_weights = cached ? sy_buf<const u32>(a, 10) : nullptr;
+    const u64 hubs = cached && a.len[8] == a.len[7] + 1 ? a.len[7] : 0;
     u64 cap = a.len[5] / 2;
     u64 start = sy_u64(a, 0), end = sy_u64(a, 1);
     u32 rule = sy_u32(a, 2);
     u64 items = 0, edges = 0, atomics = 0;
-    if (start <= end && end <= a.len[4]) {
+    if (start <= end && end <= a.len[4] &&
+        (a.nbuffers == GUM_STEAL_BUFFERS || a.nbuffers == GUM_STEAL_CACHED_BUFFERS)) {
         u64 warp = ((u64)blockIdx.x * blockDim.x + threadIdx.x) >> 5;
         u64 warps = ((u64)gridDim.x * blockDim.x) >> 5;
         for (u64 k = start + warp; k < end; k += warps) {
             u32 v = frontier[k];
-            u64 first = offsets[v], last = offsets[v + 1];
+            const u32 *list = targets, *list_weights = weights;
+            u64 first, last;
+            u64 h = hubs ? gum_hub_index(hub_ids, hubs, v) : hubs;
+            if (h < hubs) {
+                list = hub_targets;
+                list_weights = hub_weights;
+                first = hub_offsets[h];
+                last = hub_offsets[h + 1];
+            } else {
+                first = offsets[v];
+                last = offsets[v + 1];
+            }
             u32 value = values[v];
             if (sy_lane() == 0) {
                 items++;
                 edges += last - first;
             }
             for (u64 e = first + sy_lane(); e < last; e += 32) {
-                u32 t = targets[e];
+                u32 t = list[e];
                 u32 candidate = value;
                 if (rule == 0) candidate = value == 0xffffffffu ? value : value + 1;
                 else if (rule == 1) {
-                    u32 w = weights[e];
+                    u32 w = list_weights[e];
                     candidate = value > 0xffffffffu - w ? 0xffffffffu : value + w;
                 }
                 if (candidate < values[t]) {

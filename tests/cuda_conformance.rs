@@ -1227,12 +1227,49 @@ fn every_cuda_kernel_matches_its_rust_contract() {
     {
         assert!(covered.contains(def.name), "no conformance check for `{}`", def.name);
     }
+    // GUM's kernels run in their own test (one a GPU script can pick by name).
+    conform(checks.iter().filter(|c| !is_gum(c)));
+}
+
+/// Whether a check is of one of GUM's framework kernels.
+fn is_gum(check: &Check) -> bool {
+    check.kernel.starts_with("gum_")
+}
+
+#[test]
+fn gum_kernels_match_their_rust_contract() {
+    let checks = checks();
+    let gum: Vec<&Check> = checks.iter().filter(|c| is_gum(c)).collect();
+    // The cached lists differ from the victim's, so each rule's pairs with the cache differ
+    // from its pairs without: a kernel that ignored the cache could not pass both.
+    let steal: Vec<&&Check> = gum.iter().filter(|c| c.kernel == "gum_steal_min").collect();
+    let pairs = |c: &Check| {
+        let (out, _) = run_one(&mut sim(), &c.inputs, c.kernel, c.scalars.clone(), c.work_items);
+        let len = out[6].as_u64().unwrap()[0] as usize;
+        let mut p: Vec<(u32, u32)> =
+            out[5].as_u32().unwrap()[..2 * len].chunks(2).map(|x| (x[0], x[1])).collect();
+        p.sort_unstable();
+        p
+    };
+    let (plain, cached): (Vec<&&Check>, Vec<&&Check>) =
+        steal.iter().partition(|c| c.inputs.len() == 7);
+    assert_eq!((plain.len(), cached.len()), (3, 3), "each rule without and with a hub cache");
+    for (p, c) in plain.iter().zip(&cached) {
+        assert_eq!(p.scalars, c.scalars, "the same range and rule");
+        assert_ne!(pairs(p), pairs(c), "rule {:?}: the cache changes no pair", p.scalars[2]);
+    }
+    conform(gum);
+}
+
+/// Runs every check on the simulator and, where there is one, on the GPU, comparing the
+/// outputs and counts; a mismatch is recorded and the remaining checks still run.
+fn conform<'a>(checks: impl IntoIterator<Item = &'a Check>) {
     let mut gpu = gpu();
     let mut failures: Vec<&str> = Vec::new();
     if gpu.is_none() {
         println!("cuda conformance: no GPU here, the GPU half is skipped (simulator half runs)");
     }
-    for check in &checks {
+    for check in checks {
         let (want, want_counts) = run_one(
             &mut sim(),
             &check.inputs,
@@ -1690,7 +1727,8 @@ fn worklist_checks(rng: &mut Rng, checks: &mut Vec<Check>) {
 // ------------------------------------------------------------------ GUM's framework kernels
 
 /// GUM (seed 001): the frontier statistics and prefix sums, Alg. 1's cuts, a stolen range
-/// under each relaxation rule, and the victim's merge of two returned packages.
+/// under each relaxation rule (without and with a hub cache), and the victim's merge of two
+/// returned packages.
 fn gum_checks(rng: &mut Rng, c: &Case, checks: &mut Vec<Check>) {
     use switchyard::runtime::gum::kernels::{STATS_BUFFER_WORDS as STATS, TOTALS_AT, chunk_items};
     let n = c.n;
@@ -1762,18 +1800,50 @@ fn gum_checks(rng: &mut Rng, c: &Case, checks: &mut Vec<Check>) {
     let arcs: usize = stolen[start..end].iter().map(|&v| c.out(v as usize).len()).sum();
     let mut stolen_padded = stolen.clone();
     stolen_padded.resize(n, 0);
-    for rule in 0..3u32 {
+    // The thief's cache of the victim's hub lists (seed 001 Ex. 6): every vertex of the range
+    // with a list of a warp or more (the huge one of block expansion among them), every
+    // seventh of the others, and two vertices outside the range. Their cached lists are NOT
+    // the victim's (targets shifted by one, other weights, the same lengths), so a kernel
+    // that read a cached hub's list through the peer path would return other pairs.
+    let hubs: Vec<u32> = stolen[start..end]
+        .iter()
+        .enumerate()
+        .filter(|&(i, &v)| c.out(v as usize).len() >= 32 || i % 7 == 3)
+        .map(|(_, &v)| v)
+        .chain([stolen[0]])
+        .chain(stolen.get(end).copied())
+        .collect::<BTreeSet<u32>>()
+        .into_iter()
+        .collect();
+    let mut cache = (vec![0u64], Vec::new(), Vec::new());
+    for &h in &hubs {
+        let (a, b) = (c.offsets[h as usize] as usize, c.offsets[h as usize + 1] as usize);
+        cache.1.extend(c.targets[a..b].iter().map(|&t| (t + 1) % n as u32));
+        cache.2.extend(c.weights[a..b].iter().map(|&w| 101 - w));
+        cache.0.push(cache.1.len() as u64);
+    }
+    assert!(hubs.iter().any(|&h| c.out(h as usize).len() >= 4096), "no huge hub in the range");
+    for (rule, cached) in (0..3u32).flat_map(|r| [(r, false), (r, true)]) {
+        let mut inputs = vec![
+            HostData::U64(c.offsets.clone()),
+            HostData::U32(c.targets.clone()),
+            HostData::U32(c.weights.clone()),
+            HostData::U32(values.clone()),
+            HostData::U32(stolen_padded.clone()),
+            HostData::U32(vec![0; 2 * arcs + 2]),
+            HostData::U64(vec![0]),
+        ];
+        if cached {
+            inputs.extend([
+                HostData::U32(hubs.clone()),
+                HostData::U64(cache.0.clone()),
+                HostData::U32(cache.1.clone()),
+                HostData::U32(cache.2.clone()),
+            ]);
+        }
         checks.push(Check {
             kernel: "gum_steal_min",
-            inputs: vec![
-                HostData::U64(c.offsets.clone()),
-                HostData::U32(c.targets.clone()),
-                HostData::U32(c.weights.clone()),
-                HostData::U32(values.clone()),
-                HostData::U32(stolen_padded.clone()),
-                HostData::U32(vec![0; 2 * arcs + 2]),
-                HostData::U64(vec![0]),
-            ],
+            inputs,
             scalars: vec![
                 Scalar::U64(start as u64),
                 Scalar::U64(end as u64),

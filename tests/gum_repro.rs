@@ -122,10 +122,13 @@ fn small_repro_is_deterministic_validated_and_reaches_its_shapes() {
 /// Fig. 1/8 at 8 GPUs of the DGX-1 on a setting the paper's argument supports (Fig. 11:
 /// stealing helps under other partitioners than random): SSSP on R-MAT 17 under the
 /// biased-random partition, whose locality puts most of the hub's neighbourhood on a few
-/// GPUs. FSteal at its defaults (OSteal off) narrows the slowest-fastest busy gap in every
-/// superstep it plans and cuts the starvation share of the heavy supersteps. (At R-MAT 11,
-/// `--small`, no plan can pay for its decision, so the repro test above cannot see this;
-/// the random partition balances R-MAT within what a plan costs: `reports/gum.md`.)
+/// GPUs. FSteal (OSteal off) narrows the slowest-fastest busy gap in every superstep it
+/// plans and cuts the starvation share of the heavy supersteps. Its plans here save less
+/// than the cut and return round trips each adds (`GumOptions::plan_round_trips_ps`), so
+/// the mechanism is checked with the round trips left out of the pays check, and at the
+/// defaults FSteal takes no plan: that run is exactly the run without FSteal, where the
+/// plans made it slower. (At R-MAT 11, `--small`, no plan can pay for its decision; the
+/// random partition balances R-MAT within what a plan costs: `reports/gum.md`.)
 #[test]
 fn fsteal_narrows_the_gap_and_starvation_on_a_skewed_partition_at_8_gpus() {
     use switchyard::algo::{Algorithm, AlgorithmParams};
@@ -139,12 +142,13 @@ fn fsteal_narrows_the_gap_and_starvation_on_a_skewed_partition_at_8_gpus() {
         .and_then(|g| with_uniform_weights(&g, 1, 64, 1))
         .expect("generates");
     let hub = (0..g.num_vertices()).max_by_key(|&v| g.degree(v)).expect("vertices");
-    let run = |fsteal: bool| {
+    let run = |fsteal: bool, plan_round_trips_ps: u64| {
+        let gum = GumOptions { fsteal, osteal: false, plan_round_trips_ps, ..Default::default() };
         let spec = RunSpec {
             params: AlgorithmParams { source: hub, ..AlgorithmParams::default() },
             partitioner: "biased-random".into(),
             seed: 1,
-            gum: GumOptions { fsteal, osteal: false, ..GumOptions::default() },
+            gum,
             ..RunSpec::new(Algorithm::Sssp, RuntimeKind::Gum, 8)
         };
         let sim = SimSetup {
@@ -155,9 +159,17 @@ fn fsteal_narrows_the_gap_and_starvation_on_a_skewed_partition_at_8_gpus() {
         };
         let out = SimRun { spec, sim }.run(&g, "rmat17").expect("run succeeds");
         assert!(out.report.validation.as_ref().expect("validated").is_ok());
-        out.report.gum.expect("a gum report").iterations
+        (out.report.gum.expect("a gum report").iterations, out.report.time_ps)
     };
-    let (off, on) = (run(false), run(true));
+    let round_trips = GumOptions::default().plan_round_trips_ps;
+    let ((off, off_ps), (on, on_ps)) = (run(false, round_trips), run(true, 0));
+    let (at_defaults, defaults_ps) = run(true, round_trips);
+    assert!(
+        at_defaults.iter().all(|r| r.fsteal != FstealDecision::Planned) && defaults_ps == off_ps,
+        "with the round trips counted no plan pays: {:?}, {defaults_ps} ps against {off_ps}",
+        at_defaults.iter().map(|r| &r.fsteal).collect::<Vec<_>>()
+    );
+    assert!(on_ps > off_ps, "the plans made the run faster ({on_ps} ps against {off_ps})");
     assert_eq!(off.len(), on.len(), "the same supersteps");
     let gap = |r: &IterationRecord| {
         r.busy_ps.iter().max().unwrap_or(&0) - r.busy_ps.iter().min().unwrap_or(&0)

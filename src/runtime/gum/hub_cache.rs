@@ -7,9 +7,8 @@
 //! A victim's cache on a thief is four buffers: the sorted victim-local ids of its hubs (the
 //! paper's bitmap, searched instead of indexed), their offsets into the cached lists, the
 //! targets (victim-local ids) and the weights. `gum_steal_min` takes them as its arguments 7
-//! to 10; the simulator's kernel reads a hub's list there and charges it as local traffic.
-//! (The CUDA kernel in `kernels/gum.cu` does not read them yet: it ignores the extra
-//! arguments and reads every list through the peer path, with the same results.)
+//! to 10; both kernels (the simulator's, which charges it as local traffic, and the CUDA one
+//! in `kernels/gum.cu`) read a hub's list there instead of through the peer pointers.
 
 use super::cost_model::{FrontierStats, bucket_of};
 use crate::backend::{Backend, BufferId, DeviceId, ElemType, HostData, StreamId, Token};

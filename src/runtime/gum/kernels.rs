@@ -109,10 +109,11 @@ pub fn register(registry: &mut KernelRegistry) {
         contract: "buffers offsets u64, targets u32, weights u32, values u32, frontier u32 (all \
                    the victim's, read through peer access), out u32 pairs, out_len u64, and \
                    optionally the thief's cache of the victim's hub lists (hub ids u32 \
-                   ascending, hub offsets u64, hub targets u32, hub weights u32; the CUDA \
-                   kernel ignores them); scalars start u64, end u64, rule u32, remote_mask \
-                   u32: for the victim's frontier positions start..end, every edge whose \
-                   candidate improves the target's value as read appends (target, candidate)",
+                   ascending, hub offsets u64 (one more), hub targets u32, hub weights u32); \
+                   scalars start u64, end u64, rule u32, remote_mask u32: for the victim's \
+                   frontier positions start..end, every edge of the vertex's list (a cached \
+                   hub's from the cache, any other the victim's) whose candidate improves the \
+                   target's value as read appends (target, candidate)",
         sim: steal_min,
         cuda_name: Some("gum_steal_min"),
         remote_args: &[0, 1, 2, 3, 4],
@@ -252,6 +253,26 @@ fn steal_min(ctx: &mut KernelContext<'_>) -> Result<(), BackendError> {
     let (offsets, targets, weights) = (offsets.as_u64()?, targets.as_u32()?, weights.as_u32()?);
     let (values, frontier) = (values.as_u32()?, frontier.as_u32()?);
     let (out, out_len) = (out.as_u32_mut()?, out_len.as_u64_mut()?);
+    if let Some((ids, o, _, _)) = cache
+        && o.len() != ids.len() + 1
+    {
+        return Err(kernel_error(
+            "gum_steal_min",
+            format!(
+                "hub cache of {} ids has {} offsets, not one more (build it with HubLists::of)",
+                ids.len(),
+                o.len()
+            ),
+        ));
+    }
+    let short =
+        [Some((weights.len(), targets.len())), cache.map(|(_, _, t, w)| (w.len(), t.len()))];
+    if let Some((w, t)) = short.into_iter().flatten().find(|&(w, t)| rule == 1 && w < t) {
+        return Err(kernel_error(
+            "gum_steal_min",
+            format!("{w} weights for {t} arcs: the graph needs integer weights"),
+        ));
+    }
     let range = frontier.get(start..end).ok_or_else(|| {
         kernel_error(
             "gum_steal_min",
@@ -270,7 +291,7 @@ fn steal_min(ctx: &mut KernelContext<'_>) -> Result<(), BackendError> {
         let hub = cache.and_then(|(ids, o, t, w)| {
             let k = ids.binary_search(&v).ok()?;
             let (a, b) = (o[k] as usize, o[k + 1] as usize);
-            Some((&t[a..b], w.get(a..b).unwrap_or(&[])))
+            Some((&t[a..b], if rule == 1 { &w[a..b] } else { &[][..] }))
         });
         let (a, b) = (offsets[v as usize] as usize, offsets[v as usize + 1] as usize);
         let (list, list_weights) = match hub {
@@ -279,7 +300,7 @@ fn steal_min(ctx: &mut KernelContext<'_>) -> Result<(), BackendError> {
                 hub_edges += lists.0.len() as u64;
                 lists
             }
-            None => (&targets[a..b], weights.get(a..b).unwrap_or(&[])),
+            None => (&targets[a..b], if rule == 1 { &weights[a..b] } else { &[][..] }),
         };
         let value = values[v as usize];
         for (k, &t) in list.iter().enumerate() {
@@ -473,6 +494,29 @@ mod tests {
         let mut ctx = KernelContext::new("gum_steal_min", &mut short, &ids, &scalars);
         let err = steal_min(&mut ctx).expect_err("6 buffers").to_string();
         assert!(err.contains("expects 7 buffers, or 11"), "{err}");
+        // A cache whose offsets are not one more than its ids, or whose weights are short
+        // when the rule adds them, is refused (the CUDA pre-pass refuses the same).
+        let refused = |cache: [HostData; 4]| {
+            let mut bufs = victim();
+            bufs.extend(cache);
+            let ids: Vec<BufferId> = (0..bufs.len() as u32).map(BufferId).collect();
+            let mut ctx = KernelContext::new("gum_steal_min", &mut bufs, &ids, &scalars);
+            steal_min(&mut ctx).expect_err("a bad cache").to_string()
+        };
+        let err = refused([
+            HostData::U32(vec![0]),
+            HostData::U64(vec![2]),
+            HostData::U32(vec![1, 2]),
+            HostData::U32(vec![5, 1]),
+        ]);
+        assert!(err.contains("hub cache of 1 ids has 1 offsets"), "{err}");
+        let err = refused([
+            HostData::U32(vec![0]),
+            HostData::U64(vec![0, 2]),
+            HostData::U32(vec![1, 2]),
+            HostData::U32(vec![]),
+        ]);
+        assert!(err.contains("0 weights for 2 arcs"), "{err}");
     }
 
     #[test]

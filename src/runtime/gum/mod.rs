@@ -28,6 +28,7 @@ pub mod compat;
 pub mod cost_model;
 pub mod hub_cache;
 pub mod kernels;
+pub mod pays;
 pub mod planner;
 
 use crate::backend::{
@@ -136,6 +137,15 @@ pub struct GumOptions {
     /// 10 us: a V100 launch and its minimum kernel (about 6 us on the simulated one) and a
     /// device-to-host read.
     pub steal_range_overhead_ps: u64,
+    /// What a plan costs once, whatever its size, beyond its decision and its ranges, in ps:
+    /// the cut's host round trip (the victims' prefix and cut kernels and the read of the
+    /// cuts) and the return's (the thieves' pair counts read, the packages copied and merged
+    /// before the split); a plan is solved and executed only if it saves more
+    /// ([`pays::PlanOverhead`]). Default 43 us, measured on the simulated DGX-1: superstep 1
+    /// of SSSP on R-MAT 18 under the biased-random partition spent 305 us outside its
+    /// compute phase with a plan and 219 without, less the 43.8 us decision
+    /// (`reports/gum.md`, Fig. 1/8).
+    pub plan_round_trips_ps: u64,
     /// Stop after this many supersteps.
     pub max_supersteps: u32,
     /// How a superstep's packages reach their receivers (as the bulk-synchronous
@@ -156,6 +166,7 @@ impl Default for GumOptions {
             memory_bandwidth_fallback_bytes_per_s: 900_000_000_000,
             cost_features: CostFeatures::Pooled,
             steal_range_overhead_ps: 10_000_000,
+            plan_round_trips_ps: 43_000_000,
             max_supersteps: 1_000_000,
             exchange: Exchange::Auto,
         }
@@ -186,12 +197,13 @@ pub enum FstealDecision {
     /// t1 or t2 did not fire.
     NotTriggered,
     /// t1 and t2 fired, but the predicted imbalance (the busiest worker's predicted time
-    /// over the perfectly balanced one) is below what a plan costs (its decision and one
-    /// stolen range), or the busiest frontier is one adjacency list (Alg. 1 never splits
-    /// one): no plan is solved and nothing is charged.
+    /// over the perfectly balanced one) is below what a plan costs (its decision, one
+    /// stolen range and the cut and return round trips), or the busiest frontier is one
+    /// adjacency list (Alg. 1 never splits one): no plan is solved and nothing is charged.
     NotWorth,
-    /// A plan was solved, but with its stolen ranges' overhead its makespan does not beat
-    /// not stealing: the decision is charged, the plan is not executed.
+    /// A plan was solved, but with its stolen ranges' kernels and the round trips its
+    /// makespan does not beat not stealing: the decision is charged, the plan is not
+    /// executed.
     Rejected,
     /// A plan was solved and executed.
     Planned,
@@ -759,28 +771,31 @@ pub fn run<B: Backend + ?Sized>(
                 // GPUs without it (the DGX-1's pairs across QPI).
                 let cost = without_peerless(cost, &peer);
                 let ps = options.decision.fsteal_ps(active.len());
-                let overhead = options.steal_range_overhead_ps as f64;
-                // Example 5's "cover the overhead", in time: the most a plan can save (the
-                // busiest worker's predicted time over a perfect balance) against what a
-                // plan costs at least (its decision and one stolen range).
-                let own: Vec<f64> = (0..peers).map(|j| cost[j][j] * loads[j] as f64).collect();
-                let alone = active.iter().map(|&j| own[j as usize]).fold(0.0, f64::max);
-                let balanced =
-                    active.iter().map(|&j| own[j as usize]).sum::<f64>() / active.len() as f64;
+                let overhead = pays::PlanOverhead {
+                    decision_ps: ps as f64,
+                    per_range_ps: options.steal_range_overhead_ps as f64,
+                    round_trips_ps: options.plan_round_trips_ps as f64,
+                };
+                // Example 5's "cover the overhead", in time (`pays.rs`).
+                let own: Vec<f64> = active
+                    .iter()
+                    .map(|&j| cost[j as usize][j as usize] * loads[j as usize] as f64)
+                    .collect();
+                let alone = own.iter().copied().fold(0.0, f64::max);
                 let busiest = active
                     .iter()
-                    .map(|&j| j as usize)
-                    .max_by(|&a, &b| own[a].total_cmp(&own[b]).then(b.cmp(&a)));
+                    .zip(&own)
+                    .max_by(|a, b| a.1.total_cmp(b.1).then(b.0.cmp(a.0)))
+                    .map(|(&j, _)| j as usize);
                 let splittable = busiest.is_some_and(|b| gpus[b].stats_now.vertices > 1);
-                let worth = splittable && alone - balanced >= ps as f64 + overhead;
+                let worth = splittable && overhead.worth_solving(&own);
                 if !worth && !options.fsteal_forced {
                     (FstealDecision::NotWorth, None, 0)
                 } else {
                     match planner::solve_min_max(&cost, &loads, &options.solver) {
                         Ok(plan)
                             if options.fsteal_forced
-                                || planner::makespan_with_ranges(&cost, &plan.edges, overhead)
-                                    < alone =>
+                                || overhead.pays(&cost, &plan.edges, alone) =>
                         {
                             (FstealDecision::Planned, Some(plan.edges), ps)
                         }
