@@ -209,6 +209,34 @@ impl GpuModel {
         barriers_ps.saturating_add(work_ps.max(latency_ps))
     }
 
+    /// One step of persistent kernel `name` when the model has a [`KernelCost`] for it
+    /// (`None` otherwise: the caller keeps the generic per-step charge). A fitted persistent
+    /// kernel is one span per launch, fitted as `fixed + (rounds - 1) * round + linear
+    /// terms` over the launch's summed counts, where a launch's rounds are its steps (a step
+    /// reporting several grid-wide rounds counts each); so step `step` pays exactly its share
+    /// of that: `fixed` on the first, a round for each of its rounds after the launch's
+    /// first, and its counts at the per-count costs, with no latency floor (the round is the
+    /// floor the fit measured).
+    pub fn persistent_step_ps(
+        &self,
+        name: &str,
+        counts: &KernelCounts,
+        step: u64,
+    ) -> Option<TimePs> {
+        let c = self.kernel_costs.get(name)?;
+        let rounds = counts.rounds.max(1) - u64::from(step == 0);
+        let round_ps = if c.round_ps > 0 { c.round_ps } else { c.fixed_ps };
+        let work_ps = counts
+            .items
+            .saturating_mul(c.item_ps)
+            .saturating_add(counts.edges.saturating_mul(c.edge_ps))
+            .saturating_add(counts.atomics.saturating_mul(c.atomic_ps))
+            .saturating_add(counts.vertices.saturating_mul(c.vertex_ps))
+            .saturating_add(counts.outputs.saturating_mul(c.output_ps));
+        let first_ps = if step == 0 { c.fixed_ps } else { 0 };
+        Some(first_ps.saturating_add(rounds.saturating_mul(round_ps)).saturating_add(work_ps))
+    }
+
     /// One grid barrier of kernel `name`'s device-side loop: its fitted `round_ps`, else
     /// its `fixed_ps`, else [`Self::kernel_min_ps`] (what [`Self::kernel_body_ps`] charges
     /// per round after the first).
@@ -363,5 +391,36 @@ mod tests {
         // Three extra grid barriers (kernel_min each) and four dependent accesses.
         assert_eq!(rounds, 4 * 1_000_000 + 4 * 500_000);
         assert!(rounds < 4 * (single + m.launch_overhead_ps()), "cheaper than four launches");
+    }
+
+    #[test]
+    fn a_fitted_persistent_kernels_steps_add_up_to_its_fitted_launch_cost() {
+        let mut m = model();
+        let cost = KernelCost {
+            fixed_ps: 9_000_000,
+            round_ps: 3_000_000,
+            edge_ps: 5,
+            ..Default::default()
+        };
+        Arc::make_mut(&mut m.kernel_costs).insert("worker".into(), cost);
+        // Three steps: one round each, then one reporting two rounds.
+        let steps = [
+            KernelCounts { edges: 100, ..Default::default() },
+            KernelCounts { edges: 0, ..Default::default() },
+            KernelCounts { edges: 1_000, rounds: 2, ..Default::default() },
+        ];
+        let total: u64 = steps
+            .iter()
+            .enumerate()
+            .map(|(i, c)| m.persistent_step_ps("worker", c, i as u64).expect("fitted"))
+            .sum();
+        // The fit's form over the launch: fixed + (4 rounds - 1) * round + 1,100 edges.
+        assert_eq!(total, 9_000_000 + 3 * 3_000_000 + 1_100 * 5);
+        // No entry: the caller keeps the generic charge.
+        assert_eq!(m.persistent_step_ps("other", &steps[0], 0), None);
+        // Without a round cost, a round costs the fixed cost (as for a device-side loop).
+        let no_round = KernelCost { round_ps: 0, ..cost };
+        Arc::make_mut(&mut m.kernel_costs).insert("worker".into(), no_round);
+        assert_eq!(m.persistent_step_ps("worker", &steps[1], 1), Some(9_000_000));
     }
 }

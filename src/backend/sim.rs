@@ -711,7 +711,17 @@ impl SimBackend {
             });
         }
         let model = self.model_on(device, sms);
-        let healthy = if config.persistent {
+        let fitted = if config.persistent {
+            model.persistent_step_ps(launch.kernel, &exec.counts, step)
+        } else {
+            None
+        };
+        let healthy = if let Some(step_ps) = fitted {
+            // A fitted persistent kernel: its step's share of the fitted launch cost, and the
+            // launch itself once.
+            let launch_ps = if step == 0 { model.launch_overhead_ps() } else { 0 };
+            launch_ps.saturating_add(step_ps)
+        } else if config.persistent {
             // A step is a pass of the resident workers: no launch, at least one poll of
             // memory; the launch and the grid's start are paid once, by the first step.
             let counts = KernelCounts { rounds: 0, ..exec.counts };
