@@ -235,7 +235,7 @@ pub fn register(registry: &mut KernelRegistry) {
 
 /// The simulator's `bfs_levels`: BFS's advance, superstep after superstep.
 fn levels_loop(ctx: &mut KernelContext<'_>) -> Result<(), BackendError> {
-    sim_levels(ctx, "bfs_levels", false, |labels, _, t, _, level| {
+    sim_levels(ctx, "bfs_levels", false, false, |labels, _, t, _, level| {
         let unreached = labels[t] == UNREACHED;
         if unreached {
             labels[t] = level;

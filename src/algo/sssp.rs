@@ -417,7 +417,7 @@ fn levels_loop(ctx: &mut KernelContext<'_>) -> Result<(), BackendError> {
             message: "the graph needs integer weights, one per arc".into(),
         });
     }
-    sim_levels(ctx, "sssp_levels", true, |dist, dv, t, w, _| {
+    sim_levels(ctx, "sssp_levels", true, false, |dist, dv, t, w, _| {
         let nd = dv.saturating_add(w);
         let better = nd < dist[t];
         if better {

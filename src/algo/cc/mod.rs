@@ -7,7 +7,7 @@ use super::{BspPrimitive, GraphAlgorithm, GrouteOperators, Needs, VertexResult};
 use crate::backend::{BackendError, ElemType, KernelContext, KernelDef, KernelRegistry};
 use crate::graph::reference::{self, ValidationReport, compare_components};
 use crate::graph::{Csr, GraphError};
-use crate::runtime::bsp::{AdvanceArgs, Combiner, sim_levels};
+use crate::runtime::bsp::{AdvanceArgs, Combiner, WaveValues, sim_levels};
 
 /// Weakly connected components.
 #[derive(Clone, Debug, Default)]
@@ -96,11 +96,14 @@ pub fn register(registry: &mut KernelRegistry) {
 }
 
 fn advance(ctx: &mut KernelContext<'_>) -> Result<(), BackendError> {
+    let wave = ctx.resident_threads;
     let mut a = AdvanceArgs::from_context(ctx)?;
     let labels = a.values.as_u32_mut()?;
-    for i in 0..a.frontier_len {
-        let v = a.frontier_in[i] as usize;
-        let lv = labels[v];
+    let frontier = &a.frontier_in[..a.frontier_len];
+    let mut begun = WaveValues::new(wave);
+    for (k, &v) in frontier.iter().enumerate() {
+        let lv = begun.get(labels, frontier, k);
+        let v = v as usize;
         let arcs = &a.targets[a.offsets[v] as usize..a.offsets[v + 1] as usize];
         a.effects.edges += arcs.len() as u64;
         a.effects.atomics += arcs.len() as u64;
@@ -118,7 +121,7 @@ fn advance(ctx: &mut KernelContext<'_>) -> Result<(), BackendError> {
 
 /// The simulator's `cc_levels`: CC's advance, superstep after superstep.
 fn levels_loop(ctx: &mut KernelContext<'_>) -> Result<(), BackendError> {
-    sim_levels(ctx, "cc_levels", true, |labels, lv, t, _, _| {
+    sim_levels(ctx, "cc_levels", true, true, |labels, lv, t, _, _| {
         let lower = lv < labels[t];
         if lower {
             labels[t] = lv;

@@ -18,7 +18,8 @@ mod primitive;
 mod subgraph;
 
 pub use device_loop::{
-    DEFAULT_LOOP_FRONTIER, LOOP_ARCS_PER_VERTEX, LOOP_CONTROL_WORDS, LOOP_LEVELS, sim_levels,
+    DEFAULT_LOOP_FRONTIER, LOOP_ARCS_PER_VERTEX, LOOP_CONTROL_WORDS, LOOP_LEVELS, WaveValues,
+    sim_levels,
 };
 pub use kernels::{Combiner, reduce_counter};
 pub use primitive::BspPrimitive;
