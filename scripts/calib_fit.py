@@ -19,6 +19,7 @@ Usage: calib_fit.py MODEL PAIRS_FILE
   PAIRS_FILE: lines `label real_trace.json sim_trace.json` (label: which runs went in).
 No third-party modules (the fit is a brute-force NNLS over the <= 5 coefficients).
 """
+import gzip
 import itertools
 import json
 import statistics
@@ -26,10 +27,16 @@ import sys
 
 # In the order of preference when fits tie (two graphs give an exact fit to any two terms).
 TERMS = ["edges", "vertices", "items", "outputs", "atomics", "rounds"]
+# A kernel that loops on the device (some launch has rounds after its first: BSP's
+# `*_levels`, Groute's fused workers, Atos's persistent workers) is one span per launch, so
+# its few launches (one per run) fit any terms exactly; its cost is first a cost per round
+# (a level's dependent accesses and grid barrier) and then per arc, so its fits must charge
+# rounds and prefer arcs next.
+LOOP_TERMS = ["rounds", "edges", "items", "atomics", "outputs", "vertices"]
 
 
 def spans(path):
-    events = json.load(open(path))["traceEvents"]
+    events = json.load(gzip.open(path) if path.endswith(".gz") else open(path))["traceEvents"]
     tracks = {}
     names = {}
     for e in events:
@@ -73,18 +80,26 @@ def solve(rows, cols):
 
 
 def nnls(rows):
-    """Non-negative fit over subsets of the terms (fixed included): no more terms than
-    distinct launches tell apart, and the fewest terms whose error is within 5 % of the
-    best (ties: the earlier terms of TERMS)."""
-    all_cols = ["fixed"] + TERMS
+    """Non-negative fit over subsets of the terms (fixed included): fewer terms than
+    distinct launches (at least one), and the fewest terms whose error is within 5 % of the
+    best (ties: the earlier terms of TERMS, or of LOOP_TERMS for a device-side loop, whose
+    fits must include rounds)."""
+    loop = any(x["rounds"] > 0 for x, _, _ in rows)
+    all_cols = ["fixed"] + (LOOP_TERMS if loop else TERMS)
     distinct = len({tuple(x[c] for c in all_cols) for x, _, _ in rows})
     fits = []
     for r in range(1, len(all_cols) + 1):
-        if r > max(distinct, 1):
+        # One degree of freedom left over: as many terms as launches fit any launches
+        # exactly, whatever the terms mean (a device-side loop has one launch per run),
+        # except that a loop's two launches may fit its two physical terms (rounds and the
+        # next one preferred).
+        if r > max(distinct - 1, min(distinct, 2) if loop else 1):
             break
         for cols in itertools.combinations(all_cols, r):
             subset = [c for c in cols if c != "fixed"]
             if any(all(x[c] == 0 for x, _, _ in rows) for c in subset):
+                continue
+            if loop and "rounds" not in cols:
                 continue
             sol = solve(rows, cols)
             if sol is None or any(s < 0 for s in sol):

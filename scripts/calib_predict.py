@@ -7,8 +7,9 @@ same graph, source, runtime, algorithms and GPU counts), and writes one JSON doc
 row per run: measured and predicted ms, the relative error, supersteps real/simulated, and
 which set the run belongs to:
 
-  fit       its graph's kernel spans went into the per-kernel fit (R-MAT 22, the road grid)
-  held-out  a graph the fit never saw (luxembourg_osm, R-MAT 24)
+  fit       its graph's kernel spans went into the per-kernel fit (R-MAT 20 and 22, the road
+            grid, delaunay_n16)
+  held-out  a graph the fit never saw (luxembourg_osm, cnr-2000, R-MAT 24)
   logical   2 or 4 logical GPUs sharing one GPU: checks the multi-GPU bookkeeping (the
             same supersteps and copies), not scaling: the real logical GPUs time-share one
             device, the simulated ones are separate GPUs
@@ -42,6 +43,9 @@ GRAPHS = {
     "road21m": (["--generate", "grid2d:w=4600,h=4600,drop=0.1", "--source", "10582300"], "fit"),
     "luxembourg": (["--graph", LUX, "--source", "1"], "held-out"),
     "rmat24": (["--generate", "rmat:scale=24,ef=16", "--hub-source"], "held-out"),
+    "delaunay": (["--graph", "tests/data/graphs/delaunay_n16.mtx", "--source", "1"], "fit"),
+    "cnr2000": (["--graph", "tests/data/graphs/cnr-2000.txt.gz", "--hub-source"], "held-out"),
+    "rmat20": (["--generate", "rmat:scale=20,ef=16", "--hub-source"], "fit"),
 }
 # Labels the GPU calls gave the same graphs.
 ALIASES = {"lux": "luxembourg", "road": "road21m", "grid": "road21m"}
