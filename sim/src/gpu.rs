@@ -234,7 +234,10 @@ impl GpuModel {
             .saturating_add(counts.vertices.saturating_mul(c.vertex_ps))
             .saturating_add(counts.outputs.saturating_mul(c.output_ps));
         let first_ps = if step == 0 { c.fixed_ps } else { 0 };
-        Some(first_ps.saturating_add(rounds.saturating_mul(round_ps)).saturating_add(work_ps))
+        // At least a picosecond: virtual time moves on every step, whatever the fit gave.
+        Some(
+            first_ps.saturating_add(rounds.saturating_mul(round_ps)).saturating_add(work_ps).max(1),
+        )
     }
 
     /// One grid barrier of kernel `name`'s device-side loop: its fitted `round_ps`, else
