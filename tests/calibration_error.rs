@@ -65,6 +65,24 @@ fn the_multi_gpu_machine_has_the_one_gpu_calibrations_gpu_model() {
     }
 }
 
+#[test]
+fn the_h200_transfer_model_is_the_h100_fit_with_the_h200s_datasheet_memory() {
+    // reports/bench/gpu_h200_from_h100_fit_2026-11-27.toml is a copy of the one-H100
+    // calibration (an overlay cannot edit a GPU model's keys): only memory size and bandwidth
+    // may differ, and those must be the H200 datasheet's (topologies/gpu_models.toml).
+    let h100 = Topology::load(root().join("reports/bench/gpu_calibrated_h100_2026-11-26.toml"))
+        .expect("one-GPU calibration");
+    let h200 = Topology::load(root().join("reports/bench/gpu_h200_from_h100_fit_2026-11-27.toml"))
+        .expect("H200 transfer model");
+    let mut transfer = h200.gpus[0].model.clone();
+    assert_eq!(transfer.memory_bandwidth_bytes_per_s, 4_800_000_000_000, "H200 datasheet 4.8 TB/s");
+    assert_eq!(transfer.memory_bytes, 143_771 * 1024 * 1024, "H200 memory (nvidia-smi)");
+    transfer.memory_bandwidth_bytes_per_s = h100.gpus[0].model.memory_bandwidth_bytes_per_s;
+    transfer.memory_bytes = h100.gpus[0].model.memory_bytes;
+    transfer.name.clone_from(&h100.gpus[0].model.name);
+    assert_eq!(transfer, h100.gpus[0].model, "the transfer model left the H100 fit");
+}
+
 /// Re-predicts the CI runs of the calibration document at `path` and checks their error.
 fn check(path: &str) {
     let doc: Value = serde_json::from_str(

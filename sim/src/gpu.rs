@@ -80,6 +80,24 @@ pub struct KernelCost {
     pub round_ps: TimePs,
 }
 
+impl KernelCost {
+    /// What `counts` cost at this kernel's per-count costs (no fixed cost, no rounds).
+    pub fn work_ps(&self, counts: &KernelCounts) -> TimePs {
+        counts
+            .items
+            .saturating_mul(self.item_ps)
+            .saturating_add(counts.edges.saturating_mul(self.edge_ps))
+            .saturating_add(counts.atomics.saturating_mul(self.atomic_ps))
+            .saturating_add(counts.vertices.saturating_mul(self.vertex_ps))
+            .saturating_add(counts.outputs.saturating_mul(self.output_ps))
+    }
+
+    /// One grid-wide round after a launch's first: `round_ps`, or `fixed_ps` without one.
+    pub fn round_or_fixed_ps(&self) -> TimePs {
+        if self.round_ps > 0 { self.round_ps } else { self.fixed_ps }
+    }
+}
+
 /// The host's time to issue one stream operation of each kind to a GPU (the host model of a
 /// calibrated machine; `launch_issue_ns` and the `*_issue_ns` keys of its TOML). The CUDA
 /// backend's calls cost the host differently per kind (`SWITCHYARD_CUDA_HOST_PROFILE`): a
@@ -196,15 +214,9 @@ impl GpuModel {
         };
         let units = counts.items.max(counts.edges).max(counts.atomics);
         let waves = units.div_ceil(self.resident_threads().max(1));
-        let work_ps = counts
-            .items
-            .saturating_mul(c.item_ps)
-            .saturating_add(counts.edges.saturating_mul(c.edge_ps))
-            .saturating_add(counts.atomics.saturating_mul(c.atomic_ps))
-            .saturating_add(counts.vertices.saturating_mul(c.vertex_ps))
-            .saturating_add(counts.outputs.saturating_mul(c.output_ps));
+        let work_ps = c.work_ps(counts);
         let latency_ps = waves.max(counts.rounds).saturating_mul(self.dependent_access_ps);
-        let round_ps = if c.round_ps > 0 { c.round_ps } else { c.fixed_ps };
+        let round_ps = c.round_or_fixed_ps();
         let barriers_ps = counts.rounds.saturating_sub(1).saturating_mul(round_ps);
         barriers_ps.saturating_add(work_ps.max(latency_ps))
     }
@@ -225,14 +237,8 @@ impl GpuModel {
     ) -> Option<TimePs> {
         let c = self.kernel_costs.get(name)?;
         let rounds = counts.rounds.max(1) - u64::from(step == 0);
-        let round_ps = if c.round_ps > 0 { c.round_ps } else { c.fixed_ps };
-        let work_ps = counts
-            .items
-            .saturating_mul(c.item_ps)
-            .saturating_add(counts.edges.saturating_mul(c.edge_ps))
-            .saturating_add(counts.atomics.saturating_mul(c.atomic_ps))
-            .saturating_add(counts.vertices.saturating_mul(c.vertex_ps))
-            .saturating_add(counts.outputs.saturating_mul(c.output_ps));
+        let round_ps = c.round_or_fixed_ps();
+        let work_ps = c.work_ps(counts);
         let first_ps = if step == 0 { c.fixed_ps } else { 0 };
         // At least a picosecond: virtual time moves on every step, whatever the fit gave.
         Some(
@@ -245,8 +251,7 @@ impl GpuModel {
     /// per round after the first).
     pub fn round_barrier_ps(&self, name: &str) -> TimePs {
         match self.kernel_costs.get(name) {
-            Some(c) if c.round_ps > 0 => c.round_ps,
-            Some(c) => c.fixed_ps,
+            Some(c) => c.round_or_fixed_ps(),
             None => self.kernel_min_ps,
         }
     }
