@@ -1014,6 +1014,31 @@ __device__ void at_block_expand(const AtCtx &c, u32 item, bool have, u32 items, 
 // neither pushed nor popped (initial + pushes == popped still holds), and the round's
 // popped items stay open until it ends, so the GPU cannot look idle meanwhile.
 #define AT_MODE_CHAIN 32u
+// Claiming (SC_FENCE bit 16, with chaining): a thread does not wait for its atomicMin's old
+// value (an L2 atomic's round trip, about three times a load's on an H200) to know whether it
+// lowered a target. It reads the target's level beside its bounds, and where that is above
+// the new level it claims the target in the CTA's claim table in shared memory (a
+// direct-mapped table of (vertex, level); a claim fails where the CTA claimed the vertex at
+// that level or lower) and lowers the level with a reduction (no value returned). A claimed
+// target is run by its claimer, so every level written is expanded by someone: the
+// levels stay exact; CTAs that lower one vertex together, and table slots that a collision
+// took, cost extra work only.
+#define AT_MODE_CLAIM 16u
+#define AT_CLAIM_BITS 10
+__shared__ unsigned long long s_claim[1u << AT_CLAIM_BITS];
+
+// Claims vertex v at `level` for this CTA (one thread); see AT_MODE_CLAIM.
+__device__ bool at_claim(u32 v, u32 level) {
+    unsigned long long *slot = &s_claim[(v * 2654435761u) >> (32 - AT_CLAIM_BITS)];
+    unsigned long long want = ((unsigned long long)v << 32) | level;
+    unsigned long long old = *(volatile unsigned long long *)slot;
+    while (true) {
+        if ((u32)(old >> 32) == v && (u32)old <= level) return false;
+        unsigned long long prev = atomicCAS(slot, old, want);
+        if (prev == old) return true;
+        old = prev;
+    }
+}
 #define AT_CHAIN_POOL 512u
 #define AT_CHAIN_ARCS 4u
 static_assert(AT_CHAIN_ARCS == 4, "at_chain_round picks the next task among 4 arcs");
@@ -1025,6 +1050,7 @@ __shared__ int s_clive, s_chain;
 
 __device__ void at_chain_init() {
     for (u32 i = threadIdx.x; i < AT_CHAIN_POOL; i += blockDim.x) s_cseq[i] = i;
+    for (u32 i = threadIdx.x; i < (1u << AT_CLAIM_BITS); i += blockDim.x) s_claim[i] = ~0ull;
     if (threadIdx.x == 0) s_chead = s_ctail = s_cinit = 0, s_clive = 0;
 }
 
@@ -1113,9 +1139,10 @@ __device__ void at_chain_round(const AtCtx &c, const AtQ &q, u64 at, u64 got, At
         s_clive = (int)got;
     }
     __syncthreads();
-    bool have = false, fresh = false;
+    bool have = false, fresh = false, claim = (s_mode & AT_MODE_CLAIM) != 0;
     AtLink k = {0, 0, 0, 0};
     u64 started = 0;
+    u32 naps = 0;  // the warp's idle passes in a row
     while (true) {
         // A task: a round item not yet taken (its level and bounds loaded), else the pool.
         if (!have && *(volatile u32 *)&s_cinit < got) {
@@ -1131,9 +1158,12 @@ __device__ void at_chain_round(const AtCtx &c, const AtQ &q, u64 at, u64 got, At
         if (at_chain_take(!have, k)) have = fresh = true;
         if (!__any_sync(AT_FULL, have)) {
             if (__shfl_sync(AT_FULL, *(volatile int *)&s_clive, 0) == 0) break;
-            __nanosleep(32);
+            // Idle warps back off (up to 1 us), leaving the SM's issue slots to the busy ones.
+            __nanosleep(naps < 5 ? 32u << naps : 1024u);
+            naps++;
             continue;
         }
+        naps = 0;
 
         // Expand up to AT_CHAIN_ARCS arcs: the targets and the vertex's level in one round
         // trip, then the atomicMins and the targets' bounds in another.
@@ -1156,11 +1186,21 @@ __device__ void at_chain_round(const AtCtx &c, const AtQ &q, u64 at, u64 got, At
                 u32 t = tg[j], h = at_owner(c, t);
                 if (h == c.gpu) {
                     u32 tl = t - c.bases[h];
-                    u32 old = atomicMin(c.value + tl, next);
                     gv[j] = tl;
-                    gb[j] = c.offsets[tl];
-                    ge[j] = c.offsets[tl + 1];
-                    if (next < old) gained |= 1u << j;
+                    if (claim) {
+                        u32 seen = __ldcg(c.value + tl);
+                        gb[j] = c.offsets[tl];
+                        ge[j] = c.offsets[tl + 1];
+                        if (next < seen && at_claim(tl, next)) {
+                            atomicMin(c.value + tl, next);  // a reduction: no value returned
+                            gained |= 1u << j;
+                        }
+                    } else {
+                        u32 old = atomicMin(c.value + tl, next);
+                        gb[j] = c.offsets[tl];
+                        ge[j] = c.offsets[tl + 1];
+                        if (next < old) gained |= 1u << j;
+                    }
                 } else {
                     at_update<App>(c, t, next, nullptr);
                 }
