@@ -998,259 +998,6 @@ __device__ void at_block_expand(const AtCtx &c, u32 item, bool have, u32 items, 
     __syncthreads();
 }
 
-// Chaining (persistent BFS CTA workers, SC_FENCE bit 32, SWITCHYARD_ATOS_CHAIN): the
-// CTA's threads run its round's tasks without levels or block barriers. A thread that
-// expands vertex v with level L lowers each target's level to L + 1 and, in the same round
-// trip, loads the target's row bounds; the first target it improved becomes its next task
-// (no queue and no memory round trip between the two), the others go to the CTA's pool
-// in shared memory, where idle threads of the CTA take them, or, when the pool is full, to
-// the local queue (spilled, for other CTAs). A hop along a BFS path then costs two dependent
-// memory round trips (the arcs' targets; the atomicMin with the bounds) instead of a level
-// of the CTA. A task whose vertex has been lowered since it was made is dropped: the thread
-// that lowered it made its own task. The pool is a bounded ring (Vyukov's sequence
-// numbers: slot s holds position p once its sequence word reads p + 1 and is free for p
-// when it reads p); s_clive counts the CTA's tasks (held by threads, in the pool, or not yet
-// taken from the round's items) and the round ends when it reaches 0. Pool tasks are
-// neither pushed nor popped (initial + pushes == popped still holds), and the round's
-// popped items stay open until it ends, so the GPU cannot look idle meanwhile.
-#define AT_MODE_CHAIN 32u
-// Claiming (SC_FENCE bit 16, with chaining): a thread does not wait for its atomicMin's old
-// value (an L2 atomic's round trip, about three times a load's on an H200) to know whether it
-// lowered a target. It reads the target's level beside its bounds, and where that is above
-// the new level it claims the target in the CTA's claim table in shared memory (a
-// direct-mapped table of (vertex, level); a claim fails where the CTA claimed the vertex at
-// that level or lower) and lowers the level with a reduction (no value returned). A claimed
-// target is run by its claimer, so every level written is expanded by someone: the
-// levels stay exact; CTAs that lower one vertex together, and table slots that a collision
-// took, cost extra work only.
-#define AT_MODE_CLAIM 16u
-#define AT_CLAIM_BITS 10
-__shared__ unsigned long long s_claim[1u << AT_CLAIM_BITS];
-
-// Claims vertex v at `level` for this CTA (one thread); see AT_MODE_CLAIM.
-__device__ bool at_claim(u32 v, u32 level) {
-    unsigned long long *slot = &s_claim[(v * 2654435761u) >> (32 - AT_CLAIM_BITS)];
-    unsigned long long want = ((unsigned long long)v << 32) | level;
-    unsigned long long old = *(volatile unsigned long long *)slot;
-    while (true) {
-        if ((u32)(old >> 32) == v && (u32)old <= level) return false;
-        unsigned long long prev = atomicCAS(slot, old, want);
-        if (prev == old) return true;
-        old = prev;
-    }
-}
-#define AT_CHAIN_POOL 512u
-#define AT_CHAIN_ARCS 4u
-static_assert(AT_CHAIN_ARCS == 4, "at_chain_round picks the next task among 4 arcs");
-__shared__ u32 s_cv[AT_CHAIN_POOL], s_cl[AT_CHAIN_POOL], s_cn[AT_CHAIN_POOL];
-__shared__ u64 s_cb[AT_CHAIN_POOL];
-__shared__ u32 s_cseq[AT_CHAIN_POOL];
-__shared__ u32 s_chead, s_ctail, s_cinit;
-__shared__ int s_clive, s_chain;
-
-__device__ void at_chain_init() {
-    for (u32 i = threadIdx.x; i < AT_CHAIN_POOL; i += blockDim.x) s_cseq[i] = i;
-    for (u32 i = threadIdx.x; i < (1u << AT_CLAIM_BITS); i += blockDim.x) s_claim[i] = ~0ull;
-    if (threadIdx.x == 0) s_chead = s_ctail = s_cinit = 0, s_clive = 0;
-}
-
-// A chained task: vertex v (local), its level when made, its arcs beg..beg+n.
-struct AtLink {
-    u32 v, level, n;
-    u64 beg;
-};
-
-// The warp's lanes with `has` put their task in the pool (every lane calls it); true for
-// the lanes whose task went in (the rest must spill it).
-__device__ bool at_chain_put(bool has, const AtLink &k) {
-    u32 mask = __ballot_sync(AT_FULL, has);
-    if (!mask) return false;
-    u32 n = __popc(mask), leader = __ffs(mask) - 1, pos = 0;
-    int ok = 0;
-    if (sy_lane() == leader) {
-        atomicAdd(&s_clive, (int)n);
-        while (true) {
-            u32 t = *(volatile u32 *)&s_ctail, h = *(volatile u32 *)&s_chead;
-            if (t + n - h > AT_CHAIN_POOL) break;
-            if (atomicCAS(&s_ctail, t, t + n) == t) {
-                pos = t;
-                ok = 1;
-                break;
-            }
-        }
-        if (!ok) atomicSub(&s_clive, (int)n);
-    }
-    ok = __shfl_sync(AT_FULL, ok, leader);
-    pos = __shfl_sync(AT_FULL, pos, leader);
-    if (!ok || !has) return false;
-    u32 p = pos + __popc(mask & ((1u << sy_lane()) - 1)), s = p & (AT_CHAIN_POOL - 1);
-    while (*(volatile u32 *)&s_cseq[s] != p) {
-    }
-    s_cv[s] = k.v;
-    s_cl[s] = k.level;
-    s_cn[s] = k.n;
-    s_cb[s] = k.beg;
-    __threadfence_block();
-    *(volatile u32 *)&s_cseq[s] = p + 1;
-    return true;
-}
-
-// The warp's lanes without a task (`want`) take one from the pool each while it has some
-// (every lane calls it); true for the lanes that got one.
-__device__ bool at_chain_take(bool want, AtLink &k) {
-    u32 mask = __ballot_sync(AT_FULL, want);
-    if (!mask) return false;
-    u32 leader = __ffs(mask) - 1, pos = 0, take = 0;
-    if (sy_lane() == leader) {
-        while (true) {
-            u32 h = *(volatile u32 *)&s_chead, t = *(volatile u32 *)&s_ctail;
-            u32 avail = t - h, need = __popc(mask);
-            take = avail < need ? avail : need;
-            if (take == 0) break;
-            if (atomicCAS(&s_chead, h, h + take) == h) {
-                pos = h;
-                break;
-            }
-        }
-    }
-    take = __shfl_sync(AT_FULL, take, leader);
-    pos = __shfl_sync(AT_FULL, pos, leader);
-    u32 rank = __popc(mask & ((1u << sy_lane()) - 1));
-    if (!want || rank >= take) return false;
-    u32 p = pos + rank, s = p & (AT_CHAIN_POOL - 1);
-    while (*(volatile u32 *)&s_cseq[s] != p + 1) {
-    }
-    __threadfence_block();
-    k.v = *(volatile u32 *)&s_cv[s];
-    k.level = *(volatile u32 *)&s_cl[s];
-    k.n = *(volatile u32 *)&s_cn[s];
-    k.beg = *(volatile u64 *)&s_cb[s];
-    __threadfence_block();
-    *(volatile u32 *)&s_cseq[s] = p + AT_CHAIN_POOL;
-    return true;
-}
-
-// Runs the round's `got` items at q[at..] and every task they chain to (every thread of the
-// block calls it; BFS only).
-template <class App>
-__device__ void at_chain_round(const AtCtx &c, const AtQ &q, u64 at, u64 got, AtCounts &n) {
-    if (threadIdx.x == 0) {
-        s_cinit = 0;
-        s_clive = (int)got;
-    }
-    __syncthreads();
-    bool have = false, fresh = false, claim = (s_mode & AT_MODE_CLAIM) != 0;
-    AtLink k = {0, 0, 0, 0};
-    u64 started = 0;
-    u32 naps = 0;  // the warp's idle passes in a row
-    while (true) {
-        // A task: a round item not yet taken (its level and bounds loaded), else the pool.
-        if (!have && *(volatile u32 *)&s_cinit < got) {
-            u32 i = atomicAdd(&s_cinit, 1u);
-            if (i < got) {
-                k.v = at_get(q, at + i);
-                k.level = __ldcg(c.value + k.v);
-                k.beg = c.offsets[k.v];
-                k.n = (u32)(c.offsets[k.v + 1] - k.beg);
-                have = fresh = true;
-            }
-        }
-        if (at_chain_take(!have, k)) have = fresh = true;
-        if (!__any_sync(AT_FULL, have)) {
-            if (__shfl_sync(AT_FULL, *(volatile int *)&s_clive, 0) == 0) break;
-            // Idle warps back off (up to 1 us), leaving the SM's issue slots to the busy ones.
-            __nanosleep(naps < 5 ? 32u << naps : 1024u);
-            naps++;
-            continue;
-        }
-        naps = 0;
-
-        // Expand up to AT_CHAIN_ARCS arcs: the targets and the vertex's level in one round
-        // trip, then the atomicMins and the targets' bounds in another.
-        u32 m = have ? (k.n < AT_CHAIN_ARCS ? k.n : AT_CHAIN_ARCS) : 0;
-        u32 tg[AT_CHAIN_ARCS];
-#pragma unroll
-        for (u32 j = 0; j < AT_CHAIN_ARCS; j++) tg[j] = j < m ? c.targets[k.beg + j] : 0;
-        u32 now = have ? __ldcg(c.value + k.v) : 0;
-        bool live = have && now >= k.level && k.level != SY_UNREACHED;
-        // Arc j's target (local id), bounds and whether it was lowered (bit j of `gained`):
-        // fixed places, so that the arrays stay in registers.
-        u32 next = k.level + 1, gained = 0;
-        u64 gb[AT_CHAIN_ARCS], ge[AT_CHAIN_ARCS];
-        u32 gv[AT_CHAIN_ARCS];
-#pragma unroll
-        for (u32 j = 0; j < AT_CHAIN_ARCS; j++) {
-            gb[j] = ge[j] = 0;
-            gv[j] = 0;
-            if (live && j < m) {
-                u32 t = tg[j], h = at_owner(c, t);
-                if (h == c.gpu) {
-                    u32 tl = t - c.bases[h];
-                    gv[j] = tl;
-                    if (claim) {
-                        u32 seen = __ldcg(c.value + tl);
-                        gb[j] = c.offsets[tl];
-                        ge[j] = c.offsets[tl + 1];
-                        if (next < seen && at_claim(tl, next)) {
-                            atomicMin(c.value + tl, next);  // a reduction: no value returned
-                            gained |= 1u << j;
-                        }
-                    } else {
-                        u32 old = atomicMin(c.value + tl, next);
-                        gb[j] = c.offsets[tl];
-                        ge[j] = c.offsets[tl + 1];
-                        if (next < old) gained |= 1u << j;
-                    }
-                } else {
-                    at_update<App>(c, t, next, nullptr);
-                }
-            }
-        }
-        if (live) {
-            if (fresh) {
-                started++;
-                n.tasks++;
-                n.visits++;
-            }
-            n.edges += m;
-            n.atomics += m;
-        }
-        fresh = false;
-        // The thread's next task: the rest of this vertex's arcs, else the first target it
-        // improved; the other improved targets go to the pool or are spilled.
-        bool rest = live && m < k.n;
-        u32 shared = gained;  // the lowered targets that go to the pool
-        if (rest) {
-            k.beg += m;
-            k.n -= m;
-        } else {
-            shared &= shared - 1;  // the first is the thread's next task
-        }
-#pragma unroll
-        for (u32 j = 0; j < AT_CHAIN_ARCS; j++) {
-            bool has = (shared >> j) & 1u;
-            if (!__any_sync(AT_FULL, has)) continue;
-            AtLink g = {gv[j], next, (u32)(ge[j] - gb[j]), gb[j]};
-            if (!at_chain_put(has, g) && has) at_push_task(c, g.v, 0);
-        }
-        if (have && !rest) {
-            if (gained) {
-                u32 j = __ffs(gained) - 1;
-                k.v = j == 0 ? gv[0] : j == 1 ? gv[1] : j == 2 ? gv[2] : gv[3];
-                k.beg = j == 0 ? gb[0] : j == 1 ? gb[1] : j == 2 ? gb[2] : gb[3];
-                k.n = (u32)((j == 0 ? ge[0] : j == 1 ? ge[1] : j == 2 ? ge[2] : ge[3]) - k.beg);
-                k.level = next;
-                fresh = true;
-            } else {
-                have = false;
-                atomicSub(&s_clive, 1);
-            }
-        }
-    }
-    if (started) at_stat(0, started);
-    __syncthreads();
-}
-
 // Adds a thread's counts to the block's (at exit; see s_stat).
 __device__ void at_add_counts(AtCounts &n) {
     at_stat(AS_TASKS, n.tasks);
@@ -1631,14 +1378,12 @@ template <class App> __device__ bool at_round_block(const AtCtx &c, AtCounts &n)
         // from the queue, then the kn tasks the previous level kept in s_kbuf[cur].
         u64 first = at, total = 0;
         bool keep = App::KEEP && s_kmax != 0;
-        bool chain = App::KEEP && s_chain;
         u32 kn = 0, cur = 0;
         u64 end_seen = 0;  // thread 0, keeping: END as read at the level's start
         while (true) {
         if (keep && threadIdx.x == 0) end_seen = at_vol(c.local.c + Q_END);
         u64 all = got + kn;
-        if (chain) at_chain_round<App>(c, q, at, got, n);
-        else for (u64 round = 0; round < all; round += blockDim.x) {
+        for (u64 round = 0; round < all; round += blockDim.x) {
             u64 i = round + threadIdx.x;
             bool have = i < all;
             u32 item = 0;
@@ -1776,8 +1521,7 @@ template <class App> __device__ void at_worker(const SyArgs &a) {
         // (0: the block's width).
         u32 kmax = s_mode >> 16;
         kmax = kmax == 0 ? blockDim.x : kmax < AT_MAX_BLOCK ? kmax : AT_MAX_BLOCK;
-        s_chain = s_ok && App::KEEP && (s_mode & AT_MODE_CHAIN) && s_c.persistent && s_c.delta == 0;
-        s_kmax = !s_chain && s_ok && App::KEEP && (s_mode & AT_MODE_KEEP) && s_c.persistent && s_c.delta == 0 ? kmax : 0;
+        s_kmax = s_ok && App::KEEP && (s_mode & AT_MODE_KEEP) && s_c.persistent && s_c.delta == 0 ? kmax : 0;
         s_kside = s_knext = s_kbase = s_kpass = 0;
     }
     for (u32 i = threadIdx.x; i < AT_MAX_WARPS * AT_MAX_GPUS; i += blockDim.x)
@@ -1787,7 +1531,6 @@ template <class App> __device__ void at_worker(const SyArgs &a) {
     if (threadIdx.x < AT_NSTAT) s_stat[threadIdx.x] = 0;
     if (threadIdx.x < AT_SINKS) s_pn[threadIdx.x] = 0;
     if (threadIdx.x < 2) s_hold[threadIdx.x] = 0;
-    at_chain_init();
     __syncthreads();
     if (!s_ok) return;
     const AtCtx &c = s_c;

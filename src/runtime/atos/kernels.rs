@@ -268,12 +268,7 @@ pub mod scalar {
     /// operations only when it runs out of work, not every 16 rounds too
     /// (`SWITCHYARD_ATOS_FLUSH=idle`); 8, level keeping: a persistent BFS CTA worker runs up
     /// to `bits >> 16` (0: its width) of the tasks a level finds as its next level instead
-    /// of queueing them (`SWITCHYARD_ATOS_KEEP`, see [`keep_bits`]); 32, chaining: a
-    /// persistent BFS CTA worker's threads run its tasks without levels, each going on with
-    /// the first target it improved and sharing the others through the CTA's pool in shared
-    /// memory (`SWITCHYARD_ATOS_CHAIN=on`; it replaces level keeping); 16, with 32, claiming:
-    /// chained threads claim targets in the CTA's shared table and lower their levels without
-    /// waiting for the old value (`SWITCHYARD_ATOS_CHAIN=claim`).
+    /// of queueing them (`SWITCHYARD_ATOS_KEEP`, see [`keep_bits`]).
     pub const FENCE: usize = 10;
     /// The environment variable that sets bit 1 of [`FENCE`] (`acq_rel`).
     pub const FENCE_ENV: &str = "SWITCHYARD_ATOS_FENCE";
@@ -281,10 +276,6 @@ pub mod scalar {
     pub const REMOTE_PUSH_ENV: &str = "SWITCHYARD_ATOS_REMOTE_PUSH";
     /// The environment variable that sets bit 4 of [`FENCE`] (`idle`).
     pub const FLUSH_ENV: &str = "SWITCHYARD_ATOS_FLUSH";
-    /// The environment variable that sets bit 32 of [`FENCE`] (`on`), or bits 32 and 16
-    /// (`claim`: chaining that claims targets in shared memory and lowers their levels
-    /// without waiting for the old value).
-    pub const CHAIN_ENV: &str = "SWITCHYARD_ATOS_CHAIN";
     /// The environment variable that sets level keeping (bit 8 and bits 16-31 of [`FENCE`]):
     /// `off`, `on` (keep up to the CTA's width) or the items kept per level (1-1024).
     pub const KEEP_ENV: &str = "SWITCHYARD_ATOS_KEEP";
@@ -300,8 +291,6 @@ pub mod scalar {
         u32::from(is(FENCE_ENV, "acq_rel"))
             | (u32::from(is(REMOTE_PUSH_ENV, "warp")) << 1)
             | (u32::from(is(FLUSH_ENV, "idle")) << 2)
-            | (u32::from(is(CHAIN_ENV, "on") || is(CHAIN_ENV, "claim")) << 5)
-            | (u32::from(is(CHAIN_ENV, "claim")) << 4)
             | keep_bits(std::env::var(KEEP_ENV).ok().as_deref())
     }
 
@@ -1403,10 +1392,6 @@ mod tests {
     fn level_keeping_bits_follow_the_environment_value() {
         let source = crate::backend::cuda::kernels::ATOS_SOURCE;
         assert!(source.contains("#define AT_MODE_KEEP 8u\n"), "kernels/atos.cu: AT_MODE_KEEP 8");
-        assert!(
-            source.contains("#define AT_MODE_CHAIN 32u\n"),
-            "kernels/atos.cu: AT_MODE_CHAIN 32"
-        );
         assert_eq!(scalar::keep_bits(Some("off")), 0);
         assert_eq!(scalar::keep_bits(Some("0")), 0);
         assert_eq!(scalar::keep_bits(Some("on")), 8);

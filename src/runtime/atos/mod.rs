@@ -647,9 +647,6 @@ fn run_once<B: Backend + ?Sized>(
     let mut worker_configs = Vec::with_capacity(k);
     for g in 0..gpus {
         let mut config = LaunchConfig::persistent(options.block_threads(), None);
-        // A measurement aid: at most this many worker blocks per GPU (CUDA).
-        config.blocks =
-            std::env::var("SWITCHYARD_ATOS_BLOCKS").ok().and_then(|v| v.trim().parse().ok());
         if aggregated {
             let sms = backend.device_info(DeviceId(g)).sm_count;
             if options.aggregator_sms >= sms {
