@@ -15,15 +15,26 @@ many short launches and the few long ones both count), and prints TOML
 kernels on the real GPU (inside a superstep: back-to-back launches; between supersteps: the
 host's round trip) beside the simulator's, for `launch_overhead_ns` and `sync_overhead_ns`.
 
-Usage: calib_fit.py MODEL PAIRS_FILE
+Usage: calib_fit.py MODEL PAIRS_FILE [--into MODEL_FILE]...
   PAIRS_FILE: lines `label real_trace.json sim_trace.json` (label: which runs went in).
+  --into MODEL_FILE (repeatable): also write the fitted tables into that TOML model file, in
+    place: each fitted `[gpu_model.MODEL.kernel_cost.KERNEL]` table replaces the table of the
+    same name (its header line and the lines after it up to the next header or blank line),
+    or is appended at the end (after a blank line) if the file has none; every other byte of
+    the file stays as it was. A file whose GPU model is not MODEL is refused, and then no
+    file is written. Prints, as `#` lines after the tables, which tables each file had
+    replaced and which added.
 No third-party modules (the fit is a brute-force NNLS over the <= 5 coefficients).
 """
+import argparse
 import gzip
 import itertools
 import json
+import os
+import re
 import statistics
 import sys
+import tempfile
 
 # In the order of preference when fits tie (two graphs give an exact fit to any two terms).
 TERMS = ["edges", "vertices", "items", "outputs", "atomics", "rounds"]
@@ -114,8 +125,172 @@ def nnls(rows):
     return next(coef for _, err, coef in fits if err <= 1.05 * best + 1e-12)
 
 
+# A table header line (`[a.b]`, not an array of tables `[[a]]`), an optional comment after.
+HEADER = re.compile(r"^[ \t]*\[(?!\[)[ \t]*([^\[\]]*?)[ \t]*\][ \t]*(#.*)?$")
+KERNEL_COST = re.compile(r"^gpu_model\.([^.]+)\.kernel_cost\.([^.]+)$")
+GPU_MODEL = re.compile(r"^gpu_model\.([^.]+)(\..*)?$")
+
+
+class IntoError(Exception):
+    """A model file that --into cannot edit; the message names the file and says why."""
+
+
+def _lines(text):
+    """`text` as lines that keep their endings, split at newlines only (a CR, form feed or
+    Unicode line separator stays inside its line)."""
+    return re.findall(r"[^\n]*\n|[^\n]+$", text)
+
+
+def _header(line):
+    """The table name of a header line (`gpu_model.M.kernel_cost.K`), else None."""
+    m = HEADER.match(line.rstrip("\r\n"))
+    return m.group(1) if m else None
+
+
+def parse_tables(tables_text):
+    """The fitted tables of `tables_text` (what the fit prints) as (model, kernel, lines):
+    each table's header and key lines, without the blank line after it; comment lines
+    outside tables are skipped."""
+    tables = []
+    current = None
+    for line in _lines(tables_text):
+        name = _header(line)
+        if name is not None:
+            m = KERNEL_COST.match(name)
+            if not m:
+                raise ValueError(f"fitted tables: `{line.strip()}` is not a "
+                                 f"[gpu_model.MODEL.kernel_cost.KERNEL] header")
+            current = (m.group(1), m.group(2), [line if line.endswith("\n") else line + "\n"])
+            tables.append(current)
+        elif not line.strip():
+            current = None
+        elif current is not None:
+            current[2].append(line if line.endswith("\n") else line + "\n")
+    return tables
+
+
+def apply_tables(text, tables, path):
+    """Write the fitted `tables` (from [`parse_tables`]) into the model file `text` (read from
+    `path`, named in errors). Each table replaces the one of the same name (its header line
+    and the lines after it up to the next header or blank line) or, when absent, is appended
+    at the end after a blank line; every other byte stays. Returns (new text, names replaced,
+    names of those whose lines were already the same, names added). Raises IntoError when the
+    file's GPU model is not the tables' or a table is defined twice."""
+    if not tables:
+        return text, [], [], []
+    models = sorted({m for m, _, _ in tables})
+    if len(models) > 1:
+        raise IntoError(f"{path}: the fitted tables are for several GPU models "
+                        f"({', '.join(models)}); write one model's tables at a time")
+    model = models[0]
+    lines = _lines(text)
+    newline = "\r\n" if lines and lines[0].endswith("\r\n") else "\n"
+    # Table name -> [start, end) of its block, in `lines`.
+    blocks = {}
+    file_models = []
+    i = 0
+    while i < len(lines):
+        name = _header(lines[i])
+        if name is None:
+            i += 1
+            continue
+        m = GPU_MODEL.match(name)
+        if m and m.group(1) not in file_models:
+            file_models.append(m.group(1))
+        j = i + 1
+        while j < len(lines) and lines[j].strip() and _header(lines[j]) is None:
+            j += 1
+        if name in blocks:
+            raise IntoError(f"{path}: table [{name}] is defined twice (lines {blocks[name][0] + 1} "
+                            f"and {i + 1}); TOML allows one, so remove one of them first")
+        blocks[name] = (i, j)
+        i = j
+    if model not in file_models:
+        if not file_models:
+            raise IntoError(f"{path}: the file defines no [gpu_model.NAME] table, and the fitted "
+                            f"tables are for GPU model `{model}`; give the model file that "
+                            f"defines [gpu_model.{model}]")
+        raise IntoError(f"{path}: the file's GPU model is `{'`, `'.join(file_models)}` but the "
+                        f"fitted tables are for `{model}`; fit with MODEL "
+                        f"`{file_models[0]}` for this file, or leave it out of --into")
+
+    def own(table_lines):
+        return [line[:-1] + newline if newline != "\n" else line for line in table_lines]
+
+    replaced, same, added = [], [], []
+    # Replace from the bottom up, so that earlier blocks keep their line numbers.
+    edits = []
+    for _, kernel, table_lines in tables:
+        name = f"gpu_model.{model}.kernel_cost.{kernel}"
+        if name in blocks:
+            start, end = blocks[name]
+            new = own(table_lines)
+            # Keep the old block's last line ending as it was (the file's last line may have
+            # none).
+            if not lines[end - 1].endswith("\n"):
+                new[-1] = new[-1].rstrip("\r\n")
+            if lines[start:end] == new:
+                same.append(kernel)
+            edits.append((start, end, new))
+            replaced.append(kernel)
+        else:
+            added.append((kernel, own(table_lines)))
+    for start, end, new in sorted(edits, reverse=True):
+        lines[start:end] = new
+    out = "".join(lines)
+    for _, table_lines in added:
+        if out and not out.endswith("\n"):
+            out += newline
+        if out and not out.endswith(newline * 2):
+            out += newline
+        out += "".join(table_lines)
+    return out, replaced, same, [k for k, _ in added]
+
+
+def write_into(paths, tables_text):
+    """`--into`: apply the fitted tables to every file of `paths`, all checked before any is
+    written; returns one summary line per file."""
+    tables = parse_tables(tables_text)
+    results = []
+    for path in paths:
+        try:
+            with open(path, encoding="utf-8", newline="") as f:
+                text = f.read()
+        except OSError as e:
+            raise IntoError(f"{path}: cannot read the model file ({e.strerror}); check the path "
+                            f"given to --into") from e
+        results.append((path, text, *apply_tables(text, tables, path)))
+    summary = []
+    for path, old, new, replaced, same, added in results:
+        if new != old:
+            directory = os.path.dirname(os.path.abspath(path))
+            fd, tmp = tempfile.mkstemp(dir=directory, prefix=".calib_fit.")
+            with os.fdopen(fd, "w", encoding="utf-8", newline="") as f:
+                f.write(new)
+            os.chmod(tmp, os.stat(path).st_mode & 0o7777)
+            os.replace(tmp, path)
+        summary.append(f"# {path}: replaced {len(replaced)} table(s)"
+                       f"{f' ({len(same)} unchanged)' if same else ''}"
+                       f"{': ' + ', '.join(replaced) if replaced else ''}; "
+                       f"added {len(added)}{': ' + ', '.join(added) if added else ''}")
+    return summary
+
+
 def main():
-    model, pairs_file = sys.argv[1], sys.argv[2]
+    parser = argparse.ArgumentParser(
+        description="Fit per-kernel costs from kernel spans (see the module docstring).")
+    parser.add_argument("model", metavar="MODEL",
+                        help="the GPU model name of the tables ([gpu_model.MODEL...])")
+    parser.add_argument("pairs_file", metavar="PAIRS_FILE",
+                        help="lines `label real_trace.json sim_trace.json`")
+    parser.add_argument("--into", metavar="MODEL_FILE", action="append", default=[],
+                        help="write the fitted tables into this TOML model file in place "
+                             "(repeatable)")
+    args = parser.parse_args()
+    model, pairs_file = args.model, args.pairs_file
+    for path in args.into:
+        if not os.path.isfile(path):
+            parser.error(f"--into {path}: no such file; give an existing model file")
     by_kernel = {}
     sources = {}
     gaps = {"inside": ([], []), "between": ([], [])}
@@ -148,6 +323,12 @@ def main():
                 gap = (b["ts"] - (a["ts"] + a["dur"])) * 1e3  # ns
                 kind = "between" if b["name"].endswith(("_advance", "_push")) else "inside"
                 gaps[kind][i].append(gap)
+    printed = []
+
+    def emit(line=""):
+        print(line)
+        printed.append(line + "\n")
+
     for name in sorted(by_kernel):
         rows = by_kernel[name]
         coef = nnls(rows)
@@ -158,22 +339,29 @@ def main():
         for x, y, _ in rows:
             pred = sum(coef[c] * x[c] for c in coef)
             errs.append(abs(pred - y) / y if y else 0.0)
-        print(f"[gpu_model.{model}.kernel_cost.{name}]")
-        print(f"fixed_ns = {coef['fixed'] / 1e3:.3f}")
+        emit(f"[gpu_model.{model}.kernel_cost.{name}]")
+        emit(f"fixed_ns = {coef['fixed'] / 1e3:.3f}")
         keys = {"items": "item_ps", "edges": "edge_ps", "atomics": "atomic_ps",
                 "vertices": "vertex_ps", "outputs": "output_ps", "rounds": "round_ns"}
         for t in TERMS:
             if coef[t] > 0:
                 scale = 1e3 if t == "rounds" else 1.0
-                print(f"{keys[t]} = {coef[t] / scale:.3f}")
-        print(f'source = "fitted (scripts/calib_fit.py) on {len(rows)} launches of '
-              f'{", ".join(sorted(sources[name]))}; median launch error '
-              f'{100 * statistics.median(errs):.1f} %"')
-        print()
+                emit(f"{keys[t]} = {coef[t] / scale:.3f}")
+        emit(f'source = "fitted (scripts/calib_fit.py) on {len(rows)} launches of '
+             f'{", ".join(sorted(sources[name]))}; median launch error '
+             f'{100 * statistics.median(errs):.1f} %"')
+        emit()
     for kind, (real, sim) in gaps.items():
         if real and sim:
             print(f"# gaps {kind} supersteps (ns): real median {statistics.median(real):.0f} "
                   f"(n {len(real)}), simulated median {statistics.median(sim):.0f} (n {len(sim)})")
+    if args.into:
+        try:
+            for line in write_into(args.into, "".join(printed)):
+                print(line)
+        except (IntoError, ValueError) as e:
+            print(f"calib_fit.py: --into: {e}", file=sys.stderr)
+            sys.exit(2)
 
 
 if __name__ == "__main__":

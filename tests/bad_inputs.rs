@@ -722,6 +722,15 @@ fn bad_run_options() {
                 &[R, G, S, "--runtime", "gum", "--gum-solver-max-workers", "0"],
                 &["--gum-solver-max-workers", "must be at least 1"],
             ),
+            // Microseconds whose picoseconds do not fit a u64 (the product saturated silently).
+            usage(
+                &[R, G, S, "--runtime", "gum", "--gum-plan-round-trips-us", "18446744073710"],
+                &[
+                    "'--gum-plan-round-trips-us <US>'",
+                    "18446744073710 us overflows when converted to picoseconds",
+                    "at most 18446744073709 us",
+                ],
+            ),
             usage(
                 &[R, G, S, "--algo", "nope"],
                 &["invalid value 'nope' for '--algo <ALGO>'", "bfs"],

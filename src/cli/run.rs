@@ -38,6 +38,28 @@ pub enum FusedArg {
     Off,
 }
 
+/// The largest `--gum-plan-round-trips-us`: the most microseconds whose picoseconds fit a
+/// `u64` (`GumOptions::plan_round_trips_ps`).
+const MAX_PLAN_ROUND_TRIPS_US: u64 = u64::MAX / 1_000_000;
+
+/// `--gum-plan-round-trips-us`: whole microseconds that still fit in picoseconds.
+fn parse_plan_round_trips_us(text: &str) -> Result<u64, String> {
+    let us: u64 = text.parse().map_err(|_| {
+        format!(
+            "`{text}` is not a whole number of microseconds; give e.g. {} (the default) or 0 \
+             (plans cost no round trips)",
+            GumOptions::default().plan_round_trips_ps / 1_000_000
+        )
+    })?;
+    if us > MAX_PLAN_ROUND_TRIPS_US {
+        return Err(format!(
+            "{us} us overflows when converted to picoseconds (at most \
+             {MAX_PLAN_ROUND_TRIPS_US} us fit); give a smaller time"
+        ));
+    }
+    Ok(us)
+}
+
 fn parse_priority_delta(text: &str) -> Result<PriorityDelta, String> {
     if text == "off" {
         return Ok(PriorityDelta::Off);
@@ -204,6 +226,16 @@ pub struct RunOptions {
     /// Eq. 2's `g(W_i)`).
     #[arg(long, value_enum, default_value = "pooled")]
     pub gum_cost_features: CostFeaturesArg,
+    /// GUM: what a frontier-stealing plan costs once in host round trips (the cut's and the
+    /// return's), in microseconds: a plan is solved and executed only if it is predicted to
+    /// save more (`GumOptions::plan_round_trips_ps`; 0 counts none).
+    #[arg(
+        long,
+        value_name = "US",
+        value_parser = parse_plan_round_trips_us,
+        default_value_t = GumOptions::default().plan_round_trips_ps / 1_000_000
+    )]
+    pub gum_plan_round_trips_us: u64,
     /// Inject a fault into the simulated machine (repeatable):
     /// `link-degrade:link=A-B[,bandwidth=F][,latency_ns=N][,at_us=T]`,
     /// `link-fail:link=A-B[,at_us=T]`, `straggler:gpu=I,slowdown=X[,at_us=T]`,
@@ -265,6 +297,8 @@ impl RunOptions {
                 CostFeaturesArg::Pooled => switchyard::runtime::gum::CostFeatures::Pooled,
                 CostFeaturesArg::PerFragment => switchyard::runtime::gum::CostFeatures::PerFragment,
             },
+            // The parser keeps the product below 2^64.
+            plan_round_trips_ps: self.gum_plan_round_trips_us.saturating_mul(1_000_000),
             ..GumOptions::default()
         }
     }
@@ -751,4 +785,56 @@ pub fn run_command(args: RunArgs) -> anyhow::Result<()> {
         bail!("validation failed: the result differs from the reference (see the report)");
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::Parser;
+
+    /// The run options alone, as every subcommand flattens them.
+    #[derive(Parser, Debug)]
+    struct Options {
+        #[command(flatten)]
+        options: RunOptions,
+    }
+
+    fn gum(args: &[&str]) -> Result<GumOptions, String> {
+        Options::try_parse_from(std::iter::once("switchyard").chain(args.iter().copied()))
+            .map(|o| o.options.gum())
+            .map_err(|e| e.to_string())
+    }
+
+    #[test]
+    fn gum_plan_round_trips_us_reaches_the_gum_options() {
+        let defaults = gum(&[]).expect("no options parse");
+        assert_eq!(defaults, GumOptions::default());
+        assert_eq!(defaults.plan_round_trips_ps, 43_000_000, "the default stays 43 us");
+        let flag = |us: &str| {
+            gum(&["--gum-plan-round-trips-us", us]).expect("a valid round-trip time parses")
+        };
+        let seven = flag("7");
+        assert_eq!(seven.plan_round_trips_ps, 7_000_000);
+        // Nothing else moves.
+        assert_eq!(GumOptions { plan_round_trips_ps: 43_000_000, ..seven }, GumOptions::default());
+        assert_eq!(flag("0").plan_round_trips_ps, 0);
+        let max = MAX_PLAN_ROUND_TRIPS_US;
+        assert_eq!(flag(&max.to_string()).plan_round_trips_ps, max * 1_000_000);
+    }
+
+    #[test]
+    fn gum_plan_round_trips_us_that_overflow_or_are_not_numbers_are_refused() {
+        let too_big = (MAX_PLAN_ROUND_TRIPS_US + 1).to_string();
+        let e = gum(&["--gum-plan-round-trips-us", &too_big]).expect_err("overflows");
+        assert!(e.contains("--gum-plan-round-trips-us"), "{e}");
+        assert!(
+            e.contains(&format!("{too_big} us overflows when converted to picoseconds")),
+            "{e}"
+        );
+        assert!(e.contains(&format!("at most {MAX_PLAN_ROUND_TRIPS_US} us")), "{e}");
+        for bad in ["-1", "4.5", "x"] {
+            let e = gum(&[&format!("--gum-plan-round-trips-us={bad}")]).expect_err("not a number");
+            assert!(e.contains("is not a whole number of microseconds"), "{bad}: {e}");
+        }
+    }
 }

@@ -1,0 +1,248 @@
+"""Tests of `calib_fit.py --into` (issue 22): the edit of a model file's kernel_cost tables.
+
+Run from the repository root: `python3 -m unittest scripts/test_calib_fit.py` (standard
+library only; no trace data needed).
+"""
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import unittest
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+
+import calib_fit  # noqa: E402
+
+MODEL = "calibrated-TEST-GPU"
+
+FILE = f"""# A model file: comments, the GPU model, three kernel tables, the machine.
+name = "test"
+
+[gpu_model.{MODEL}]
+sm_count = 132
+launch_overhead_ns = 1306.0   # a comment that must survive
+
+[gpu_model.{MODEL}.kernel_cost.alpha]
+fixed_ns = 1.000
+source = "hand"
+
+[gpu_model.{MODEL}.kernel_cost.beta]
+fixed_ns = 2.000
+edge_ps = 3.000
+source = "old fit"
+
+[gpu_model.{MODEL}.kernel_cost.gamma]
+fixed_ns = 4.000
+source = "hand"
+
+[[gpu]]
+name = "gpu0"
+model = "{MODEL}"
+
+[gpu_model.{MODEL}.kernel_cost.omega]
+fixed_ns = 9.000
+source = "appended last time"
+"""
+
+NEW_BETA = f"""[gpu_model.{MODEL}.kernel_cost.beta]
+fixed_ns = 22.000
+item_ps = 5.500
+output_ps = 7.250
+source = "new fit"
+
+"""
+
+NEW_DELTA = f"""[gpu_model.{MODEL}.kernel_cost.delta]
+fixed_ns = 8.000
+source = "new kernel"
+
+"""
+
+
+def kernel_cost_blocks(text):
+    """The `[gpu_model.*.kernel_cost.*]` tables of a TOML file, each ended by a blank line,
+    as the fit prints them (a table runs to the next header or blank line)."""
+    out, inside = [], False
+    for line in text.split("\n"):
+        if line.startswith("["):
+            inside = line.startswith("[gpu_model.") and ".kernel_cost." in line
+            if inside:
+                out.append(line)
+        elif not line.strip():
+            if inside:
+                out.append("")
+            inside = False
+        elif inside:
+            out.append(line)
+    return "\n".join(out) + "\n"
+
+
+def apply(text, tables_text, path="model.toml"):
+    return calib_fit.apply_tables(text, calib_fit.parse_tables(tables_text), path)
+
+
+class ApplyTables(unittest.TestCase):
+    def test_replaces_a_table_in_the_middle_and_nothing_else(self):
+        out, replaced, same, added = apply(FILE, NEW_BETA)
+        old_beta = (f"[gpu_model.{MODEL}.kernel_cost.beta]\nfixed_ns = 2.000\nedge_ps = 3.000\n"
+                    f'source = "old fit"\n')
+        self.assertEqual(FILE.count(old_beta), 1)
+        # The new table takes the old one's place; every other byte is the file's.
+        self.assertEqual(out, FILE.replace(old_beta, NEW_BETA.rstrip("\n") + "\n"))
+        self.assertEqual((replaced, same, added), (["beta"], [], []))
+        # The old key absent from the new fit is gone with its table.
+        self.assertNotIn("edge_ps = 3.000", out)
+
+    def test_appends_an_absent_table_after_a_blank_line(self):
+        out, replaced, same, added = apply(FILE, NEW_DELTA)
+        self.assertEqual(out, FILE + "\n" + NEW_DELTA.rstrip("\n") + "\n")
+        self.assertEqual((replaced, added), ([], ["delta"]))
+
+    def test_appends_to_a_file_without_a_final_newline(self):
+        text = FILE.rstrip("\n")
+        out, _, _, added = apply(text, NEW_DELTA)
+        self.assertEqual(out, text + "\n\n" + NEW_DELTA.rstrip("\n") + "\n")
+        self.assertEqual(added, ["delta"])
+
+    def test_replaces_the_last_table_of_a_file_without_a_final_newline(self):
+        text = FILE.rstrip("\n")
+        new_omega = f"[gpu_model.{MODEL}.kernel_cost.omega]\nfixed_ns = 1.500\n"
+        out, replaced, _, _ = apply(text, new_omega)
+        self.assertEqual(out, text.replace(
+            'fixed_ns = 9.000\nsource = "appended last time"', "fixed_ns = 1.500"))
+        self.assertEqual(replaced, ["omega"])
+
+    def test_several_tables_at_once_keep_the_rest_byte_identical(self):
+        out, replaced, _, added = apply(FILE, NEW_BETA + NEW_DELTA + "# gaps: a comment\n")
+        self.assertEqual((replaced, added), (["beta"], ["delta"]))
+        old_beta = FILE[FILE.index(f"[gpu_model.{MODEL}.kernel_cost.beta]"):]
+        old_beta = old_beta[:old_beta.index("\n\n") + 1]
+        expected = (FILE.replace(old_beta, NEW_BETA.rstrip("\n") + "\n")
+                    + "\n" + NEW_DELTA.rstrip("\n") + "\n")
+        self.assertEqual(out, expected)
+
+    def test_is_idempotent(self):
+        tables = NEW_BETA + NEW_DELTA
+        once, _, _, _ = apply(FILE, tables)
+        twice, replaced, same, added = apply(once, tables)
+        self.assertEqual(twice, once)
+        self.assertEqual((replaced, same, added), (["beta", "delta"], ["beta", "delta"], []))
+
+    def test_keeps_crlf_line_endings(self):
+        text = FILE.replace("\n", "\r\n")
+        out, _, _, _ = apply(text, NEW_BETA + NEW_DELTA)
+        self.assertEqual(out, apply(FILE, NEW_BETA + NEW_DELTA)[0].replace("\n", "\r\n"))
+
+    def test_rejects_a_file_of_another_model_naming_both(self):
+        other = FILE.replace(MODEL, "calibrated-OTHER-GPU")
+        with self.assertRaises(calib_fit.IntoError) as e:
+            apply(other, NEW_BETA, path="topologies/other.toml")
+        message = str(e.exception)
+        self.assertIn("topologies/other.toml", message)
+        self.assertIn("calibrated-OTHER-GPU", message)
+        self.assertIn(MODEL, message)
+
+    def test_rejects_a_file_without_a_gpu_model(self):
+        with self.assertRaises(calib_fit.IntoError) as e:
+            apply('name = "x"\n\n[[gpu]]\nname = "gpu0"\n', NEW_BETA, path="bare.toml")
+        self.assertIn("bare.toml", str(e.exception))
+        self.assertIn("defines no [gpu_model.NAME] table", str(e.exception))
+
+    def test_rejects_a_table_defined_twice(self):
+        twice = FILE + "\n" + NEW_BETA
+        with self.assertRaises(calib_fit.IntoError) as e:
+            apply(twice, NEW_BETA, path="dup.toml")
+        self.assertIn("dup.toml", str(e.exception))
+        self.assertIn("defined twice", str(e.exception))
+
+    def test_the_repository_model_files_take_their_own_tables_unchanged(self):
+        # Re-applying a model file's own kernel_cost tables (as the fit would print them)
+        # must give back the same bytes: the block boundaries match the files' layout.
+        root = os.path.dirname(HERE)
+        for rel in ("topologies/calibrated/h100-nvswitch-x4.toml",
+                    "reports/bench/gpu_calibrated_h100_2026-11-26.toml"):
+            path = os.path.join(root, rel)
+            if not os.path.exists(path):
+                continue
+            with open(path, encoding="utf-8", newline="") as f:
+                text = f.read()
+            own = kernel_cost_blocks(text)
+            tables = calib_fit.parse_tables(own)
+            self.assertGreater(len(tables), 10, rel)
+            out, replaced, same, added = calib_fit.apply_tables(text, tables, rel)
+            self.assertEqual(out, text, rel)
+            self.assertEqual(len(replaced), len(tables), rel)
+            self.assertEqual(same, replaced, rel)
+            self.assertEqual(added, [], rel)
+
+
+class WriteInto(unittest.TestCase):
+    def test_writes_every_file_or_none(self):
+        with tempfile.TemporaryDirectory() as d:
+            good = os.path.join(d, "good.toml")
+            bad = os.path.join(d, "bad.toml")
+            with open(good, "w") as f:
+                f.write(FILE)
+            with open(bad, "w") as f:
+                f.write(FILE.replace(MODEL, "calibrated-OTHER-GPU"))
+            with self.assertRaises(calib_fit.IntoError) as e:
+                calib_fit.write_into([good, bad], NEW_BETA)
+            self.assertIn(bad, str(e.exception))
+            with open(good) as f:
+                self.assertEqual(f.read(), FILE)  # checked first, so not written
+            summary = calib_fit.write_into([good], NEW_BETA + NEW_DELTA)
+            self.assertEqual(summary, [f"# {good}: replaced 1 table(s): beta; added 1: delta"])
+            with open(good) as f:
+                self.assertEqual(f.read(), apply(FILE, NEW_BETA + NEW_DELTA)[0])
+
+
+def trace(path, durations_us, edges):
+    """A Chrome trace with one kernel span `k_work` per launch on GPU 0."""
+    events, ts = [], 0.0
+    for dur, e in zip(durations_us, edges):
+        events.append({"ph": "X", "cat": "kernel", "name": "k_work", "pid": 0, "tid": 0,
+                       "ts": ts, "dur": dur, "args": {"edges": e}})
+        ts += dur + 5.0
+    with open(path, "w") as f:
+        json.dump({"traceEvents": events}, f)
+
+
+class CommandLine(unittest.TestCase):
+    def test_fit_into_a_model_file(self):
+        with tempfile.TemporaryDirectory() as d:
+            edges = [1000, 2000, 4000, 8000]
+            # 10 us fixed and 20 ps an edge: the fit must find them.
+            trace(os.path.join(d, "real.json"), [10.0 + 2e-5 * e for e in edges], edges)
+            trace(os.path.join(d, "sim.json"), [1.0] * 4, edges)
+            pairs = os.path.join(d, "pairs.txt")
+            with open(pairs, "w") as f:
+                f.write(f"toy {d}/real.json {d}/sim.json\n")
+            model = os.path.join(d, "model.toml")
+            with open(model, "w") as f:
+                f.write(FILE)
+            script = os.path.join(HERE, "calib_fit.py")
+            run = subprocess.run([sys.executable, script, MODEL, pairs, "--into", model],
+                                 capture_output=True, text=True, check=True)
+            self.assertIn(f"# {model}: replaced 0 table(s); added 1: k_work", run.stdout)
+            with open(model) as f:
+                text = f.read()
+            self.assertTrue(text.startswith(FILE + "\n"))
+            self.assertIn(f"[gpu_model.{MODEL}.kernel_cost.k_work]\nfixed_ns = 10000.000\n"
+                          f"edge_ps = 20.000\n", text)
+            # A file of another model: refused, exit status 2, the file untouched.
+            other = os.path.join(d, "other.toml")
+            with open(other, "w") as f:
+                f.write(FILE.replace(MODEL, "calibrated-OTHER-GPU"))
+            run = subprocess.run([sys.executable, script, MODEL, pairs, "--into", other],
+                                 capture_output=True, text=True)
+            self.assertEqual(run.returncode, 2)
+            self.assertIn(other, run.stderr)
+            self.assertIn("calibrated-OTHER-GPU", run.stderr)
+            with open(other) as f:
+                self.assertEqual(f.read(), FILE.replace(MODEL, "calibrated-OTHER-GPU"))
+
+
+if __name__ == "__main__":
+    unittest.main()
