@@ -51,14 +51,20 @@ fn runs_at_bsps_routed_advance_on_two_real_gpus_stay_within_the_recorded_error_b
     check("reports/bench/calib_h100_multi_2026-11-27_refit_c19_lux.json");
 }
 
+/// The one-H100 calibration's machine file.
+const ONE_H100: &str = "reports/bench/gpu_calibrated_h100_2026-11-26.toml";
+
+/// A machine file of the repository, by its path from the root.
+fn machine(path: &str) -> Topology {
+    Topology::load(root().join(path)).unwrap_or_else(|e| panic!("{path}: {e}"))
+}
+
 #[test]
 fn the_multi_gpu_machine_has_the_one_gpu_calibrations_gpu_model() {
     // "Not refitted on the multi-GPU runs": the machine file differs from the one-GPU
     // calibration only in its fabric.
-    let one = Topology::load(root().join("reports/bench/gpu_calibrated_h100_2026-11-26.toml"))
-        .expect("one-GPU calibration");
-    let four = Topology::load(root().join("topologies/calibrated/h100-nvswitch-x4.toml"))
-        .expect("multi-GPU machine");
+    let one = machine(ONE_H100);
+    let four = machine("topologies/calibrated/h100-nvswitch-x4.toml");
     assert_eq!(four.gpus.len(), 4);
     for gpu in &four.gpus {
         assert_eq!(gpu.model, one.gpus[0].model, "{}: not the calibrated GPU model", gpu.name);
@@ -70,10 +76,8 @@ fn the_h200_transfer_model_is_the_h100_fit_with_the_h200s_datasheet_memory() {
     // reports/bench/gpu_h200_from_h100_fit_2026-11-27.toml is a copy of the one-H100
     // calibration (an overlay cannot edit a GPU model's keys): only memory size and bandwidth
     // may differ, and those must be the H200 datasheet's (topologies/gpu_models.toml).
-    let h100 = Topology::load(root().join("reports/bench/gpu_calibrated_h100_2026-11-26.toml"))
-        .expect("one-GPU calibration");
-    let h200 = Topology::load(root().join("reports/bench/gpu_h200_from_h100_fit_2026-11-27.toml"))
-        .expect("H200 transfer model");
+    let h100 = machine(ONE_H100);
+    let h200 = machine("reports/bench/gpu_h200_from_h100_fit_2026-11-27.toml");
     let mut transfer = h200.gpus[0].model.clone();
     assert_eq!(transfer.memory_bandwidth_bytes_per_s, 4_800_000_000_000, "H200 datasheet 4.8 TB/s");
     assert_eq!(transfer.memory_bytes, 143_771 * 1024 * 1024, "H200 memory (nvidia-smi)");
