@@ -157,6 +157,13 @@
 
 #define AT_MAX_BLOCK 1024
 #define AT_MAX_WARPS (AT_MAX_BLOCK / 32)
+// The BFS worker's launch bound: blocks of at most 512 threads, one block an SM
+// guaranteed, so that ptxas may give a thread up to 128 registers (it takes 80). Under a
+// bound of AT_MAX_BLOCK (64 registers) it spilled 216 bytes a thread and ran 7-8 % slower as
+// persistent CTA workers on one H200 (reports/atos.md, "Registers"); the CUDA backend refuses
+// a larger block with the bound named (backend.rs `launch_with`). The PageRank and colouring
+// workers keep AT_MAX_BLOCK: bounded the same way they ran slower on luxembourg (c49).
+#define AT_BFS_WORKER_BLOCK 512
 #define AT_FULL 0xffffffffu
 
 __device__ __forceinline__ u64 at_vol(const u64 *p) { return *(const volatile u64 *)p; }
@@ -1611,7 +1618,7 @@ __device__ void at_pre(const SyArgs &a) {
 }
 
 extern "C" __global__ void atos_bfs_worker__pre(const SyArgs a) { at_pre(a); }
-extern "C" __global__ void __launch_bounds__(AT_MAX_BLOCK) atos_bfs_worker(const SyArgs a) { at_worker<AtBfs>(a); }
+extern "C" __global__ void __launch_bounds__(AT_BFS_WORKER_BLOCK, 1) atos_bfs_worker(const SyArgs a) { at_worker<AtBfs>(a); }
 extern "C" __global__ void atos_pr_worker__pre(const SyArgs a) { at_pre(a); }
 extern "C" __global__ void __launch_bounds__(AT_MAX_BLOCK) atos_pr_worker(const SyArgs a) { at_worker<AtPr>(a); }
 extern "C" __global__ void atos_color_worker__pre(const SyArgs a) { at_pre(a); }

@@ -19,7 +19,8 @@ pub struct AtosArgs {
     /// Atos: worker width (seed 004 sec. 3.2).
     #[arg(long, value_enum, default_value = "cta")]
     pub atos_worker: WorkerWidth,
-    /// Atos: threads of a CTA worker (a multiple of 32, at most 1024; seed 003 uses 512).
+    /// Atos: threads of a CTA worker (a multiple of 32, at most 1024; BFS on CUDA at most 512,
+    /// its kernel's launch bound; seed 003 uses 512).
     #[arg(long, default_value_t = AtosOptions::default().cta_threads)]
     pub atos_cta_threads: u32,
     /// Atos: items a CTA worker fetches (FETCH_SIZE); thread and warp workers fetch one.

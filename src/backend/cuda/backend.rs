@@ -1742,6 +1742,28 @@ impl Backend for CudaBackend {
             )?;
             Ok(per_sm.max(0) as u32)
         };
+        let mut max_threads: std::ffi::c_int = 0;
+        // SAFETY: a function of this device's module, a valid out pointer.
+        ck(
+            unsafe {
+                sys::cuFuncGetAttribute(
+                    &mut max_threads,
+                    sys::CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK,
+                    main,
+                )
+            },
+            || format!("the block limit of `{cuda_name}` on gpu{device}"),
+        )?;
+        if block > max_threads.max(0) as u32 {
+            return Err(BackendError::Kernel {
+                kernel: launch.kernel.to_string(),
+                message: format!(
+                    "takes blocks of at most {max_threads} threads on CUDA (its launch bound, \
+                     which keeps its registers from spilling); this launch asked for {block}: \
+                     choose {max_threads} or fewer"
+                ),
+            });
+        }
         let blocks = if persistent {
             let cap = std::env::var("SWITCHYARD_FUSED_BLOCKS_PER_SM")
                 .ok()
