@@ -434,6 +434,9 @@ __device__ void at_push_task(const AtCtx &c, u32 item, u32 prio) {
 // contending for its counters serialised there.
 struct AtSink {
     u32 item, val, queue;
+    // A kept local find's row (level keeping, BFS): loaded by the finder right after its
+    // atomicMin, so the loads overlap the push's barriers (see s_kbeg).
+    u64 beg, end;
 };
 
 #define AT_SINKS (2 + AT_MAX_GPUS)
@@ -453,7 +456,18 @@ __shared__ u32 s_pn[AT_SINKS];
 // s_kpass: the items kept before this pass of at_push_block and by it; s_klevel: the kept
 // tasks handed to the next level.
 __shared__ u32 s_kmax, s_kside, s_knext, s_kbase, s_kpass, s_klevel;
-__shared__ u32 s_kbuf[2][AT_MAX_BLOCK];
+// Tasks kept per level at most (SWITCHYARD_ATOS_KEEP is clamped to it; kernels.rs
+// `KEEP_MAX`): the BFS worker's block (AT_BFS_WORKER_BLOCK).
+#define AT_KEEP_MAX 512
+__shared__ u32 s_kbuf[2][AT_KEEP_MAX];
+// With each kept task, what its finder knew: the label it set (s_klab), and the task's row
+// (s_kbeg, s_kdeg), loaded by the finder. The next level starts the task from these, with no
+// round trip to the label and the row (the label may have dropped since: the task then
+// spreads a label that loses to the better one's, which is extra work, never a wrong level).
+// That round trip was the largest piece of a kept level on one H200 (c51: 1,250-1,800 of
+// 5,300-7,800 cycles; reports/atos.md, "Registers").
+__shared__ u64 s_kbeg[2][AT_KEEP_MAX];
+__shared__ u32 s_kdeg[2][AT_KEEP_MAX], s_klab[2][AT_KEEP_MAX];
 __shared__ u64 s_pat[AT_SINKS];
 __shared__ int s_pok[AT_SINKS];
 
@@ -463,7 +477,7 @@ __device__ __forceinline__ AtQ at_sink_queue(const AtCtx &c, u32 qi) {
 }
 
 // Pushes the block's finds (every thread calls it, with its sink). s_pn is 0 between calls.
-__device__ void at_push_block(const AtCtx &c, const AtSink &s) {
+template <class App> __device__ void at_push_block(const AtCtx &c, const AtSink &s) {
     if (!__syncthreads_or(s.queue != 0)) return;
     u32 rank = 0;
     u32 active = __ballot_sync(AT_FULL, s.queue != 0);
@@ -494,7 +508,13 @@ __device__ void at_push_block(const AtCtx &c, const AtSink &s) {
     }
     __syncthreads();
     if (s.queue == 1 && rank < s_kpass) {
-        s_kbuf[s_kside][s_kbase + rank] = s.item;
+        u32 slot = s_kbase + rank;
+        s_kbuf[s_kside][slot] = s.item;
+        if constexpr (App::KEEP) {
+            s_klab[s_kside][slot] = s.val;
+            s_kbeg[s_kside][slot] = s.beg;
+            s_kdeg[s_kside][slot] = (u32)(s.end - s.beg);
+        }
     } else if (s.queue && s_pok[s.queue - 1]) {
         AtQ q = at_sink_queue(c, s.queue - 1);
         u64 at = s_pat[s.queue - 1] + rank - (s.queue == 1 ? s_kpass : 0);
@@ -723,6 +743,12 @@ template <class App> __device__ void at_update(const AtCtx &c, u32 t, u32 val, A
             if (sink) {
                 sink->item = tl;
                 sink->queue = at_is_low(c, prio) ? 2 : 1;
+                if constexpr (App::KEEP) {
+                    // Loaded now, used after the push's barriers (s_kbeg).
+                    sink->val = val;
+                    sink->beg = c.offsets[tl];
+                    sink->end = c.offsets[tl + 1];
+                }
             } else {
                 at_push_task(c, tl, prio);
             }
@@ -954,14 +980,27 @@ template <class App, class Team> __device__ void at_task(const AtCtx &c, u32 ite
 // end (a block-wide exclusive scan of their counts) and taken by consecutive threads (binary
 // search for the owner item among the first `items`).
 template <class App>
-__device__ void at_block_expand(const AtCtx &c, u32 item, bool have, u32 items, AtCounts &n) {
+__device__ void at_block_expand(const AtCtx &c, u32 item, bool have, u32 items, AtCounts &n,
+                                int kside = 0, int kslot = -1) {
     __shared__ u32 s_excl[AT_MAX_BLOCK], s_carry[AT_MAX_BLOCK], s_warp[AT_MAX_WARPS + 1];
     __shared__ u64 s_beg[AT_MAX_BLOCK];
     AtTask t;
     t.beg = t.end = 0;
     t.carry = 0;
     if (have) {
-        t = App::start(c, item);
+        if constexpr (App::KEEP) {
+            if (kslot >= 0) {
+                // A kept task: started from what its finder knew (s_kbeg).
+                t.beg = s_kbeg[kside][kslot];
+                t.end = t.beg + s_kdeg[kside][kslot];
+                t.carry = s_klab[kside][kslot] + 1;
+                t.ok = t.visit = true;
+            } else {
+                t = App::start(c, item);
+            }
+        } else {
+            t = App::start(c, item);
+        }
         n.tasks += t.ok;
         n.visits += t.visit;
         n.edges += t.end - t.beg;
@@ -991,7 +1030,7 @@ __device__ void at_block_expand(const AtCtx &c, u32 item, bool have, u32 items, 
     // One arc per thread per pass; the pass's tasks are pushed by the block together.
     for (u32 base = 0; base < total; base += blockDim.x) {
         u32 k = base + threadIdx.x;
-        AtSink sink = {0, 0, 0};
+        AtSink sink = {0, 0, 0, 0, 0};
         if (k < total) {
             u32 lo = 0, hi = items - 1;
             while (lo < hi) {
@@ -1000,7 +1039,7 @@ __device__ void at_block_expand(const AtCtx &c, u32 item, bool have, u32 items, 
             }
             App::arc(c, s_carry[lo], c.targets[s_beg[lo] + (k - s_excl[lo])], &sink);
         }
-        at_push_block(c, sink);
+        at_push_block<App>(c, sink);
     }
     __syncthreads();
 }
@@ -1394,11 +1433,13 @@ template <class App> __device__ bool at_round_block(const AtCtx &c, AtCounts &n)
             u64 i = round + threadIdx.x;
             bool have = i < all;
             u32 item = 0;
+            int kslot = -1;
             if (i < got) {
                 item = at_get(q, at + i);
                 if (at_deferred<App>(c, item, from)) have = false;
             } else if (have) {
-                item = s_kbuf[cur][i - got];
+                kslot = (int)(i - got);
+                item = s_kbuf[cur][kslot];
             }
             if constexpr (App::COLOR) {
                 __shared__ u32 s_items[AT_MAX_BLOCK];
@@ -1412,7 +1453,8 @@ template <class App> __device__ bool at_round_block(const AtCtx &c, AtCounts &n)
                 __syncthreads();
             } else {
                 u64 rest = all - round;
-                at_block_expand<App>(c, item, have, rest < blockDim.x ? (u32)rest : blockDim.x, n);
+                at_block_expand<App>(c, item, have, rest < blockDim.x ? (u32)rest : blockDim.x, n,
+                                     (int)cur, kslot);
             }
         }
         total += got;
@@ -1527,7 +1569,7 @@ template <class App> __device__ void at_worker(const SyArgs &a) {
         // queue orders the work instead); SC_FENCE bits 16-31 the items kept per level
         // (0: the block's width).
         u32 kmax = s_mode >> 16;
-        kmax = kmax == 0 ? blockDim.x : kmax < AT_MAX_BLOCK ? kmax : AT_MAX_BLOCK;
+        kmax = kmax == 0 ? blockDim.x : kmax < AT_KEEP_MAX ? kmax : AT_KEEP_MAX;
         s_kmax = s_ok && App::KEEP && (s_mode & AT_MODE_KEEP) && s_c.persistent && s_c.delta == 0 ? kmax : 0;
         s_kside = s_knext = s_kbase = s_kpass = 0;
     }

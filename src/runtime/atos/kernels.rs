@@ -277,13 +277,16 @@ pub mod scalar {
     /// The environment variable that sets bit 4 of [`FENCE`] (`idle`).
     pub const FLUSH_ENV: &str = "SWITCHYARD_ATOS_FLUSH";
     /// The environment variable that sets level keeping (bit 8 and bits 16-31 of [`FENCE`]):
-    /// `off`, `on` (keep up to the CTA's width) or the items kept per level (1-1024).
+    /// `off`, `on` (keep up to the CTA's width) or the items kept per level (1-[`KEEP_MAX`]).
     pub const KEEP_ENV: &str = "SWITCHYARD_ATOS_KEEP";
     /// Level keeping when [`KEEP_ENV`] is unset or unreadable: 128 tasks per level. Measured
     /// on one H100 (c22, c23; reports/atos.md, "Level keeping"): road grid BFS 32.5 ms off,
     /// 17.5 ms at 128, 36.7 ms at 512 (a CTA's levels then take four passes and run apart,
     /// extra work 2.6); luxembourg 7.2 ms off, 3.5-3.6 ms at 128 or 256, 3.8 ms at 512.
     pub const KEEP_DEFAULT: Option<u32> = Some(128);
+    /// The most tasks a level keeps (`AT_KEEP_MAX` in kernels/atos.cu, the BFS worker's
+    /// largest block): larger [`KEEP_ENV`] values are clamped to it.
+    pub const KEEP_MAX: u32 = 512;
 
     /// The [`FENCE`] bits the environment asks for.
     pub fn experiment_bits() -> u32 {
@@ -295,13 +298,13 @@ pub mod scalar {
     }
 
     /// The level-keeping bits of [`FENCE`] for a [`KEEP_ENV`] value: `off` or `0` none, `on`
-    /// bit 8 alone (keep up to the CTA's width), `N` bit 8 and N (at most 1024) in bits
+    /// bit 8 alone (keep up to the CTA's width), `N` bit 8 and N (at most [`KEEP_MAX`]) in bits
     /// 16-31; anything else (or no value) [`KEEP_DEFAULT`].
     pub fn keep_bits(value: Option<&str>) -> u32 {
         let items = match value.map(str::trim) {
             Some("off") | Some("0") => None,
             Some("on") => Some(0),
-            Some(v) => v.parse::<u32>().ok().map_or(KEEP_DEFAULT, |n| Some(n.min(1024))),
+            Some(v) => v.parse::<u32>().ok().map_or(KEEP_DEFAULT, |n| Some(n.min(KEEP_MAX))),
             None => KEEP_DEFAULT,
         };
         items.map_or(0, |n| 8 | (n << 16))
@@ -1396,7 +1399,8 @@ mod tests {
         assert_eq!(scalar::keep_bits(Some("0")), 0);
         assert_eq!(scalar::keep_bits(Some("on")), 8);
         assert_eq!(scalar::keep_bits(Some(" 256 ")), 8 | (256 << 16));
-        assert_eq!(scalar::keep_bits(Some("5000")), 8 | (1024 << 16));
+        assert_eq!(scalar::keep_bits(Some("5000")), 8 | (512 << 16));
+        assert!(source.contains("#define AT_KEEP_MAX 512\n"), "kernels/atos.cu: AT_KEEP_MAX");
         let default = scalar::KEEP_DEFAULT.map_or(0, |n| 8 | (n << 16));
         assert_eq!(scalar::keep_bits(Some("many")), default);
         assert_eq!(scalar::keep_bits(None), default);
