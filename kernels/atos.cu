@@ -492,6 +492,28 @@ template <class App> __device__ void at_push_block(const AtCtx &c, const AtSink 
     }
     __syncthreads();
     u32 nq = 2 + (c.gpus > 1 ? c.gpus : 0);
+    if constexpr (App::KEEP) {
+        // Every find of the pass is a local task that fits the kept level (the common pass
+        // on a road graph): each thread keeps its own, with no reservation and one barrier
+        // instead of two (every thread reads s_knext and s_pn before thread 0 moves them).
+        bool fits = s_kmax && s_pn[0] <= s_kmax - s_knext;
+        for (u32 qi = 1; qi < nq; qi++) fits = fits && s_pn[qi] == 0;
+        if (fits) {
+            if (s.queue == 1) {
+                u32 slot = s_knext + rank;
+                s_kbuf[s_kside][slot] = s.item;
+                s_klab[s_kside][slot] = s.val;
+                s_kbeg[s_kside][slot] = s.beg;
+                s_kdeg[s_kside][slot] = (u32)(s.end - s.beg);
+            }
+            __syncthreads();
+            if (threadIdx.x == 0) {
+                s_knext += s_pn[0];
+                s_pn[0] = 0;
+            }
+            return;
+        }
+    }
     if (threadIdx.x < nq) {
         u64 n = s_pn[threadIdx.x], at = 0;
         if (threadIdx.x == 0 && s_kmax) {
