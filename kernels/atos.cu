@@ -159,7 +159,7 @@
 #define AT_MAX_WARPS (AT_MAX_BLOCK / 32)
 // The BFS worker's launch bound: blocks of at most 512 threads, one block an SM
 // guaranteed, so that ptxas may give a thread up to 128 registers (it takes 80). Under a
-// bound of AT_MAX_BLOCK (64 registers) it spilled 216 bytes a thread and ran 7-8 % slower as
+// bound of AT_MAX_BLOCK (64 registers) it spilled 216 bytes a thread and ran 7-9 % slower as
 // persistent CTA workers on one H200 (reports/atos.md, "Registers"); the CUDA backend refuses
 // a larger block with the bound named (backend.rs `launch_with`). The PageRank and colouring
 // workers keep AT_MAX_BLOCK: bounded the same way they ran slower on luxembourg (c49).
@@ -464,8 +464,9 @@ __shared__ u32 s_kbuf[2][AT_KEEP_MAX];
 // (s_kbeg, s_kdeg), loaded by the finder. The next level starts the task from these, with no
 // round trip to the label and the row (the label may have dropped since: the task then
 // spreads a label that loses to the better one's, which is extra work, never a wrong level).
-// That round trip was the largest piece of a kept level on one H200 (c51: 1,250-1,800 of
-// 5,300-7,800 cycles; reports/atos.md, "Registers").
+// c51 put 1,250-1,800 of a kept level's 5,300-7,800 cycles at its top, where that round
+// trip was; taking it away saved 5 % on luxembourg on one H200 (c52; reports/atos.md,
+// "Registers").
 __shared__ u64 s_kbeg[2][AT_KEEP_MAX];
 __shared__ u32 s_kdeg[2][AT_KEEP_MAX], s_klab[2][AT_KEEP_MAX];
 __shared__ u64 s_pat[AT_SINKS];
