@@ -411,10 +411,11 @@ def main():
         if name in ramp_from:
             lender = fitted.get(ramp_from[name])
             if lender is None or lender["ramp"] <= 0:
+                why = ("has no non-negative fit" if lender is None else
+                       f"was fitted without a ramp (no launch below {args.ramp_items} items, "
+                       f"or the ramp did not pay)")
                 print(f"calib_fit.py: --ramp-from {name}={ramp_from[name]}: "
-                      f"`{ramp_from[name]}` was fitted without a ramp (no launch below "
-                      f"{args.ramp_items} items, or the ramp did not pay); drop the pair",
-                      file=sys.stderr)
+                      f"`{ramp_from[name]}` {why}; drop the pair", file=sys.stderr)
                 sys.exit(2)
             given = {"ramp": lender["ramp"]}
         coef = nnls(rows, args.ramp_items, given)

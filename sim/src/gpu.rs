@@ -278,7 +278,8 @@ impl GpuModel {
     }
 
     /// This model restricted to `sms` of its SMs (a kernel sharing the GPU): memory
-    /// bandwidth and the per-count kernel costs scale with the share.
+    /// bandwidth and the per-count kernel costs scale with the share (a
+    /// [`KernelCost::ramp_item_ps`], one block's latency, does not).
     pub fn on_sms(&self, sms: u32) -> GpuModel {
         let full = self.sm_count.max(1);
         let mut part = self.clone();
