@@ -8,15 +8,28 @@ vertices), launch by launch in order per kernel name on GPU 0, then fits per ker
 
     span = fixed + items * item_ps + edges * edge_ps + atomics * atomic_ps + vertices * vertex_ps
            + outputs * output_ps + (rounds - 1) * round_ps
+           + min(items, max(rounds, 1) * RAMP_ITEMS) * ramp_item_ps
 
-by non-negative least squares on relative error (each launch weighted by 1/span, so that the
+(the last term, the ramp, is what a launch or a device-side loop's round pays per item until
+its items fill one thread block of RAMP_ITEMS = 256 threads, SY_BLOCK of kernels/common.cuh:
+c32's bfs_advance costs 14-18 us with up to 64 frontier vertices and 23 us from 256 on,
+flat above; a round's items are taken as the launch's average) by non-negative least squares
+on relative error (each launch weighted by 1/span, so that the
 many short launches and the few long ones both count), and prints TOML
 `[gpu_model.NAME.kernel_cost.KERNEL]` tables with their source. Also prints the gaps between
 kernels on the real GPU (inside a superstep: back-to-back launches; between supersteps: the
 host's round trip) beside the simulator's, for `launch_overhead_ns` and `sync_overhead_ns`.
 
-Usage: calib_fit.py MODEL PAIRS_FILE [--into MODEL_FILE]...
+Usage: calib_fit.py MODEL PAIRS_FILE [--into MODEL_FILE]... [--ramp-items N]
+                   [--ramp-from LOOP=KERNEL,...]
   PAIRS_FILE: lines `label real_trace.json sim_trace.json` (label: which runs went in).
+  --ramp-items N: the items a launch's (or round's) ramp is charged for (default 256, one
+    block; 0: no ramp term).
+  --ramp-from LOOP=KERNEL: kernel LOOP (a device-side loop whose every round runs KERNEL's
+    expansion) takes KERNEL's fitted ramp price instead of fitting its own, and fits its
+    other terms on what is left of its spans. For loops whose fit launches all have more
+    than one block of items a round (the fit graphs' levels), where the ramp cannot be told
+    from the per-round cost. KERNEL must be fitted with a ramp; an error names it otherwise.
   --into MODEL_FILE (repeatable): also write the fitted tables into that TOML model file, in
     place: each fitted `[gpu_model.MODEL.kernel_cost.KERNEL]` table replaces the table of the
     same name (its header line and the lines after it up to the next header or blank line),
@@ -37,13 +50,31 @@ import sys
 import tempfile
 
 # In the order of preference when fits tie (two graphs give an exact fit to any two terms).
-TERMS = ["edges", "vertices", "items", "outputs", "atomics", "rounds"]
+TERMS = ["edges", "vertices", "items", "outputs", "atomics", "rounds", "ramp"]
 # A kernel that loops on the device (some launch has rounds after its first: BSP's
 # `*_levels`, Groute's fused workers, Atos's persistent workers) is one span per launch, so
 # its few launches (one per run) fit any terms exactly; its cost is first a cost per round
 # (a level's dependent accesses and grid barrier) and then per arc, so its fits must charge
 # rounds and prefer arcs next.
-LOOP_TERMS = ["rounds", "edges", "items", "atomics", "outputs", "vertices"]
+LOOP_TERMS = ["rounds", "edges", "items", "atomics", "outputs", "vertices", "ramp"]
+# Items a launch (or each of its rounds) pays the ramp for: one block of SY_BLOCK threads
+# (kernels/common.cuh), where c32's advance kernels stop growing with their frontier.
+RAMP_ITEMS = 256
+# TOML key of each term's coefficient, and its unit in picoseconds.
+KEYS = {"items": ("item_ps", 1.0), "edges": ("edge_ps", 1.0), "atomics": ("atomic_ps", 1.0),
+        "vertices": ("vertex_ps", 1.0), "outputs": ("output_ps", 1.0),
+        "rounds": ("round_ns", 1e3), "ramp": ("ramp_item_ps", 1.0)}
+
+
+def columns(args, ramp_items=RAMP_ITEMS):
+    """One launch's fit columns from its simulated span's counts `args`: the counts, rounds
+    after the first, and the ramp's items `min(items, max(rounds, 1) * ramp_items)` (0 with
+    ramp_items 0)."""
+    x = {"fixed": 1.0, **{t: float(args.get(t, 0)) for t in TERMS if t != "ramp"}}
+    x["ramp"] = float(min(x["items"], max(x["rounds"], 1.0) * ramp_items))
+    # Rounds after the first (a device-side loop's grid barriers).
+    x["rounds"] = max(x["rounds"] - 1.0, 0.0)
+    return x
 
 
 def spans(path):
@@ -90,13 +121,27 @@ def solve(rows, cols):
     return [m[i][k] / m[i][i] for i in range(k)]
 
 
-def nnls(rows):
+def ramp_is_saturated(rows, ramp_items=RAMP_ITEMS):
+    """Whether every launch of `rows` fills the ramp (its items at least `ramp_items` a
+    round): the ramp's column is then fixed + rounds over again and cannot be fitted."""
+    return all(x["ramp"] >= (x["rounds"] + 1.0) * ramp_items for x, _, _ in rows)
+
+
+def nnls(rows, ramp_items=RAMP_ITEMS, fixed_terms=None):
     """Non-negative fit over subsets of the terms (fixed included): fewer terms than
     distinct launches (at least one), and the fewest terms whose error is within 5 % of the
     best (ties: the earlier terms of TERMS, or of LOOP_TERMS for a device-side loop, whose
-    fits must include rounds)."""
+    fits must include rounds). The ramp is left out where every launch fills it
+    ([`ramp_is_saturated`]) or ramp_items is 0. `fixed_terms` ({term: coefficient}): terms
+    whose coefficient is given, not fitted; their part is taken off each span first and
+    they are in every fit returned."""
+    fixed_terms = dict(fixed_terms or {})
+    if fixed_terms:
+        rows = [(x, y - sum(c * x[t] for t, c in fixed_terms.items()), w) for x, y, w in rows]
     loop = any(x["rounds"] > 0 for x, _, _ in rows)
-    all_cols = ["fixed"] + (LOOP_TERMS if loop else TERMS)
+    all_cols = ["fixed"] + [t for t in (LOOP_TERMS if loop else TERMS) if t not in fixed_terms]
+    if "ramp" in all_cols and (ramp_items == 0 or ramp_is_saturated(rows, ramp_items)):
+        all_cols.remove("ramp")
     distinct = len({tuple(x[c] for c in all_cols) for x, _, _ in rows})
     fits = []
     for r in range(1, len(all_cols) + 1):
@@ -122,7 +167,11 @@ def nnls(rows):
     if not fits:
         return None
     best = min(err for _, err, _ in fits)
-    return next(coef for _, err, coef in fits if err <= 1.05 * best + 1e-12)
+    coef = next(coef for _, err, coef in fits if err <= 1.05 * best + 1e-12)
+    for t in TERMS:
+        coef.setdefault(t, 0.0)
+    coef.update(fixed_terms)
+    return coef
 
 
 # A table header line (`[a.b]`, not an array of tables `[[a]]`), an optional comment after.
@@ -286,8 +335,27 @@ def main():
     parser.add_argument("--into", metavar="MODEL_FILE", action="append", default=[],
                         help="write the fitted tables into this TOML model file in place "
                              "(repeatable)")
+    parser.add_argument("--ramp-items", metavar="N", type=int, default=RAMP_ITEMS,
+                        help=f"items a launch or round pays the ramp for (default {RAMP_ITEMS},"
+                             f" one block; 0: no ramp term)")
+    parser.add_argument("--ramp-from", metavar="LOOP=KERNEL", action="append", default=[],
+                        help="kernel LOOP takes KERNEL's fitted ramp price (comma-separated "
+                             "pairs; repeatable)")
     args = parser.parse_args()
     model, pairs_file = args.model, args.pairs_file
+    if args.ramp_items < 0:
+        parser.error(f"--ramp-items {args.ramp_items}: give 0 (no ramp) or more items")
+    ramp_from = {}
+    for pair in ",".join(args.ramp_from).split(","):
+        if not pair:
+            continue
+        loop, sep, kernel = pair.partition("=")
+        if not sep or not loop or not kernel or loop == kernel:
+            parser.error(f"--ramp-from `{pair}`: give LOOP=KERNEL, two different kernel names "
+                         f"(e.g. bfs_levels=bfs_advance)")
+        ramp_from[loop] = kernel
+    if ramp_from and args.ramp_items == 0:
+        parser.error("--ramp-from needs a ramp: drop --ramp-items 0")
     for path in args.into:
         if not os.path.isfile(path):
             parser.error(f"--into {path}: no such file; give an existing model file")
@@ -309,9 +377,7 @@ def main():
                 print(f"# {label}: {name}: {len(rq[name])} real launches, {len(sq[name])} "
                       f"simulated: paired in order up to the shorter", file=sys.stderr)
             for r, s in zip(rq[name], sq[name]):
-                x = {"fixed": 1.0, **{t: float(s["args"].get(t, 0)) for t in TERMS}}
-                # Rounds after the first (a device-side loop's grid barriers).
-                x["rounds"] = max(x["rounds"] - 1.0, 0.0)
+                x = columns(s["args"], args.ramp_items)
                 y = r["dur"] * 1e6  # us -> ps
                 by_kernel.setdefault(name, []).append((x, y, 1.0 / max(y, 1e6) ** 2))
                 sources.setdefault(name, set()).add(label)
@@ -329,27 +395,53 @@ def main():
         print(line)
         printed.append(line + "\n")
 
-    for name in sorted(by_kernel):
+    for loop, kernel in sorted(ramp_from.items()):
+        for name in (loop, kernel):
+            if name not in by_kernel:
+                print(f"calib_fit.py: --ramp-from {loop}={kernel}: no launch of `{name}` in "
+                      f"{pairs_file}; add a run of it to the pairs or drop the pair",
+                      file=sys.stderr)
+                sys.exit(2)
+    # Kernels that lend their ramp first, so that the loops can take it.
+    fitted = {}
+    order = sorted(by_kernel, key=lambda n: (n in ramp_from, n))
+    for name in order:
         rows = by_kernel[name]
-        coef = nnls(rows)
+        given = None
+        if name in ramp_from:
+            lender = fitted.get(ramp_from[name])
+            if lender is None or lender["ramp"] <= 0:
+                why = ("has no non-negative fit" if lender is None else
+                       f"was fitted without a ramp (no launch below {args.ramp_items} items, "
+                       f"or the ramp did not pay)")
+                print(f"calib_fit.py: --ramp-from {name}={ramp_from[name]}: "
+                      f"`{ramp_from[name]}` {why}; drop the pair", file=sys.stderr)
+                sys.exit(2)
+            given = {"ramp": lender["ramp"]}
+        coef = nnls(rows, args.ramp_items, given)
         if coef is None:
             print(f"# {name}: no non-negative fit", file=sys.stderr)
             continue
+        fitted[name] = coef
+    for name in sorted(fitted):
+        rows, coef = by_kernel[name], fitted[name]
         errs = []
         for x, y, _ in rows:
             pred = sum(coef[c] * x[c] for c in coef)
             errs.append(abs(pred - y) / y if y else 0.0)
         emit(f"[gpu_model.{model}.kernel_cost.{name}]")
         emit(f"fixed_ns = {coef['fixed'] / 1e3:.3f}")
-        keys = {"items": "item_ps", "edges": "edge_ps", "atomics": "atomic_ps",
-                "vertices": "vertex_ps", "outputs": "output_ps", "rounds": "round_ns"}
         for t in TERMS:
             if coef[t] > 0:
-                scale = 1e3 if t == "rounds" else 1.0
-                emit(f"{keys[t]} = {coef[t] / scale:.3f}")
+                key, scale = KEYS[t]
+                emit(f"{key} = {coef[t] / scale:.3f}")
+        if coef["ramp"] > 0:
+            emit(f"ramp_items = {args.ramp_items}")
+        lent = (f"; ramp_item_ps from {ramp_from[name]}'s fit (each round runs its expansion)"
+                if name in ramp_from else "")
         emit(f'source = "fitted (scripts/calib_fit.py) on {len(rows)} launches of '
              f'{", ".join(sorted(sources[name]))}; median launch error '
-             f'{100 * statistics.median(errs):.1f} %"')
+             f'{100 * statistics.median(errs):.1f} %{lent}"')
         emit()
     for kind, (real, sim) in gaps.items():
         if real and sim:

@@ -1,4 +1,5 @@
-"""Tests of `calib_fit.py --into` (issue 22): the edit of a model file's kernel_cost tables.
+"""Tests of `calib_fit.py` (issue 22): the edit of a model file's kernel_cost tables (`--into`)
+and the ramp term (`--ramp-items`, `--ramp-from`).
 
 Run from the repository root: `python3 -m unittest scripts/test_calib_fit.py` (standard
 library only; no trace data needed).
@@ -242,6 +243,136 @@ class CommandLine(unittest.TestCase):
             self.assertIn("calibrated-OTHER-GPU", run.stderr)
             with open(other) as f:
                 self.assertEqual(f.read(), FILE.replace(MODEL, "calibrated-OTHER-GPU"))
+
+
+def launch(items, edges=0, rounds=1):
+    """One launch's fit columns from simulated counts."""
+    return calib_fit.columns({"items": items, "edges": edges, "rounds": rounds})
+
+
+def rows_of(launches, cost):
+    """Fit rows (columns, span ps, weight) of `launches` priced by `cost(items, edges,
+    rounds)` in ps, weighted as the fit weights real spans."""
+    out = []
+    for items, edges, rounds in launches:
+        y = cost(items, edges, rounds)
+        out.append((launch(items, edges, rounds), y, 1.0 / max(y, 1e6) ** 2))
+    return out
+
+
+class Ramp(unittest.TestCase):
+    def test_the_ramp_column_is_the_items_up_to_a_block_a_round(self):
+        self.assertEqual(launch(100)["ramp"], 100.0)
+        self.assertEqual(launch(5000)["ramp"], 256.0)
+        # A loop's rounds share its items: 10 rounds of 110 items, 10 rounds of 600.
+        self.assertEqual(launch(1100, rounds=10)["ramp"], 1100.0)
+        self.assertEqual(launch(6000, rounds=10)["ramp"], 2560.0)
+        self.assertEqual(launch(6000, rounds=10)["rounds"], 9.0)
+        self.assertEqual(calib_fit.columns({"items": 50}, ramp_items=0)["ramp"], 0.0)
+
+    def test_the_fit_finds_a_ramp_below_one_block(self):
+        # 15 us fixed, 30 ns an item up to 256 items, 20 ps an edge (bfs_advance's shape).
+        launches = [(n, 4 * n, 1) for n in (1, 10, 40, 90, 150, 200, 256, 400, 1000, 5000, 20000)]
+        coef = calib_fit.nnls(rows_of(
+            launches, lambda i, e, r: 15e6 + 30e3 * min(i, 256) + 20 * e))
+        self.assertAlmostEqual(coef["fixed"] / 1e6, 15.0, places=3)
+        self.assertAlmostEqual(coef["ramp"] / 1e3, 30.0, places=3)
+        self.assertAlmostEqual(coef["edges"], 20.0, places=2)
+        # A linear cost, no ramp: the ramp does not pay and is left out.
+        coef = calib_fit.nnls(rows_of(launches, lambda i, e, r: 15e6 + 20 * e))
+        self.assertEqual(coef["ramp"], 0.0)
+        self.assertAlmostEqual(coef["edges"], 20.0, places=2)
+
+    def test_launches_that_all_fill_a_block_leave_the_ramp_out(self):
+        rows = rows_of([(n, 4 * n, 1) for n in (300, 1000, 5000, 20000)],
+                       lambda i, e, r: 15e6 + 30e3 * min(i, 256) + 20 * e)
+        self.assertTrue(calib_fit.ramp_is_saturated(rows))
+        coef = calib_fit.nnls(rows)
+        self.assertEqual(coef["ramp"], 0.0)
+        # The saturated ramp went into the fixed cost: 15 us + 256 * 30 ns.
+        self.assertAlmostEqual(coef["fixed"] / 1e6, 15.0 + 7.68, places=3)
+
+    def test_a_loop_takes_a_given_ramp_and_fits_the_rest(self):
+        # A device-side loop whose launches all have more than a block a round (the fit
+        # graphs' levels): 20 us fixed, 4 us a round, 25 ns an item up to 256 a round.
+        launches = [(60000, 0, 110), (2000000, 0, 1024), (8000000, 0, 1024), (500000, 0, 505)]
+        rows = rows_of(launches, lambda i, e, r: 20e6 + 4e6 * (r - 1) + 25e3 * min(i, 256 * r))
+        self.assertTrue(calib_fit.ramp_is_saturated(rows))
+        coef = calib_fit.nnls(rows, fixed_terms={"ramp": 25e3})
+        self.assertEqual(coef["ramp"], 25e3)
+        self.assertAlmostEqual(coef["fixed"] / 1e6, 20.0, places=3)
+        self.assertAlmostEqual(coef["rounds"] / 1e6, 4.0, places=3)
+        # Without it, the rounds take the ramp's saturated price.
+        coef = calib_fit.nnls(rows)
+        self.assertAlmostEqual(coef["rounds"] / 1e6, 4.0 + 6.4, places=3)
+
+
+def trace_of(path, launches):
+    """A Chrome trace of kernel spans: (name, duration us, args) per launch on GPU 0."""
+    events, ts = [], 0.0
+    for name, dur, args in launches:
+        events.append({"ph": "X", "cat": "kernel", "name": name, "pid": 0, "tid": 0,
+                       "ts": ts, "dur": dur, "args": args})
+        ts += dur + 5.0
+    with open(path, "w") as f:
+        json.dump({"traceEvents": events}, f)
+
+
+class RampCommandLine(unittest.TestCase):
+    def run_fit(self, d, extra):
+        script = os.path.join(HERE, "calib_fit.py")
+        return subprocess.run([sys.executable, script, MODEL, os.path.join(d, "pairs.txt"),
+                               *extra], capture_output=True, text=True)
+
+    def setUp(self):
+        self.dir = tempfile.TemporaryDirectory()
+        d = self.dir.name
+        adv = [(n, 4 * n) for n in (1, 10, 40, 90, 150, 200, 256, 400, 1000, 5000)]
+        loop = [(60000, 110), (2000000, 1024), (8000000, 1024), (500000, 505)]
+        real = ([("k_advance", 15.0 + 0.03 * min(n, 256) + 2e-5 * e, {}) for n, e in adv]
+                + [("k_levels", 20.0 + 4.0 * (r - 1) + 0.03 * min(n, 256 * r), {})
+                   for n, r in loop])
+        sim = ([("k_advance", 1.0, {"items": n, "edges": e}) for n, e in adv]
+               + [("k_levels", 1.0, {"items": n, "rounds": r}) for n, r in loop])
+        trace_of(os.path.join(d, "real.json"), real)
+        trace_of(os.path.join(d, "sim.json"), sim)
+        with open(os.path.join(d, "pairs.txt"), "w") as f:
+            f.write(f"toy {d}/real.json {d}/sim.json\n")
+
+    def tearDown(self):
+        self.dir.cleanup()
+
+    def test_prints_the_ramp_keys_and_lends_the_ramp_to_a_loop(self):
+        run = self.run_fit(self.dir.name, ["--ramp-from", "k_levels=k_advance"])
+        self.assertEqual(run.returncode, 0, run.stderr)
+        self.assertIn(f"[gpu_model.{MODEL}.kernel_cost.k_advance]\nfixed_ns = 15000.000\n"
+                      f"edge_ps = 20.000\nramp_item_ps = 30000.000\nramp_items = 256\n",
+                      run.stdout)
+        self.assertIn(f"[gpu_model.{MODEL}.kernel_cost.k_levels]\nfixed_ns = 20000.000\n"
+                      f"round_ns = 4000.000\nramp_item_ps = 30000.000\nramp_items = 256\n",
+                      run.stdout)
+        self.assertIn("ramp_item_ps from k_advance's fit", run.stdout)
+        # Without --ramp-from the rounds and the fixed cost carry the saturated ramp (256 * 30 ns
+        # each), and no ramp keys are printed.
+        run = self.run_fit(self.dir.name, [])
+        levels = run.stdout.split(f"kernel_cost.k_levels]\n")[1].split("source")[0]
+        self.assertEqual(levels, "fixed_ns = 27680.000\nround_ns = 11680.000\n")
+
+    def test_no_ramp_with_ramp_items_zero(self):
+        run = self.run_fit(self.dir.name, ["--ramp-items", "0"])
+        self.assertEqual(run.returncode, 0, run.stderr)
+        self.assertNotIn("ramp_item", run.stdout)
+
+    def test_refuses_a_lender_without_a_ramp_or_absent(self):
+        run = self.run_fit(self.dir.name, ["--ramp-from", "k_advance=k_levels"])
+        self.assertEqual(run.returncode, 2)
+        self.assertIn("`k_levels` was fitted without a ramp", run.stderr)
+        run = self.run_fit(self.dir.name, ["--ramp-from", "k_levels=k_missing"])
+        self.assertEqual(run.returncode, 2)
+        self.assertIn("no launch of `k_missing`", run.stderr)
+        run = self.run_fit(self.dir.name, ["--ramp-from", "k_levels"])
+        self.assertEqual(run.returncode, 2)
+        self.assertIn("give LOOP=KERNEL", run.stderr)
 
 
 if __name__ == "__main__":

@@ -78,10 +78,22 @@ pub struct KernelCost {
     /// Per grid-wide round of a persistent kernel after its first (a grid barrier and the
     /// host-visible bookkeeping of a device-side loop); 0 charges `fixed_ps` instead.
     pub round_ps: TimePs,
+    /// Per work item of the first [`Self::ramp_items`] items of a launch, or of each of its
+    /// grid-wide rounds: the ramp of a launch (or a device-side loop's round) that does
+    /// not fill one thread block, whose cost grows with its items until the block is full
+    /// and then stays (one H100, c32: `bfs_advance` 14-16 us for up to 32 frontier
+    /// vertices, 23-25 us from 256 on). A launch's rounds share its items evenly:
+    /// `min(items, max(rounds, 1) * ramp_items)` items pay it. Not scaled by a share of
+    /// the SMs ([`GpuModel::on_sms`]): one block's latency does not depend on how many SMs
+    /// the others have.
+    pub ramp_item_ps: TimePs,
+    /// Items per launch or round that [`Self::ramp_item_ps`] is charged for (0: no ramp).
+    pub ramp_items: u64,
 }
 
 impl KernelCost {
-    /// What `counts` cost at this kernel's per-count costs (no fixed cost, no rounds).
+    /// What `counts` cost at this kernel's per-count costs (no fixed cost, no rounds), the
+    /// ramp ([`Self::ramp_ps`]) included.
     pub fn work_ps(&self, counts: &KernelCounts) -> TimePs {
         counts
             .items
@@ -90,6 +102,14 @@ impl KernelCost {
             .saturating_add(counts.atomics.saturating_mul(self.atomic_ps))
             .saturating_add(counts.vertices.saturating_mul(self.vertex_ps))
             .saturating_add(counts.outputs.saturating_mul(self.output_ps))
+            .saturating_add(self.ramp_ps(counts))
+    }
+
+    /// The ramp of a launch that does not fill a block: [`Self::ramp_item_ps`] for each of
+    /// `min(items, max(rounds, 1) * ramp_items)` items (0 without a ramp).
+    pub fn ramp_ps(&self, counts: &KernelCounts) -> TimePs {
+        let cap = counts.rounds.max(1).saturating_mul(self.ramp_items);
+        counts.items.min(cap).saturating_mul(self.ramp_item_ps)
     }
 
     /// One grid-wide round after a launch's first: `round_ps`, or `fixed_ps` without one.
@@ -228,7 +248,8 @@ impl GpuModel {
     /// reporting several grid-wide rounds counts each); so step `step` pays exactly its share
     /// of that: `fixed` on the first, a round for each of its rounds after the launch's
     /// first, and its counts at the per-count costs, with no latency floor (the round is the
-    /// floor the fit measured).
+    /// floor the fit measured). A ramp ([`KernelCost::ramp_ps`]) is charged on the step's
+    /// own items and rounds.
     pub fn persistent_step_ps(
         &self,
         name: &str,
@@ -257,7 +278,8 @@ impl GpuModel {
     }
 
     /// This model restricted to `sms` of its SMs (a kernel sharing the GPU): memory
-    /// bandwidth and the per-count kernel costs scale with the share.
+    /// bandwidth and the per-count kernel costs scale with the share (a
+    /// [`KernelCost::ramp_item_ps`], one block's latency, does not).
     pub fn on_sms(&self, sms: u32) -> GpuModel {
         let full = self.sm_count.max(1);
         let mut part = self.clone();
@@ -388,6 +410,43 @@ mod tests {
         assert_eq!(m.named_kernel_time_ps("other", &appends), m.kernel_time_ps(&big));
         assert_eq!(m.named_kernel_time_ps("other", &big), m.kernel_time_ps(&big));
         assert_eq!(m.kernel_fixed_ps("other"), m.kernel_min_ps);
+    }
+
+    #[test]
+    fn a_ramp_charges_items_up_to_its_cap_per_launch_or_round() {
+        let mut m = model();
+        let plain = KernelCost { fixed_ps: 10_000_000, edge_ps: 2_000, ..Default::default() };
+        let ramp = KernelCost { ramp_item_ps: 30_000, ramp_items: 256, ..plain };
+        Arc::make_mut(&mut m.kernel_costs).insert("plain".into(), plain);
+        Arc::make_mut(&mut m.kernel_costs).insert("ramp".into(), ramp);
+        let time = |name: &str, items: u64, rounds: u64| {
+            let counts = KernelCounts { items, edges: 4 * items, rounds, ..Default::default() };
+            m.named_kernel_time_ps(name, &counts)
+        };
+        // Below one block the ramp grows with the items; from the cap on it stays.
+        assert_eq!(time("ramp", 100, 1) - time("plain", 100, 1), 100 * 30_000);
+        assert_eq!(time("ramp", 256, 1) - time("plain", 256, 1), 256 * 30_000);
+        assert_eq!(time("ramp", 5_000, 1) - time("plain", 5_000, 1), 256 * 30_000);
+        // A loop's rounds share its items: 10 rounds of 110 items pay 1,100 items, 10 of 600
+        // pay 10 caps; the plain cost is the same formula without the ramp.
+        assert_eq!(time("ramp", 1_100, 10) - time("plain", 1_100, 10), 1_100 * 30_000);
+        assert_eq!(time("ramp", 6_000, 10) - time("plain", 6_000, 10), 2_560 * 30_000);
+        assert_eq!(
+            time("plain", 6_000, 10),
+            10_000_000 + 9 * 10_000_000 + 24_000 * 2_000,
+            "a cost without ramp keys is charged as before"
+        );
+        // Not scaled on a share of the SMs (the per-count costs are).
+        let half = m.on_sms(5);
+        assert_eq!(half.kernel_costs["ramp"].ramp_item_ps, 30_000);
+        assert_eq!(half.kernel_costs["ramp"].edge_ps, 4_000);
+        // A persistent kernel's step pays the ramp of its own items.
+        let step = KernelCounts { items: 1_000, ..Default::default() };
+        assert_eq!(
+            m.persistent_step_ps("ramp", &step, 1).expect("fitted")
+                - m.persistent_step_ps("plain", &step, 1).expect("fitted"),
+            256 * 30_000
+        );
     }
 
     #[test]

@@ -314,3 +314,38 @@ fn host_costs_per_operation_kind_default_to_the_launch_issue() {
     assert_eq!(line, 47);
     assert!(text.contains("read_issue_ns"), "{text}");
 }
+
+/// `model_with("")` and a `[gpu_model.Mine.kernel_cost.k]` table with the keys `keys`.
+fn kernel_cost_with(keys: &str) -> String {
+    model_with("") + "\n[gpu_model.Mine.kernel_cost.k]\nfixed_ns = 5.0\nsource = \"test\"\n" + keys
+}
+
+#[test]
+fn a_kernel_costs_ramp_is_read_and_needs_both_keys() {
+    let t = Topology::from_str(
+        "ramp.toml",
+        &kernel_cost_with("ramp_item_ps = 30.4\nramp_items = 256\n"),
+    )
+    .unwrap();
+    let k = t.gpus[0].model.kernel_costs["k"];
+    assert_eq!((k.fixed_ps, k.ramp_item_ps, k.ramp_items), (5_000, 30, 256));
+    // Without the keys: no ramp.
+    let t = Topology::from_str("plain.toml", &kernel_cost_with("")).unwrap();
+    assert_eq!(
+        (
+            t.gpus[0].model.kernel_costs["k"].ramp_item_ps,
+            t.gpus[0].model.kernel_costs["k"].ramp_items
+        ),
+        (0, 0)
+    );
+    let (line, text) = error_of(&kernel_cost_with("ramp_item_ps = 30.0\n"));
+    assert_eq!(line, 50);
+    assert!(text.contains("`ramp_item_ps` without `ramp_items`"), "{text}");
+    assert!(text.contains("add `ramp_items`"), "{text}");
+    let (line, text) = error_of(&kernel_cost_with("ramp_items = 256\n"));
+    assert_eq!(line, 50);
+    assert!(text.contains("`ramp_items` without `ramp_item_ps`"), "{text}");
+    let (line, text) = error_of(&kernel_cost_with("ramp_item_ps = 30.0\nramp_items = 0\n"));
+    assert_eq!(line, 51);
+    assert!(text.contains("`ramp_items` must be a positive integer"), "{text}");
+}

@@ -315,6 +315,28 @@ fn kernel_costs(src: &Source, m: &RawGpuModel) -> Result<BTreeMap<String, Kernel
                 "say where the numbers come from (a fit's input files, a measurement, a paper)",
             ));
         }
+        let (ramp_item_ps, ramp_items) = match (&c.ramp_item_ps, &c.ramp_items) {
+            (None, None) => (0, 0),
+            (Some(ps), Some(items)) => (
+                (non_negative(src, ps, "ramp_item_ps")?).round() as u64,
+                u64::from(positive_int(src, items, "ramp_items")?),
+            ),
+            (Some(v), None) => {
+                return Err(src.error(
+                    v.span(),
+                    format!("[kernel_cost.{kernel}] has `ramp_item_ps` without `ramp_items`"),
+                    "add `ramp_items` (the items per launch or round the ramp is charged \
+                     for, e.g. 256: one thread block) or remove `ramp_item_ps`",
+                ));
+            }
+            (None, Some(v)) => {
+                return Err(src.error(
+                    v.span(),
+                    format!("[kernel_cost.{kernel}] has `ramp_items` without `ramp_item_ps`"),
+                    "add `ramp_item_ps` (the cost per item of the ramp) or remove `ramp_items`",
+                ));
+            }
+        };
         out.insert(
             kernel.clone(),
             KernelCost {
@@ -325,6 +347,8 @@ fn kernel_costs(src: &Source, m: &RawGpuModel) -> Result<BTreeMap<String, Kernel
                 vertex_ps: ps(&c.vertex_ps, "vertex_ps", 1.0)?,
                 output_ps: ps(&c.output_ps, "output_ps", 1.0)?,
                 round_ps: ps(&c.round_ns, "round_ns", 1e3)?,
+                ramp_item_ps,
+                ramp_items,
             },
         );
     }

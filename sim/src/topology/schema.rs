@@ -117,6 +117,12 @@ pub(crate) struct RawKernelCost {
     pub output_ps: Option<Spanned<f64>>,
     #[serde(default)]
     pub round_ns: Option<Spanned<f64>>,
+    /// Per item of the first `ramp_items` items of a launch or round (with `ramp_items`).
+    #[serde(default)]
+    pub ramp_item_ps: Option<Spanned<f64>>,
+    /// Items per launch or round that `ramp_item_ps` is charged for (with `ramp_item_ps`).
+    #[serde(default)]
+    pub ramp_items: Option<Spanned<i64>>,
     /// Where the numbers come from (free text; required so that none is unsourced).
     pub source: Spanned<String>,
 }
