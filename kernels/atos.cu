@@ -472,6 +472,14 @@ __shared__ u32 s_kdeg[2][AT_KEEP_MAX], s_klab[2][AT_KEEP_MAX];
 __shared__ u64 s_pat[AT_SINKS];
 __shared__ int s_pok[AT_SINKS];
 
+// Keeps local find `s` as task `slot` of the next level, with what its finder knew.
+__device__ __forceinline__ void at_keep(const AtSink &s, u32 slot) {
+    s_kbuf[s_kside][slot] = s.item;
+    s_klab[s_kside][slot] = s.val;
+    s_kbeg[s_kside][slot] = s.beg;
+    s_kdeg[s_kside][slot] = (u32)(s.end - s.beg);
+}
+
 // The queue of sink slot qi (queue - 1).
 __device__ __forceinline__ AtQ at_sink_queue(const AtCtx &c, u32 qi) {
     return qi == 0 ? c.local : qi == 1 ? c.low : c.precv[qi - 2];
@@ -500,13 +508,7 @@ template <class App> __device__ void at_push_block(const AtCtx &c, const AtSink 
         bool fits = s_kmax && s_pn[0] <= s_kmax - s_knext;
         for (u32 qi = 1; qi < nq; qi++) fits = fits && s_pn[qi] == 0;
         if (fits) {
-            if (s.queue == 1) {
-                u32 slot = s_knext + rank;
-                s_kbuf[s_kside][slot] = s.item;
-                s_klab[s_kside][slot] = s.val;
-                s_kbeg[s_kside][slot] = s.beg;
-                s_kdeg[s_kside][slot] = (u32)(s.end - s.beg);
-            }
+            if (s.queue == 1) at_keep(s, s_knext + rank);
             __syncthreads();
             if (threadIdx.x == 0) {
                 s_knext += s_pn[0];
@@ -531,13 +533,7 @@ template <class App> __device__ void at_push_block(const AtCtx &c, const AtSink 
     }
     __syncthreads();
     if (s.queue == 1 && rank < s_kpass) {
-        u32 slot = s_kbase + rank;
-        s_kbuf[s_kside][slot] = s.item;
-        if constexpr (App::KEEP) {
-            s_klab[s_kside][slot] = s.val;
-            s_kbeg[s_kside][slot] = s.beg;
-            s_kdeg[s_kside][slot] = (u32)(s.end - s.beg);
-        }
+        at_keep(s, s_kbase + rank);
     } else if (s.queue && s_pok[s.queue - 1]) {
         AtQ q = at_sink_queue(c, s.queue - 1);
         u64 at = s_pat[s.queue - 1] + rank - (s.queue == 1 ? s_kpass : 0);
@@ -766,7 +762,7 @@ template <class App> __device__ void at_update(const AtCtx &c, u32 t, u32 val, A
             if (sink) {
                 sink->item = tl;
                 sink->queue = at_is_low(c, prio) ? 2 : 1;
-                if constexpr (App::KEEP) {
+                if (App::KEEP && s_kmax) {
                     // Loaded now, used after the push's barriers (s_kbeg).
                     sink->val = val;
                     sink->beg = c.offsets[tl];
@@ -1011,16 +1007,12 @@ __device__ void at_block_expand(const AtCtx &c, u32 item, bool have, u32 items, 
     t.beg = t.end = 0;
     t.carry = 0;
     if (have) {
-        if constexpr (App::KEEP) {
-            if (kslot >= 0) {
-                // A kept task: started from what its finder knew (s_kbeg).
-                t.beg = s_kbeg[kside][kslot];
-                t.end = t.beg + s_kdeg[kside][kslot];
-                t.carry = s_klab[kside][kslot] + 1;
-                t.ok = t.visit = true;
-            } else {
-                t = App::start(c, item);
-            }
+        if (App::KEEP && kslot >= 0) {
+            // A kept task: started from what its finder knew (s_kbeg).
+            t.beg = s_kbeg[kside][kslot];
+            t.end = t.beg + s_kdeg[kside][kslot];
+            t.carry = s_klab[kside][kslot] + 1;
+            t.ok = t.visit = true;
         } else {
             t = App::start(c, item);
         }

@@ -1742,18 +1742,22 @@ impl Backend for CudaBackend {
             )?;
             Ok(per_sm.max(0) as u32)
         };
-        let mut max_threads: std::ffi::c_int = 0;
-        // SAFETY: a function of this device's module, a valid out pointer.
-        ck(
-            unsafe {
-                sys::cuFuncGetAttribute(
-                    &mut max_threads,
-                    sys::CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK,
-                    main,
-                )
-            },
-            || format!("the block limit of `{cuda_name}` on gpu{device}"),
-        )?;
+        // Only a launch that sets its block can pass the kernel's bound (the default block
+        // is within every kernel's), so launches without one skip the driver query.
+        let mut max_threads: std::ffi::c_int = std::ffi::c_int::MAX;
+        if config.block_threads.is_some() {
+            // SAFETY: a function of this device's module, a valid out pointer.
+            ck(
+                unsafe {
+                    sys::cuFuncGetAttribute(
+                        &mut max_threads,
+                        sys::CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK,
+                        main,
+                    )
+                },
+                || format!("the block limit of `{cuda_name}` on gpu{device}"),
+            )?;
+        }
         if block > max_threads.max(0) as u32 {
             return Err(BackendError::Kernel {
                 kernel: launch.kernel.to_string(),
