@@ -448,8 +448,9 @@ __shared__ u32 s_pn[AT_SINKS];
 // of pushing them and popping them back: on a road graph a BFS level is a few hundred
 // vertices, and the queue's push, publication and pop put about ten dependent L2 round trips
 // between two levels. Tasks past s_kmax are pushed (spilled) for idle CTAs; each level the
-// CTA also takes what arrived in its reservation and, on several GPUs, drains its receive
-// queue, so queued work is not left behind by a long round. Kept tasks are neither pushed nor
+// CTA also takes what arrived in its reservation and, on several GPUs, every
+// AT_KEEP_RECV_LEVELS levels drains its receive queue, so queued work is not left behind by a
+// long round. Kept tasks are neither pushed nor
 // popped: the round's popped items stay open until its last level, so the GPU cannot look
 // idle while a CTA holds kept tasks (termination.rs), and initial + pushes == popped holds.
 // s_kmax 0: off. s_kbuf[s_kside] fills with the next level (s_knext items); s_kbase and
@@ -460,6 +461,11 @@ __shared__ u32 s_kmax, s_kside, s_knext, s_kbase, s_kpass, s_klevel;
 // `KEEP_MAX`): the BFS worker's block (AT_BFS_WORKER_BLOCK).
 #define AT_KEEP_MAX 512
 __shared__ u32 s_kbuf[2][AT_KEEP_MAX];
+// How often (in levels) a keeping CTA drains its receive queue on several GPUs. Every level
+// cost a round trip and two barriers a level (c55, 4 x H200: a 2,000-vertex path took 4.34 ms
+// on one GPU, 5.23-5.26 ms on two); every 16th level took 4.72-4.77 ms, and luxembourg on
+// two GPUs 3.55-3.92 -> 3.28-3.47 ms (c56). Idle CTAs drain it at every round meanwhile.
+#define AT_KEEP_RECV_LEVELS 16
 // With each kept task, what its finder knew: the label it set (s_klab), and the task's row
 // (s_kbeg, s_kdeg), loaded by the finder. The next level starts the task from these, with no
 // round trip to the label and the row (the label may have dropped since: the task then
@@ -1441,6 +1447,7 @@ template <class App> __device__ bool at_round_block(const AtCtx &c, AtCounts &n)
         bool keep = App::KEEP && s_kmax != 0;
         u32 kn = 0, cur = 0;
         u64 end_seen = 0;  // thread 0, keeping: END as read at the level's start
+        u32 levels = 0;
         while (true) {
         if (keep && threadIdx.x == 0) end_seen = at_vol(c.local.c + Q_END);
         u64 all = got + kn;
@@ -1496,8 +1503,9 @@ template <class App> __device__ bool at_round_block(const AtCtx &c, AtCounts &n)
             cur = s_kside ^ 1;
             __syncthreads();
             if (got == 0 && kn == 0) break;
-            // On several GPUs, pairs that arrived are applied between levels.
-            if (c.gpus > 1) at_receive<App, AtBlock>(c, 0);
+            // On several GPUs, pairs that arrived are applied every AT_KEEP_RECV_LEVELS
+            // levels (levels is the same in every thread).
+            if (c.gpus > 1 && ++levels % AT_KEEP_RECV_LEVELS == 0) at_receive<App, AtBlock>(c, 0);
             continue;
         }
         if (threadIdx.x == 0) s_got = at_take_more(c.local, s_hold, s_at);
@@ -1690,12 +1698,11 @@ extern "C" __global__ void __launch_bounds__(AT_MAX_BLOCK) atos_color_worker(con
 // target's RECV after it is published, and taken off the aggregation queue after that.
 extern "C" __global__ void atos_aggregator(const SyArgs a) {
     __shared__ AtCtx s_c;
-    __shared__ int s_ok, s_stop;
+    __shared__ int s_ok;
     __shared__ u64 s_at, s_n, s_start;
     if (threadIdx.x == 0) {
         s_ok = at_check(a, sy_u32(a, SC_GPUS), sy_u32(a, SC_GPU));
         if (s_ok) at_context(a, s_c);
-        s_stop = 0;
         s_light = 0;
         s_mode = 0;
     }
@@ -1707,10 +1714,11 @@ extern "C" __global__ void atos_aggregator(const SyArgs a) {
     if (batch_pairs == 0) batch_pairs = 1;
     u64 wait_polls = sy_u32(a, SC_WAIT_POLLS);
     for (u64 poll = 0;; poll++) {
-        if (threadIdx.x == 0 && (poll & 15) == 0 && at_vol(c.ctl + (u64)c.gpus * C_STRIDE))
-            s_stop = 1;
-        __syncthreads();
-        if (s_stop) break;
+        // One barrier both shares the host's stop flag and orders this read before the next
+        // poll's (a shared flag written by thread 0 raced with the slower threads' read of
+        // it in blocks that skip the loop below: compute-sanitizer racecheck, c56).
+        bool stop = threadIdx.x == 0 && (poll & 15) == 0 && at_vol(c.ctl + (u64)c.gpus * C_STRIDE);
+        if (__syncthreads_or(stop)) break;
         for (u32 h = blockIdx.x; h < c.gpus; h += gridDim.x) {
             if (h == c.gpu) continue;
             AtQ q = at_agg(c, h);
