@@ -49,6 +49,13 @@
 #            then aggregated BFS and PageRank at 4 logical GPUs on luxembourg, and
 #            compute-sanitizer memcheck on a small graph (BFS, PageRank, colouring at 2 logical
 #            GPUs). Targets on one H200: road BFS <= 20 ms, luxembourg BFS <= 2 ms.
+#   sanitize compute-sanitizer memcheck and racecheck of every runtime's kernels at 2 logical
+#            GPUs (~5 min): BSP (bfs, dobfs, sssp, cc, pr), Groute (bfs, sssp, cc, pr-residual;
+#            fused; asynchronous send), GUM (bfs, sssp, pr with FSteal forced; OSteal), Atos
+#            (bfs persistent CTA / discrete / thread workers, direct and aggregated, pr-residual,
+#            color) on small graphs, every run validated; one PASS/FAIL line per run. Racecheck
+#            at 2 logical GPUs found the race in Atos's aggregator (2026-11-27, c56) that 1-GPU
+#            racecheck could not see. SANITIZE_TOOLS narrows the tools (default "memcheck racecheck").
 #   multi    every runtime with CUDA kernels (BSP, Groute, GUM; Atos: see `atos`) and every
 #            algorithm it runs, on 1, 2 and 4 real GPUs (peer memory and peer copies), every
 #            run validated: R-MAT 22 (hub source), luxembourg_osm.mtx (source 1, the first vertex) and the road
@@ -314,6 +321,38 @@ if [ "$part" = atos ]; then
     done
   else
     echo "compute-sanitizer not found: memcheck skipped"
+  fi
+fi
+if [ "$part" = sanitize ]; then
+  if ! command -v compute-sanitizer >/dev/null; then
+    echo "compute-sanitizer not found: sanitize skipped"; status=1
+  else
+    grid="--generate grid2d:w=40,h=40,drop=0.1 --weights"
+    rmat="--generate rmat:scale=10,ef=8 --weights"
+    jobs=(
+      "bsp|bfs|$grid" "bsp|dobfs|$rmat" "bsp|sssp|$rmat" "bsp|cc|$rmat" "bsp|pr|$rmat"
+      "groute|bfs|$rmat" "groute|sssp|$rmat" "groute|cc|$rmat" "groute|pr-residual|$rmat"
+      "groute|bfs|$grid --fused" "groute|sssp|$grid --fused --groute-send async"
+      "gum|bfs|$rmat --gum-osteal off --gum-fsteal forced --gum-t1 1 --gum-t2 1"
+      "gum|sssp|$grid --gum-osteal off --gum-fsteal forced --gum-t1 1 --gum-t2 1"
+      "gum|pr|$rmat --gum-osteal off --gum-fsteal forced --gum-t1 1 --gum-t2 1"
+      "gum|sssp|$grid"
+      "atos|bfs|$grid" "atos|bfs|$grid --atos-comm direct" "atos|bfs|$rmat --atos-kernel discrete"
+      "atos|bfs|$rmat --atos-worker thread" "atos|pr-residual|$rmat" "atos|color|$rmat --atos-worker warp"
+    )
+    for tool in ${SANITIZE_TOOLS:-memcheck racecheck}; do
+      for job in "${jobs[@]}"; do
+        IFS='|' read -r rt algo rest <<<"$job"
+        # shellcheck disable=SC2086
+        out=$(timeout 300 compute-sanitizer --tool "$tool" --error-exitcode 9 "$BIN" run \
+          --backend cuda --runtime "$rt" --algo "$algo" $rest --gpus 2 --logical-gpus 2>&1); rc=$?
+        verdict=PASS
+        [ $rc -eq 0 ] && echo "$out" | grep -q "^validation: passed" || { verdict=FAIL; status=1; }
+        echo "$verdict $tool $rt $algo $rest (2 logical GPUs): exit $rc; $(echo "$out" |
+          grep -E 'ERROR SUMMARY|RACECHECK SUMMARY|^validation' | tr '\n' ' ')"
+        [ $verdict = PASS ] || echo "$out" | grep -E "Error|at .* in " | head -6
+      done
+    done
   fi
 fi
 if [ "$part" = ldbc ]; then
