@@ -518,6 +518,59 @@ fn one_host_thread_issues_every_gpus_launches_one_after_another() {
 }
 
 #[test]
+fn a_kernel_starts_its_launchs_lead_into_the_launch_and_the_host_stays_busy_for_all_of_it() {
+    // The CUDA backend records a kernel's start timing event before its cuLaunchKernel
+    // calls, so the span a kernel cost is fitted on holds the rest of the launch's host
+    // time: the calibrated H100's kernel joins its stream `launch_lead` into the launch
+    // (not after all of it), while an operation issued next still waits for the whole
+    // launch.
+    let t = calibrated_h100x4();
+    let host = t.gpus[0].model.host.expect("the calibrated H100 has a host model");
+    assert!(host.launch_lead_ps < host.launch_ps, "{host:?}");
+    let mut whole = t.clone();
+    for g in &mut whole.gpus {
+        let h = g.model.host.as_mut().expect("host model");
+        h.launch_lead_ps = h.launch_ps;
+    }
+    let times = |t: &Topology| {
+        let mut b =
+            SimBackend::new(t.clone(), 2, registry(), SimConfig::default()).expect("sim backend");
+        let (s0, s1) = (stream(&mut b, 0), stream(&mut b, 1));
+        for (s, token) in [(s0, Token(1)), (s1, Token(2))] {
+            let l = launch("t_busy", vec![], vec![Scalar::U32(1), Scalar::U32(1)]);
+            b.launch(s, l, Some(token)).unwrap();
+        }
+        (until(&mut b, Token(1)).time_ps, until(&mut b, Token(2)).time_ps)
+    };
+    let (lead0, lead1) = times(&t);
+    let (whole0, whole1) = times(&whole);
+    assert_eq!(whole0, lead0 + host.launch_ps - host.launch_lead_ps, "gpu0's kernel starts early");
+    assert_eq!(lead1, lead0 + host.launch_ps, "gpu1's launch still waits for all of gpu0's");
+    assert_eq!(whole1, whole0 + host.launch_ps);
+}
+
+#[test]
+fn a_host_callback_costs_the_host_an_event_record_not_a_launch() {
+    // The CUDA backend's host_callback records one event after the stream's work; a launch
+    // issued after a callback waits for that record only.
+    let t = calibrated_h100x4();
+    let host = t.gpus[0].model.host.expect("the calibrated H100 has a host model");
+    assert!(host.record_ps < host.launch_ps, "{host:?}");
+    let done = |callback: bool| {
+        let mut b =
+            SimBackend::new(t.clone(), 2, registry(), SimConfig::default()).expect("sim backend");
+        let (s0, s1) = (stream(&mut b, 0), stream(&mut b, 1));
+        if callback {
+            b.host_callback(s0, Token(9)).unwrap();
+        }
+        let l = launch("t_busy", vec![], vec![Scalar::U32(1), Scalar::U32(1)]);
+        b.launch(s1, l, Some(Token(1))).unwrap();
+        until(&mut b, Token(1)).time_ps
+    };
+    assert_eq!(done(true), done(false) + host.record_ps);
+}
+
+#[test]
 fn the_host_pays_each_operation_kinds_own_issue_cost() {
     // The calibrated H100's host costs differ by kind (the CUDA host profile: a launch
     // 12.6 us, an event record 0.5 us, an event wait 2.4 us): a launch issued after a record

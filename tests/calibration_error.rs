@@ -1,12 +1,13 @@
 //! The simulator's published error against real GPUs must not regress (issue 22, item 3;
 //! issue 23, item 4).
 //!
-//! `reports/bench/calib_h100_2026-11-27_ramp.json` holds runs measured on one H100 (call c32:
+//! `reports/bench/calib_h100_2026-11-27_host.json` holds runs measured on one H100 (call c32:
 //! every runtime and algorithm on luxembourg_osm, cnr-2000, delaunay_n16 and R-MAT 20) and the
 //! simulator's predictions of them with the calibrated model
 //! (`reports/bench/gpu_calibrated_h100_2026-11-26.toml`, fitted on c32's kernel spans of four
-//! graphs, its BFS, SSSP and CC kernels with the ramp of a launch below one block);
-//! `reports/bench/calib_h200_from_h100_fit_2026-11-27_ramp.json` the same graphs measured on one
+//! graphs, its BFS, SSSP and CC kernels with the ramp of a launch below one block; its host
+//! model starting a kernel `launch_lead_ns` into its launch);
+//! `reports/bench/calib_h200_from_h100_fit_2026-11-27_host.json` the same graphs measured on one
 //! H200 (c34) predicted by that H100 calibration with the H200's datasheet memory
 //! (`reports/bench/gpu_h200_from_h100_fit_2026-11-27.toml`: a machine the fit never saw);
 //! `reports/bench/calib_h100_multi_2026-11-27_ramp_c15_lux.json` and `..._ramp_c19_lux.json`
@@ -14,12 +15,13 @@
 //! `topologies/calibrated/h100-nvswitch-x4.toml` (the same GPU model; its host costs per
 //! operation kind and per completion poll from the CUDA backend's host profile;
 //! `bfs_advance_routed`'s cost fitted on a multi-GPU run's spans, as the file says); all
-//! written by `scripts/calib_predict.py` (the files without `_ramp` are the same runs before
-//! the ramp, `reports/calibration.md`). Each test re-predicts the runs on luxembourg_osm its
-//! `ci` block names (the held-out runs on one GPU; the runs on two real GPUs, or those of
-//! them its `runs` lists), small enough to simulate in seconds, with the simulator at HEAD
-//! (deterministic: no GPU needed) and fails when their error exceeds the bound recorded
-//! beside them.
+//! written by `scripts/calib_predict.py` (the files without `_ramp` or `_host` are the same
+//! runs before the ramp, those with `_ramp` before the launch lead, `reports/calibration.md`;
+//! the multi-GPU checks keep the `_ramp` bounds, which the launch lead did not tighten).
+//! Each test re-predicts the runs on luxembourg_osm its `ci` block names (the held-out runs
+//! on one GPU; the runs on two real GPUs, or those of them its `runs` lists), small enough to
+//! simulate in seconds, with the simulator at HEAD (deterministic: no GPU needed) and fails
+//! when their error exceeds the bound recorded beside them.
 
 use serde_json::Value;
 use std::collections::BTreeMap;
@@ -33,12 +35,12 @@ fn root() -> &'static Path {
 
 #[test]
 fn held_out_runs_stay_within_the_recorded_error_bound() {
-    check("reports/bench/calib_h100_2026-11-27_ramp.json");
+    check("reports/bench/calib_h100_2026-11-27_host.json");
 }
 
 #[test]
 fn runs_on_an_h200_predicted_from_the_h100_fit_stay_within_the_recorded_error_bound() {
-    check("reports/bench/calib_h200_from_h100_fit_2026-11-27_ramp.json");
+    check("reports/bench/calib_h200_from_h100_fit_2026-11-27_host.json");
 }
 
 #[test]

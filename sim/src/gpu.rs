@@ -20,7 +20,8 @@
 //! dependent accesses however little work it has; for large launches the throughput and
 //! memory terms dominate. Where a model has a host model ([`GpuModel::host`]: the
 //! calibrated machines), the one host thread spends its cost for the operation's kind
-//! ([`HostIssue`]) issuing each stream operation, one after another whatever GPU it goes to, and a host that waits for a kernel
+//! ([`HostIssue`]) issuing each stream operation, one after another whatever GPU it goes to
+//! (a kernel starts [`HostIssue::launch_lead_ps`] into its launch), and a host that waits for a kernel
 //! (or a copy) sees it [`GpuModel::sync_overhead_ps`] after completion and then spends
 //! [`HostIssue::poll_query_ps`] per stream with work outstanding taking it; without one (the
 //! bundled machines) the host issues and observes instantly.
@@ -127,13 +128,24 @@ impl KernelCost {
 pub struct HostIssue {
     /// A kernel launch.
     pub launch_ps: TimePs,
+    /// Of [`Self::launch_ps`], the host time before the launch's kernel can start. The CUDA
+    /// backend's `launch_with` records the kernel's start timing event before its
+    /// `cuLaunchKernel` calls (pre-pass, kernel, post-pass) and its end event, so a measured
+    /// kernel span, and a kernel cost fitted on spans, already holds the rest of the
+    /// launch's host time whenever the GPU waited for it: the kernel joins its stream this
+    /// long after the host began issuing it, while the host's one thread stays busy for the
+    /// whole `launch_ps` (what it issues next queues behind all of it). At most `launch_ps`;
+    /// equal to it (the kernel joins once its launch is issued) where a model does not give
+    /// `launch_lead_ns`.
+    pub launch_lead_ps: TimePs,
     /// A copy between device buffers (on one GPU or between peers).
     pub copy_ps: TimePs,
     /// A read of a device buffer into host memory.
     pub read_ps: TimePs,
     /// A write of host data into a device buffer.
     pub write_ps: TimePs,
-    /// An event record.
+    /// An event record; also a host callback (a completion after the stream's work), which
+    /// the CUDA backend's `host_callback` issues as one event record.
     pub record_ps: TimePs,
     /// A stream's wait for an event.
     pub wait_ps: TimePs,

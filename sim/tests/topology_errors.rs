@@ -295,6 +295,7 @@ fn host_costs_per_operation_kind_default_to_the_launch_issue() {
         host,
         HostIssue {
             launch_ps: 10_000,
+            launch_lead_ps: 10_000,
             copy_ps: 4_000,
             read_ps: 10_000,
             write_ps: 10_000,
@@ -348,4 +349,21 @@ fn a_kernel_costs_ramp_is_read_and_needs_both_keys() {
     let (line, text) = error_of(&kernel_cost_with("ramp_item_ps = 30.0\nramp_items = 0\n"));
     assert_eq!(line, 51);
     assert!(text.contains("`ramp_items` must be a positive integer"), "{text}");
+}
+
+#[test]
+fn a_launch_lead_defaults_to_the_whole_launch_and_may_not_exceed_it() {
+    // Absent, a kernel joins its stream once its launch is issued (as before the key).
+    let t = Topology::from_str("lead.toml", &model_with("launch_issue_ns = 10.0\n")).unwrap();
+    assert_eq!(t.gpus[0].model.host.expect("a host model").launch_lead_ps, 10_000);
+    let text = model_with("launch_issue_ns = 10.0\nlaunch_lead_ns = 0.5\n");
+    let t = Topology::from_str("lead.toml", &text).unwrap();
+    let host = t.gpus[0].model.host.expect("a host model");
+    assert_eq!((host.launch_ps, host.launch_lead_ps), (10_000, 500));
+    let (line, text) = error_of(&model_with("launch_issue_ns = 10.0\nlaunch_lead_ns = 12.0\n"));
+    assert_eq!(line, 47);
+    assert!(text.contains("`launch_lead_ns` (12 ns) is longer than `launch_issue_ns` (10 ns)"));
+    let (line, text) = error_of(&model_with("launch_lead_ns = 0.5\n"));
+    assert_eq!(line, 46);
+    assert!(text.contains("`launch_lead_ns` is given without `launch_issue_ns`"), "{text}");
 }

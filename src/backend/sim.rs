@@ -226,8 +226,9 @@ enum Event {
     HostWorkDone { token: Token },
     /// The host observes an operation of `stream` that completed `sync_overhead` earlier.
     Observed { completion: Completion, stream: u32 },
-    /// The host finished issuing `op` to `stream` (its kind's host cost after the operation
-    /// issued before it): it joins the stream's queue now.
+    /// The host has issued `op` to `stream` (its kind's host cost after the operation issued
+    /// before it; a kernel: the launch's lead, `HostIssue::launch_lead_ps`): it joins the
+    /// stream's queue now.
     Issued { stream: u32, op: Op },
     /// A transfer prepared earlier starts now (after a copy's setup time, or when the kernel
     /// that issued remote operations ends).
@@ -531,19 +532,23 @@ impl SimBackend {
             self.streams[stream.0 as usize].queue.push_back(op);
             return self.pump(stream.0);
         };
-        // Through the event queue even at no cost, so that operations join in issue order.
-        let issue = match &op {
-            Op::Kernel(..) | Op::Callback(_) => h.launch_ps,
-            Op::Copy { .. } => h.copy_ps,
-            Op::Write { .. } => h.write_ps,
-            Op::Read { .. } => h.read_ps,
-            Op::Record(_) => h.record_ps,
-            Op::Wait(_) => h.wait_ps,
+        // Through the event queue even at no cost, so that operations join in issue order:
+        // a kernel joins `launch_lead` into its launch, every other operation once issued,
+        // and the lead is at most the launch, so no later operation joins before it.
+        let (issue, lead) = match &op {
+            Op::Kernel(..) => (h.launch_ps, h.launch_lead_ps.min(h.launch_ps)),
+            // The CUDA backend's `host_callback` records one event after the stream's work.
+            Op::Callback(_) => (h.record_ps, h.record_ps),
+            Op::Copy { .. } => (h.copy_ps, h.copy_ps),
+            Op::Write { .. } => (h.write_ps, h.write_ps),
+            Op::Read { .. } => (h.read_ps, h.read_ps),
+            Op::Record(_) => (h.record_ps, h.record_ps),
+            Op::Wait(_) => (h.wait_ps, h.wait_ps),
         };
-        let at = self.host_free_ps.max(self.engine.now()).saturating_add(issue);
-        self.host_free_ps = at;
+        let start = self.host_free_ps.max(self.engine.now());
+        self.host_free_ps = start.saturating_add(issue);
         self.streams[stream.0 as usize].issuing += 1;
-        self.engine.schedule_at(at, Event::Issued { stream: stream.0, op });
+        self.engine.schedule_at(start.saturating_add(lead), Event::Issued { stream: stream.0, op });
         Ok(())
     }
 

@@ -257,8 +257,10 @@ fn gpu_model(src: &Source, name: &str, m: &RawGpuModel) -> Result<GpuModel, SimE
 
 /// `[gpu_model.NAME.kernel_cost.KERNEL]` tables (absent per-count keys cost 0).
 /// The host model: `launch_issue_ns` opts in, and each other kind's `*_issue_ns` defaults to
-/// it (`poll_query_ns`, polling for a completion rather than issuing an operation, to 0); a
-/// kind's cost without `launch_issue_ns` is an error.
+/// it (`poll_query_ns`, polling for a completion rather than issuing an operation, to 0;
+/// `launch_lead_ns`, the part of a launch before its kernel can start, to the whole launch);
+/// a kind's cost without `launch_issue_ns` is an error, and so is a lead longer than the
+/// launch.
 fn host_issue(src: &Source, m: &RawGpuModel) -> Result<Option<HostIssue>, SimError> {
     let kinds = [
         (&m.copy_issue_ns, "copy_issue_ns"),
@@ -268,7 +270,7 @@ fn host_issue(src: &Source, m: &RawGpuModel) -> Result<Option<HostIssue>, SimErr
         (&m.wait_issue_ns, "wait_issue_ns"),
     ];
     let Some(launch) = &m.launch_issue_ns else {
-        let poll = [(&m.poll_query_ns, "poll_query_ns")];
+        let poll = [(&m.poll_query_ns, "poll_query_ns"), (&m.launch_lead_ns, "launch_lead_ns")];
         if let Some((Some(v), key)) = kinds.iter().chain(&poll).find(|(v, _)| v.is_some()) {
             return Err(src.error(
                 v.span(),
@@ -295,7 +297,35 @@ fn host_issue(src: &Source, m: &RawGpuModel) -> Result<Option<HostIssue>, SimErr
         Some(v) => ns(v, "poll_query_ns")?,
         None => 0,
     };
-    Ok(Some(HostIssue { launch_ps, copy_ps, read_ps, write_ps, record_ps, wait_ps, poll_query_ps }))
+    let launch_lead_ps = match &m.launch_lead_ns {
+        Some(v) => {
+            let lead = ns(v, "launch_lead_ns")?;
+            if lead > launch_ps {
+                return Err(src.error(
+                    v.span(),
+                    format!(
+                        "`launch_lead_ns` ({} ns) is longer than `launch_issue_ns` ({} ns)",
+                        lead as f64 / 1e3,
+                        launch_ps as f64 / 1e3
+                    ),
+                    "the lead is the part of a launch's host time before its kernel can start: \
+                     give at most `launch_issue_ns`, or remove the key (the whole launch)",
+                ));
+            }
+            lead
+        }
+        None => launch_ps,
+    };
+    Ok(Some(HostIssue {
+        launch_ps,
+        launch_lead_ps,
+        copy_ps,
+        read_ps,
+        write_ps,
+        record_ps,
+        wait_ps,
+        poll_query_ps,
+    }))
 }
 
 fn kernel_costs(src: &Source, m: &RawGpuModel) -> Result<BTreeMap<String, KernelCost>, SimError> {

@@ -79,6 +79,10 @@ pub(crate) struct RawGpuModel {
     pub copy_engines: Option<Spanned<i64>>,
     #[serde(default)]
     pub launch_issue_ns: Option<Spanned<f64>>,
+    /// Of `launch_issue_ns`, the host time before the launch's kernel can start (default
+    /// `launch_issue_ns`; only with it, and at most it).
+    #[serde(default)]
+    pub launch_lead_ns: Option<Spanned<f64>>,
     /// The host model's cost per kind of stream operation other than a launch (each
     /// defaults to `launch_issue_ns`; only with it).
     #[serde(default)]
