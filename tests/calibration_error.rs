@@ -9,7 +9,10 @@
 //! model starting a kernel `launch_lead_ns` into its launch);
 //! `reports/bench/calib_h200_from_h100_fit_2026-11-27_host.json` the same graphs measured on one
 //! H200 (c34) predicted by that H100 calibration with the H200's datasheet memory
-//! (`reports/bench/gpu_h200_from_h100_fit_2026-11-27.toml`: a machine the fit never saw);
+//! (`reports/bench/gpu_h200_from_h100_fit_2026-11-27.toml`, an overlay: a machine the fit
+//! never saw); `reports/bench/calib_h200x4_2026-11-27_c56_lux.json` Atos BFS on luxembourg on
+//! 1, 2 and 4 real H200s predicted with `topologies/calibrated/h200-nvswitch-x4.toml` (the
+//! H100 x4 machine below with the H200's datasheet memory);
 //! `reports/bench/calib_h100_multi_2026-11-27_ramp_c15_lux.json` and `..._ramp_c19_lux.json`
 //! luxembourg runs measured on 2 and 4 real H100s (NVSwitch) and their predictions with
 //! `topologies/calibrated/h100-nvswitch-x4.toml` (the same GPU model; its host costs per
@@ -49,6 +52,14 @@ fn runs_on_two_real_gpus_stay_within_the_recorded_error_bound() {
 }
 
 #[test]
+fn atos_runs_on_two_real_h200s_stay_within_the_recorded_error_bound() {
+    // c56 (eighth session): Atos BFS on luxembourg on 2 real H200s at main's kernels
+    // (821b62a's receive cadence), predicted with topologies/calibrated/h200-nvswitch-x4.toml
+    // (the H100 x4 machine with the H200's datasheet memory; nothing fitted on these runs).
+    check("reports/bench/calib_h200x4_2026-11-27_c56_lux.json");
+}
+
+#[test]
 fn runs_at_bsps_routed_advance_on_two_real_gpus_stay_within_the_recorded_error_bound() {
     // The c19 rows: measured with BSP's default split in the advance (`bfs_advance_routed`),
     // BFS on every runtime and BSP's SSSP and CC.
@@ -77,9 +88,9 @@ fn the_multi_gpu_machine_has_the_one_gpu_calibrations_gpu_model() {
 
 #[test]
 fn the_h200_transfer_model_is_the_h100_fit_with_the_h200s_datasheet_memory() {
-    // reports/bench/gpu_h200_from_h100_fit_2026-11-27.toml is a copy of the one-H100
-    // calibration (an overlay cannot edit a GPU model's keys): only memory size and bandwidth
-    // may differ, and those must be the H200 datasheet's (topologies/gpu_models.toml).
+    // reports/bench/gpu_h200_from_h100_fit_2026-11-27.toml is an overlay of the one-H100
+    // calibration (`[gpu_memory]`): only memory size and bandwidth may differ, and those must
+    // be the H200 datasheet's (topologies/gpu_models.toml).
     let h100 = machine(ONE_H100);
     let h200 = machine("reports/bench/gpu_h200_from_h100_fit_2026-11-27.toml");
     let mut transfer = h200.gpus[0].model.clone();
@@ -89,6 +100,18 @@ fn the_h200_transfer_model_is_the_h100_fit_with_the_h200s_datasheet_memory() {
     transfer.memory_bytes = h100.gpus[0].model.memory_bytes;
     transfer.name.clone_from(&h100.gpus[0].model.name);
     assert_eq!(transfer, h100.gpus[0].model, "the transfer model left the H100 fit");
+}
+
+#[test]
+fn the_h200_multi_gpu_machine_has_the_h200_transfer_model() {
+    let one = machine("reports/bench/gpu_h200_from_h100_fit_2026-11-27.toml");
+    let four = machine("topologies/calibrated/h200-nvswitch-x4.toml");
+    let h100_four = machine("topologies/calibrated/h100-nvswitch-x4.toml");
+    assert_eq!(four.gpus.len(), 4);
+    for gpu in &four.gpus {
+        assert_eq!(gpu.model, one.gpus[0].model, "{}: not the H200 transfer model", gpu.name);
+    }
+    assert_eq!(four.fabric(), h100_four.fabric(), "the H100 x4 machine's NVSwitch");
 }
 
 /// Re-predicts the CI runs of the calibration document at `path` and checks their error.
@@ -140,7 +163,19 @@ fn check(path: &str) {
             );
         }
     }
-    assert!(groups.len() >= 2, "the CI subset covers several runtimes: {groups:?}");
+    match &only {
+        // A block that names its runs must find each of them.
+        Some(named) => {
+            for run in named {
+                let (runtime, algo) = run.split_once('/').expect("runs: RUNTIME/ALGO");
+                assert!(
+                    groups.get(runtime).is_some_and(|r| r.iter().any(|(a, _)| a == algo)),
+                    "the CI subset names {run} and has no such row: {groups:?}"
+                );
+            }
+        }
+        None => assert!(groups.len() >= 2, "the CI subset covers several runtimes: {groups:?}"),
+    }
     let dir = tempfile::tempdir().expect("temp dir");
     let mut errors = Vec::new();
     let mut table = String::new();

@@ -277,3 +277,57 @@ fn out_of_range_value_is_reported_at_the_edit() {
         "{msg}"
     );
 }
+
+#[test]
+fn calibrated_model_on_another_cards_memory() {
+    let path =
+        concat!(env!("CARGO_MANIFEST_DIR"), "/../topologies/calibrated/h200-nvswitch-x4.toml");
+    let t = Topology::open(path).unwrap_or_else(|e| panic!("{e}"));
+    let base = Topology::open(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../topologies/calibrated/h100-nvswitch-x4.toml"
+    ))
+    .unwrap();
+    assert_eq!(t.name, "h200-nvswitch-x4");
+    assert_eq!(t.gpus.len(), 4);
+    let (now, was) = (&t.gpus[0].model, &base.gpus[0].model);
+    assert_eq!(now.memory_bytes, 143_771 << 20);
+    assert_eq!(now.memory_bandwidth_bytes_per_s, 4_800_000_000_000);
+    assert_ne!(was.memory_bandwidth_bytes_per_s, now.memory_bandwidth_bytes_per_s);
+    // Everything else of the fit is kept: the host model and every kernel's cost.
+    assert_eq!(now.host, was.host);
+    assert!(!was.kernel_costs.is_empty());
+    assert_eq!(now.kernel_costs, was.kernel_costs);
+    assert_eq!(now.sync_overhead_ps, was.sync_overhead_ps);
+    assert_eq!(t.fabric(), base.fabric());
+    let info = t.overlay.as_ref().unwrap();
+    assert_eq!(
+        info.changes,
+        ["gpu memory of calibrated-NVIDIA-H100-80GB-HBM3: 143771 MiB, 4800 GB/s"]
+    );
+}
+
+#[test]
+fn gpu_memory_needs_a_model_the_file_defines() {
+    let (line, msg) = error_of("base = \"dgx-h100x8\"\n\n[gpu_memory]\nmib = 143771\n");
+    assert_eq!(line, 3);
+    assert!(msg.contains("its GPUs use the bundled model(s) H100-SXM5-80GB"), "{msg}");
+    assert!(msg.contains("pick the other card with `gpu_model"), "{msg}");
+    let (line, msg) = error_of("base = \"dgx-h100x8\"\n[gpu_memory]\n");
+    assert_eq!(line, 2);
+    assert!(msg.contains("`[gpu_memory]` changes nothing | give `mib`"), "{msg}");
+}
+
+#[test]
+fn gpu_memory_values_out_of_range() {
+    let dir =
+        concat!(env!("CARGO_MANIFEST_DIR"), "/../topologies/calibrated/h100-nvswitch-x4.toml");
+    for (edit, says) in [
+        ("mib = 0", "mib = 0 is not a memory size"),
+        ("bandwidth_gb_s = -1.0", "bandwidth_gb_s = -1 is not a bandwidth"),
+    ] {
+        let (line, msg) = error_of(&format!("base = \"{dir}\"\n[gpu_memory]\n{edit}\n"));
+        assert_eq!(line, 2, "{msg}");
+        assert!(msg.contains(says), "{msg}");
+    }
+}

@@ -2,7 +2,7 @@
 //! bundled topology or a topology file (schema in `topologies/SCHEMA.md`, "Overlays").
 //!
 //! The edits are applied to the base's TOML tables in a fixed order (`nodes`, `[nvswitch]`,
-//! `[[lanes]]` in file order, `[link_type.NAME]`, `gpu_model`), and the machine is built
+//! `[[lanes]]` in file order, `[link_type.NAME]`, `gpu_model`, `[gpu_memory]`), and the machine is built
 //! again after each, so an edit that leaves it invalid (a GPU no route reaches, a value out
 //! of range) is reported at the overlay's line, with the fix in the overlay's terms. The
 //! derived machine's canonical TOML is kept: its hash identifies the machine a run used.
@@ -54,6 +54,20 @@ struct RawOverlay {
     link_type: BTreeMap<String, Spanned<RawLinkTypeEdit>>,
     #[serde(default)]
     gpu_model: Option<Spanned<String>>,
+    #[serde(default)]
+    gpu_memory: Option<Spanned<RawGpuMemory>>,
+}
+
+/// `[gpu_memory]`: new memory size and bandwidth (datasheet numbers) for the GPU models the
+/// machine file defines itself (a calibrated model on another card's memory, the rest of
+/// its fit kept).
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawGpuMemory {
+    #[serde(default)]
+    mib: Option<i64>,
+    #[serde(default)]
+    bandwidth_gb_s: Option<f64>,
 }
 
 /// `[nvswitch]`: replace the GPU-to-GPU NVLink mesh by one NVSwitch.
@@ -146,6 +160,9 @@ pub(crate) fn derive(
     }
     if let Some(model) = &raw.gpu_model {
         d.gpu_model(&mut table, model)?;
+    }
+    if let Some(memory) = &raw.gpu_memory {
+        d.gpu_memory(&mut table, memory)?;
     }
 
     let stem = Path::new(file).file_stem().map(|s| s.to_string_lossy().into_owned());
@@ -859,6 +876,76 @@ impl Derivation<'_> {
             plural(count, "GPU")
         ));
         self.check(table, model.span(), "`gpu_model`")
+    }
+
+    /// `[gpu_memory]`: `mib` and `bandwidth_gb_s` of every GPU model the machine's GPUs use,
+    /// each defined in the machine file (`[gpu_model.NAME]`).
+    fn gpu_memory(
+        &mut self,
+        table: &mut Table,
+        edit: &Spanned<RawGpuMemory>,
+    ) -> Result<(), SimError> {
+        let span = edit.span();
+        let RawGpuMemory { mib, bandwidth_gb_s } = edit.get_ref();
+        if mib.is_none() && bandwidth_gb_s.is_none() {
+            return Err(self.error(
+                span,
+                "`[gpu_memory]` changes nothing",
+                "give `mib`, `bandwidth_gb_s` or both",
+            ));
+        }
+        if let Some(m) = mib.filter(|&m| m <= 0) {
+            return Err(self.error(
+                span.clone(),
+                format!("`[gpu_memory]` mib = {m} is not a memory size"),
+                "give the GPU's memory in MiB, a positive integer (nvidia-smi's memory.total)",
+            ));
+        }
+        if let Some(b) = bandwidth_gb_s.filter(|b| !(b.is_finite() && *b > 0.0)) {
+            return Err(self.error(
+                span.clone(),
+                format!("`[gpu_memory]` bandwidth_gb_s = {b} is not a bandwidth"),
+                "give the memory bandwidth in GB/s, a positive number (the datasheet's)",
+            ));
+        }
+        let used: BTreeSet<String> =
+            array_mut(table, "gpu").iter().map(|g| str_of(g, "model").to_string()).collect();
+        let own = table.get_mut("gpu_model").and_then(Value::as_table_mut);
+        let Some(own) = own.filter(|own| used.iter().all(|m| own.contains_key(m))) else {
+            return Err(self.error(
+                span,
+                format!(
+                    "`[gpu_memory]` edits GPU models that `{}` defines itself, and its GPUs use \
+                     the bundled model(s) {}",
+                    self.base,
+                    used.into_iter().collect::<Vec<_>>().join(", ")
+                ),
+                "pick the other card with `gpu_model = \"NAME\"` (topologies/gpu_models.toml), \
+                 or derive from a machine file with its own `[gpu_model.NAME]` table",
+            ));
+        };
+        let mut said = Vec::new();
+        for name in &used {
+            let Some(Value::Table(m)) = own.get_mut(name) else { continue };
+            if let Some(v) = mib {
+                m.insert("memory_mib".into(), Value::Integer(*v));
+            }
+            if let Some(v) = bandwidth_gb_s {
+                m.insert("memory_bandwidth_gb_s".into(), Value::Float(*v));
+            }
+        }
+        if let Some(v) = mib {
+            said.push(format!("{v} MiB"));
+        }
+        if let Some(v) = bandwidth_gb_s {
+            said.push(format!("{v} GB/s"));
+        }
+        self.changes.push(format!(
+            "gpu memory of {}: {}",
+            used.into_iter().collect::<Vec<_>>().join("/"),
+            said.join(", ")
+        ));
+        self.check(table, span, "`[gpu_memory]`")
     }
 }
 
