@@ -463,7 +463,7 @@ __shared__ u32 s_kmax, s_kside, s_knext, s_kbase, s_kpass, s_klevel;
 __shared__ u32 s_kbuf[2][AT_KEEP_MAX];
 // How often (in levels) a keeping CTA drains its receive queue on several GPUs. Every level
 // cost a round trip and two barriers a level (c55, 4 x H200: a 2,000-vertex path took 4.34 ms
-// on one GPU, 5.23-5.26 ms on two); every 16th level took 4.72-4.77 ms, and luxembourg on
+// on one GPU, 5.23-5.30 ms on two); every 16th level took 4.72-4.77 ms, and luxembourg on
 // two GPUs 3.55-3.92 -> 3.28-3.47 ms (c56). Idle CTAs drain it at every round meanwhile.
 #define AT_KEEP_RECV_LEVELS 16
 // With each kept task, what its finder knew: the label it set (s_klab), and the task's row
