@@ -62,6 +62,10 @@
 #            grid (centre source 10582300). Groute runs its fused worker on the road graphs
 #            (with soft priority for SSSP) and the wide Out buffers on R-MAT. JSON rows, per-GPU
 #            kernel and idle time included, in $OUT/multi-*.json; one line per run.
+#   roads    issue 23 item 3: BFS on luxembourg_osm (source 1) and the road grid (centre) by
+#            every runtime (BSP, GUM, Groute fused, Atos aggregated and direct) on 1, 2 and 4
+#            real GPUs, every run validated; then Atos's multi-GPU costs apart: a run's fixed
+#            cost (a 4-vertex path) and a level's (a 2,000-vertex path, 2,000 levels).
 #   scaling  strong scaling on R-MAT 24 (hub source): BSP, Groute and GUM, BFS and PageRank
 #            (Groute: BFS only; its residual PageRank takes minutes at this scale), on 1, 2 and 4 real GPUs, every run validated;
 #            then BFS on the road grid by every runtime at 1, 2, 4 GPUs (validated).
@@ -129,7 +133,7 @@ if [ "$part" = groute-check ]; then
     --graph "$lux" --weights --priority-delta 320 --fused --fused-max-rounds 100000 2>&1) || status=1
   echo "luxembourg sssp fused prio320 4 logical GPUs: $(echo "$out" | grep -E '^(time|validation|error)' | tr '\n' ' ')"
 fi
-if [ "$part" = multi ] || [ "$part" = scaling ]; then
+if [ "$part" = multi ] || [ "$part" = scaling ] || [ "$part" = roads ]; then
   nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv
   lux=${LUX:-tests/data/graphs/luxembourg_osm.mtx}
   road="--generate grid2d:w=4600,h=4600,drop=0.1"
@@ -161,6 +165,22 @@ if [ "$part" = multi ] || [ "$part" = scaling ]; then
     mrun road21m "$road" "--source 10582300" groute bfs "$counts" $fused
     mrun road21m "$road" "--source 10582300" groute sssp "$counts" $fused --priority-delta 1000
     mrun road21m "$road" "--source 10582300" gum bfs,sssp "$counts"
+  elif [ "$part" = roads ]; then
+    echo "== BFS on roads by every runtime on $counts GPUs, every run validated (more GPUs"
+    echo "   should never be slower than one: issue 23 item 3)"
+    for rt in bsp gum; do
+      mrun luxembourg "--graph $lux" "--source 1" "$rt" bfs,bfs "$counts"
+      mrun road21m "$road" "--source 10582300" "$rt" bfs "$counts"
+    done
+    mrun luxembourg "--graph $lux" "--source 1" groute bfs,bfs "$counts" $fused
+    mrun road21m "$road" "--source 10582300" groute bfs "$counts" $fused
+    for comm in aggregated direct; do
+      mrun luxembourg "--graph $lux" "--source 1" atos bfs,bfs "$counts" --atos-comm "$comm"
+      mrun road21m "$road" "--source 10582300" atos bfs "$counts" --atos-comm "$comm"
+    done
+    echo "== Atos's costs on several GPUs: a run's (4-vertex path) and a level's (2,000 levels)"
+    mrun path4 "--generate grid2d:w=4,h=1 --partitioner seg" "--source 0" atos bfs,bfs "$counts"
+    mrun path2000 "--generate grid2d:w=2000,h=1" "--source 0" atos bfs,bfs "$counts"
   else
     echo "== strong scaling on R-MAT 24 and the road grid, $counts GPUs, every run validated"
     mrun rmat24 "--generate rmat:scale=24,ef=16" --hub-source bsp bfs,pr "$counts"
