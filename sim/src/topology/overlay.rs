@@ -910,23 +910,30 @@ impl Derivation<'_> {
         }
         let used: BTreeSet<String> =
             array_mut(table, "gpu").iter().map(|g| str_of(g, "model").to_string()).collect();
-        let own = table.get_mut("gpu_model").and_then(Value::as_table_mut);
-        let Some(own) = own.filter(|own| used.iter().all(|m| own.contains_key(m))) else {
+        let mut own = table.get_mut("gpu_model").and_then(Value::as_table_mut);
+        let bundled: Vec<&str> = used
+            .iter()
+            .filter(|m| !own.as_ref().is_some_and(|own| own.contains_key(*m)))
+            .map(String::as_str)
+            .collect();
+        if !bundled.is_empty() {
             return Err(self.error(
                 span,
                 format!(
                     "`[gpu_memory]` edits GPU models that `{}` defines itself, and its GPUs use \
                      the bundled model(s) {}",
                     self.base,
-                    used.into_iter().collect::<Vec<_>>().join(", ")
+                    bundled.join(", ")
                 ),
                 "pick the other card with `gpu_model = \"NAME\"` (topologies/gpu_models.toml), \
                  or derive from a machine file with its own `[gpu_model.NAME]` table",
             ));
-        };
+        }
         let mut said = Vec::new();
         for name in &used {
-            let Some(Value::Table(m)) = own.get_mut(name) else { continue };
+            let Some(Value::Table(m)) = own.as_mut().and_then(|own| own.get_mut(name)) else {
+                continue;
+            };
             if let Some(v) = mib {
                 m.insert("memory_mib".into(), Value::Integer(*v));
             }
