@@ -278,16 +278,15 @@ fn out_of_range_value_is_reported_at_the_edit() {
     );
 }
 
+/// A machine file of `topologies/calibrated/`, by name.
+fn calibrated(file: &str) -> String {
+    format!("{}/../topologies/calibrated/{file}", env!("CARGO_MANIFEST_DIR"))
+}
+
 #[test]
 fn calibrated_model_on_another_cards_memory() {
-    let path =
-        concat!(env!("CARGO_MANIFEST_DIR"), "/../topologies/calibrated/h200-nvswitch-x4.toml");
-    let t = Topology::open(path).unwrap_or_else(|e| panic!("{e}"));
-    let base = Topology::open(concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/../topologies/calibrated/h100-nvswitch-x4.toml"
-    ))
-    .unwrap();
+    let t = Topology::open(&calibrated("h200-nvswitch-x4.toml")).unwrap_or_else(|e| panic!("{e}"));
+    let base = Topology::open(&calibrated("h100-nvswitch-x4.toml")).unwrap();
     assert_eq!(t.name, "h200-nvswitch-x4");
     assert_eq!(t.gpus.len(), 4);
     let (now, was) = (&t.gpus[0].model, &base.gpus[0].model);
@@ -320,13 +319,12 @@ fn gpu_memory_needs_a_model_the_file_defines() {
 
 #[test]
 fn gpu_memory_values_out_of_range() {
-    let dir =
-        concat!(env!("CARGO_MANIFEST_DIR"), "/../topologies/calibrated/h100-nvswitch-x4.toml");
+    let base = calibrated("h100-nvswitch-x4.toml");
     for (edit, says) in [
         ("mib = 0", "mib = 0 is not a memory size"),
         ("bandwidth_gb_s = -1.0", "bandwidth_gb_s = -1 is not a bandwidth"),
     ] {
-        let (line, msg) = error_of(&format!("base = \"{dir}\"\n[gpu_memory]\n{edit}\n"));
+        let (line, msg) = error_of(&format!("base = \"{base}\"\n[gpu_memory]\n{edit}\n"));
         assert_eq!(line, 2, "{msg}");
         assert!(msg.contains(says), "{msg}");
     }
