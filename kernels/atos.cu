@@ -527,17 +527,21 @@ template <class App> __device__ void at_push_block(const AtCtx &c, const AtSink 
         u64 n = s_pn[threadIdx.x], at = 0;
         if (threadIdx.x == 0 && s_kmax) {
             // Keep the first of this pass's local tasks that fit; push (spill) the rest.
+            // s_knext and s_pn[0] move after the barrier below: threads still reading them
+            // for `fits` above would race with the stores (racecheck, direct comm, c59).
             u32 keep = (u32)n < s_kmax - s_knext ? (u32)n : s_kmax - s_knext;
             s_kbase = s_knext;
             s_kpass = keep;
-            s_knext += keep;
             n -= keep;
-            s_pn[0] = (u32)n;
         }
         s_pok[threadIdx.x] = n ? at_reserve(c, at_sink_queue(c, threadIdx.x), n, at) : 0;
         s_pat[threadIdx.x] = at;
     }
     __syncthreads();
+    if (threadIdx.x == 0 && s_kpass) {
+        s_knext += s_kpass;
+        s_pn[0] -= s_kpass;
+    }
     if (s.queue == 1 && rank < s_kpass) {
         at_keep(s, s_kbase + rank);
     } else if (s.queue && s_pok[s.queue - 1]) {
@@ -653,9 +657,14 @@ __device__ void at_flush_remote_warp(const AtCtx &c) {
 __device__ void at_hold_remote_block(const AtCtx &c) {
     if (c.gpus < 2) return;
     u32 w = threadIdx.x >> 5;
+    // Every lane's at_count_remote of the round lands before lane 0 reads the flag: lanes of a
+    // warp may arrive apart, and a flag set after the read would be cleared below unseen.
+    __syncwarp();
     bool dirty = __syncthreads_or(sy_lane() == 0 && s_wdirty[w]) != 0;
     if (sy_lane() == 0) s_wdirty[w] = 0;
-    if (dirty && threadIdx.x == 0 && !s_wheld[0]) {
+    // Volatile: a plain load of s_wheld[0] was issued by every thread ahead of the test of
+    // threadIdx.x, racing with thread 0's store (racecheck, direct comm, c60).
+    if (dirty && threadIdx.x == 0 && !*(volatile u32 *)&s_wheld[0]) {
         s_wheld[0] = 1;
         atomicAdd(c.x + X_OPENED, 1ull);
     }

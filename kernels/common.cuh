@@ -338,19 +338,13 @@ __shared__ SyWide sy_wide;
 // thread (-1 when none is left), whose beg becomes end, with its row in sy_wide (the row's
 // other values the caller reads from the thread's slot of its own shared arrays). Every
 // thread of the block calls it, and syncs the block after using the row before calling it
-// again. Atomic: the thread is picked with a shared atomicMax (the highest), which
-// racecheck accepts (gw_expand); otherwise by plain stores, one of which wins, as sy_expand
-// and pr_ldbc_pull always picked it (racecheck reports those stores).
-template <bool Atomic = false> __device__ __forceinline__ int sy_claim_wide(u64 &beg, u64 &end) {
+// again. The thread is picked with a shared atomicMax (the highest): plain stores, one of
+// which won, were what racecheck reported in sy_expand and pr_ldbc_pull (c59).
+__device__ __forceinline__ int sy_claim_wide(u64 &beg, u64 &end) {
     __shared__ int s_owner;
     if (threadIdx.x == 0) s_owner = -1;
     __syncthreads();
-    if (end - beg >= SY_BLOCK) {
-        if (Atomic)
-            atomicMax(&s_owner, (int)threadIdx.x);
-        else
-            s_owner = threadIdx.x;
-    }
+    if (end - beg >= SY_BLOCK) atomicMax(&s_owner, (int)threadIdx.x);
     __syncthreads();
     int o = s_owner;
     if (o < 0) return -1;

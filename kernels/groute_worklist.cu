@@ -684,7 +684,7 @@ __device__ u64 gw_expand(const SyArgs &a, const GW &g, const GwFetch &f, u64 tak
         }
         s_fstate[threadIdx.x] = state;
         // Block-wide expansion of the largest items (racecheck-clean pick).
-        for (int o; (o = sy_claim_wide<true>(beg, end)) >= 0;) {
+        for (int o; (o = sy_claim_wide(beg, end)) >= 0;) {
             u64 st = s_fstate[o], e1 = sy_wide.end;
             for (u64 e = sy_wide.beg + threadIdx.x; e < e1; e += blockDim.x) op.visit(st, e);
             __syncthreads();

@@ -370,7 +370,12 @@ if [ "$part" = sanitize ]; then
         [ $rc -eq 0 ] && echo "$out" | grep -q "^validation: passed" || { verdict=FAIL; status=1; }
         echo "$verdict $tool $rt $algo $rest (2 logical GPUs): exit $rc; $(echo "$out" |
           grep -E 'ERROR SUMMARY|RACECHECK SUMMARY|^validation' | tr '\n' ' ')"
-        [ $verdict = PASS ] || echo "$out" | grep -E "Error|at .* in " | head -6
+        if [ $verdict = FAIL ]; then
+          [ $rc -eq 124 ] && echo "  stopped by the 300 s time limit"
+          echo "$out" | grep -E "Error|at .* in " | head -6
+          # The run's own last words (an error from switchyard itself, not the sanitizer's).
+          echo "$out" | grep -vE "^=========" | tail -4 | sed 's/^/  | /'
+        fi
       done
     done
   fi
