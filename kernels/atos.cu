@@ -538,9 +538,15 @@ template <class App> __device__ void at_push_block(const AtCtx &c, const AtSink 
         s_pat[threadIdx.x] = at;
     }
     __syncthreads();
-    if (threadIdx.x == 0 && s_kpass) {
-        s_knext += s_kpass;
-        s_pn[0] -= s_kpass;
+    if (threadIdx.x == 0) {
+        // Volatile: with plain accesses every thread loaded s_knext here ahead of the test of
+        // threadIdx.x, racing with thread 0's store (racecheck, R-MAT 10, c65).
+        volatile u32 *knext = &s_knext, *pn0 = &s_pn[0];
+        u32 kpass = *(volatile u32 *)&s_kpass;
+        if (kpass) {
+            *knext = *knext + kpass;
+            *pn0 = *pn0 - kpass;
+        }
     }
     if (s.queue == 1 && rank < s_kpass) {
         at_keep(s, s_kbase + rank);
@@ -1693,6 +1699,14 @@ __device__ void at_pre(const SyArgs &a) {
 
 extern "C" __global__ void atos_bfs_worker__pre(const SyArgs a) { at_pre(a); }
 extern "C" __global__ void __launch_bounds__(AT_BFS_WORKER_BLOCK, 1) atos_bfs_worker(const SyArgs a) { at_worker<AtBfs>(a); }
+// The same BFS worker for two CTAs an SM (ptxas holds it to 64 registers, and it spills):
+// twice the threads in flight, for wide frontiers. One H100, c63 (ms, 4 runs each): R-MAT 22
+// 8.80-8.98 against 14.06-14.18 with one CTA an SM, R-MAT 20 3.11-3.46 against 3.59-3.69,
+// cnr-2000 0.45-0.51 against 0.56-0.58; luxembourg 3.11-3.26 against 2.81-2.88 and the road
+// grid 15.8-16.1 against 14.4-22.5. The host picks it for graphs that are not road-like
+// (AtosOptions::ctas_per_sm).
+extern "C" __global__ void atos_bfs_worker_wide__pre(const SyArgs a) { at_pre(a); }
+extern "C" __global__ void __launch_bounds__(AT_BFS_WORKER_BLOCK, 2) atos_bfs_worker_wide(const SyArgs a) { at_worker<AtBfs>(a); }
 extern "C" __global__ void atos_pr_worker__pre(const SyArgs a) { at_pre(a); }
 extern "C" __global__ void __launch_bounds__(AT_MAX_BLOCK) atos_pr_worker(const SyArgs a) { at_worker<AtPr>(a); }
 extern "C" __global__ void atos_color_worker__pre(const SyArgs a) { at_pre(a); }

@@ -400,7 +400,8 @@ impl AtosApp for Bfs {
 pub struct BfsAtos;
 
 impl AtosOperator for BfsAtos {
-    const KERNELS: AtosKernels = AtosKernels { worker: "atos_bfs_worker" };
+    const KERNELS: AtosKernels =
+        AtosKernels { worker: "atos_bfs_worker", wide_worker: Some("atos_bfs_worker_wide") };
     const ON_CUDA: bool = true;
     const REMOTE_MIN: bool = true;
     fn start(st: &mut LocalState<'_>, item: u32) -> Option<Started> {

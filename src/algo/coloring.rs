@@ -283,7 +283,7 @@ impl AtosApp for Coloring {
 pub struct ColoringAtos;
 
 impl AtosOperator for ColoringAtos {
-    const KERNELS: AtosKernels = AtosKernels { worker: "atos_color_worker" };
+    const KERNELS: AtosKernels = AtosKernels { worker: "atos_color_worker", wide_worker: None };
     const ON_CUDA: bool = true;
     const REMOTE_MIN: bool = false;
     fn start(st: &mut LocalState<'_>, item: u32) -> Option<Started> {

@@ -437,7 +437,7 @@ fn residual_of(st: &LocalState<'_>, v: u32) -> f32 {
 }
 
 impl AtosOperator for PageRankAtos {
-    const KERNELS: AtosKernels = AtosKernels { worker: "atos_pr_worker" };
+    const KERNELS: AtosKernels = AtosKernels { worker: "atos_pr_worker", wide_worker: None };
     const ON_CUDA: bool = true;
     const REMOTE_MIN: bool = false;
     const REMOTE_ADD_F32: bool = true;

@@ -1,6 +1,6 @@
 //! The Atos runtime's options as `run`, `sweep` and `calibrate runs` take them.
 
-use switchyard::runtime::atos::{AtosOptions, Comm, KernelStrategy, WorkerWidth};
+use switchyard::runtime::atos::{AtosOptions, Comm, CtasPerSm, KernelStrategy, WorkerWidth};
 
 /// `--atos-comm` as the CLI spells it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
@@ -65,6 +65,11 @@ pub struct AtosArgs {
     /// Atos: relabel the vertices at random first (seed 004 sec. 6.3).
     #[arg(long)]
     pub atos_permute: bool,
+    /// Atos: worker CTAs an SM on CUDA, where the algorithm has a worker compiled for two
+    /// (BFS): `1` for road graphs (no register spills), `2` for wide frontiers; `auto` takes 2
+    /// when some vertex has out-degree 64 or more.
+    #[arg(long, value_enum, default_value = "auto")]
+    pub atos_ctas_per_sm: CtasPerSm,
 }
 
 impl AtosArgs {
@@ -94,6 +99,7 @@ impl AtosArgs {
             check_size: self.atos_check_size,
             poll_ns: self.atos_poll_ns,
             permute_ids: self.atos_permute,
+            ctas_per_sm: self.atos_ctas_per_sm,
         }
     }
 }

@@ -326,6 +326,19 @@ pub mod scalar {
 pub struct AtosKernels {
     /// The worker (persistent or discrete, by scalar).
     pub worker: &'static str,
+    /// The same worker compiled for two CTAs an SM (fewer registers, twice the threads in
+    /// flight), where the application has one; see [`super::CtasPerSm`].
+    pub wide_worker: Option<&'static str>,
+}
+
+impl AtosKernels {
+    /// The worker for `ctas_per_sm` (2 where the application has a wide worker, else 1).
+    pub fn worker_for(&self, ctas_per_sm: u32) -> &'static str {
+        match (ctas_per_sm, self.wide_worker) {
+            (2, Some(wide)) => wide,
+            _ => self.worker,
+        }
+    }
 }
 
 /// Registered name of the aggregator kernel.
@@ -479,8 +492,14 @@ pub trait AtosOperator: 'static {
 
 /// Registers application `Op`'s worker kernel.
 pub fn register_app<Op: AtosOperator>(registry: &mut KernelRegistry) {
+    for name in std::iter::once(Op::KERNELS.worker).chain(Op::KERNELS.wide_worker) {
+        register_worker::<Op>(registry, name);
+    }
+}
+
+fn register_worker<Op: AtosOperator>(registry: &mut KernelRegistry, name: &'static str) {
     registry.register(KernelDef {
-        name: Op::KERNELS.worker,
+        name,
         contract: "Atos worker (one round of every resident worker per step; see \
                    runtime::atos::kernels): pop from the receive, local and low queues, start \
                    tasks on the state as at the step's start, process `width` arcs per busy \
@@ -491,7 +510,7 @@ pub fn register_app<Op: AtosOperator>(registry: &mut KernelRegistry) {
                    persistent: until STOP, discrete: until the items queued at its launch are \
                    done",
         sim: worker_kernel::<Op>,
-        cuda_name: Op::ON_CUDA.then_some(Op::KERNELS.worker),
+        cuda_name: Op::ON_CUDA.then_some(name),
         remote_args: &PEER_ARGS,
     });
 }
@@ -1369,6 +1388,8 @@ mod tests {
         }
         for op in [
             "atos_bfs_worker",
+            "atos_bfs_worker_wide",
+            "atos_bfs_worker_wide__pre",
             "atos_pr_worker",
             "atos_color_worker",
             "atos_bfs_worker__pre",

@@ -67,6 +67,45 @@ pub enum KernelStrategy {
     Discrete,
 }
 
+/// How many worker CTAs an SM holds, where the application has a worker compiled for two
+/// (BFS: `atos_bfs_worker_wide`, held to 64 registers). One CTA an SM runs a level's few
+/// tasks with no spills (road graphs); two keep twice the threads in flight for wide
+/// frontiers. One H100, c63 (reports/atos.md, "One CTA an SM or two"): R-MAT 22 BFS 8.8-9.0
+/// ms with two against 14.1-14.2 with one, cnr-2000 0.45-0.51 against 0.56-0.58;
+/// luxembourg 3.1-3.3 against 2.8-2.9.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum CtasPerSm {
+    /// Two when the graph has a vertex of out-degree [`CtasPerSm::WIDE_MIN_DEGREE`] or more
+    /// (scale-free and web graphs), else one (road graphs and meshes).
+    Auto,
+    /// One CTA an SM.
+    #[value(name = "1")]
+    One,
+    /// Two CTAs an SM (applications without a wide worker run their one worker).
+    #[value(name = "2")]
+    Two,
+}
+
+impl CtasPerSm {
+    /// The largest out-degree from which `Auto` takes two CTAs an SM: road graphs and
+    /// meshes stay far below it (luxembourg 6, the road grid 4, delaunay_n16 about 20), R-MAT
+    /// and web graphs far above.
+    pub const WIDE_MIN_DEGREE: u64 = 64;
+
+    /// 1 or 2 for a run on `graph`.
+    pub fn resolve(self, graph: &Csr) -> u32 {
+        match self {
+            CtasPerSm::One => 1,
+            CtasPerSm::Two => 2,
+            CtasPerSm::Auto => {
+                let wide = graph.offsets().windows(2).any(|w| w[1] - w[0] >= Self::WIDE_MIN_DEGREE);
+                if wide { 2 } else { 1 }
+            }
+        }
+    }
+}
+
 /// How remote updates travel (seed 003 sec. III-A3).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "kebab-case", tag = "mode")]
@@ -131,6 +170,8 @@ pub struct AtosOptions {
     /// Relabel vertex ids at random (seeded) before the run (seed 004 sec. 6.3: it cuts
     /// colouring's conflicts).
     pub permute_ids: bool,
+    /// Worker CTAs an SM (the worker kernel the run launches).
+    pub ctas_per_sm: CtasPerSm,
 }
 
 impl Default for AtosOptions {
@@ -147,6 +188,7 @@ impl Default for AtosOptions {
             check_size: 32,
             poll_ns: 2_000,
             permute_ids: false,
+            ctas_per_sm: CtasPerSm::Auto,
         }
     }
 }
@@ -252,6 +294,10 @@ impl AtosOptions {
         }
         if self.permute_ids {
             a.push(("--atos-permute", String::new()));
+        }
+        if self.ctas_per_sm != d.ctas_per_sm {
+            let n = if self.ctas_per_sm == CtasPerSm::One { "1" } else { "2" };
+            a.push(("--atos-ctas-per-sm", n.to_string()));
         }
         a
     }
@@ -555,6 +601,9 @@ fn run_once<B: Backend + ?Sized>(
     }
     let options = &options.resolved(gpus);
     check_paths(backend, gpus, app, options)?;
+    // Before the clock starts: on a road graph the degree scan reads every offset (0.15 ms
+    // on luxembourg, c64/c65, when it ran inside the timed part).
+    let kernel = app.kernels().worker_for(options.ctas_per_sm.resolve(graph));
     // Seed 004 sec. 6.3: a random permutation of the vertex ids (the order vertices are
     // numbered, queued and tie-broken in), composed into the renumbering so that the
     // application and the results still speak original ids.
@@ -660,7 +709,6 @@ fn run_once<B: Backend + ?Sized>(
         }
         worker_configs.push(config);
     }
-    let kernel = app.kernels().worker;
     let launch_worker = |backend: &mut B, g: u32, persistent: bool, token: Token| {
         let l = Launch {
             kernel,
