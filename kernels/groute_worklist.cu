@@ -75,7 +75,7 @@
 #define C_P_MIN_PRIO 26
 #define C_OUT_W 32      // + d: pairs written to outbox d over the run (asynchronous send)
 #define C_CONS 48       // + s: pairs consumed from inbox s over the run
-#define C_RTO 64        // + s: the current round takes inbox s up to here (fused scratch)
+#define C_RTO 64        // + s: the current round takes inbox s up to here (fused scratch; ctl::LEN = 80)
 
 // The asynchronous send's mapped block (kernels.rs `mail`): the kernel writes PUB and CONS
 // (plain volatile stores after __threadfence_system, one thread), the host DELIV and FREED

@@ -1309,6 +1309,64 @@ fn not_mapped(buffer: BufferId) -> BackendError {
     ))
 }
 
+/// Reads `out.len()` elements of `out`'s type from mapped host memory at `host`, each with
+/// one volatile load of its own width. A GPU stores a mapped word whole (the asynchronous
+/// send's counters are `u64`), so a load of the same width sees it old or new; a byte-wise
+/// read could mix the low bytes of the old value with the high bytes of the new one, which
+/// reads a counter crossing a multiple of 256 (say 0x0ff to 0x100) as 0x1ff, above both:
+/// the Groute host would route outbox pairs not yet written.
+///
+/// # Safety
+/// `host` points at a live block of at least `out.len()` elements of `out`'s type,
+/// aligned for it.
+unsafe fn read_mapped_elements(host: *const u8, out: &mut HostData) {
+    /// # Safety
+    /// As the outer function's.
+    unsafe fn read<T: Copy>(host: *const u8, out: &mut [T]) {
+        let host = host.cast::<T>();
+        for (i, x) in out.iter_mut().enumerate() {
+            // SAFETY: the caller's contract: `i` is inside the aligned block.
+            *x = unsafe { std::ptr::read_volatile(host.add(i)) };
+        }
+    }
+    // SAFETY: the caller's contract.
+    unsafe {
+        match out {
+            HostData::U32(v) => read(host, v),
+            HostData::U64(v) => read(host, v),
+            HostData::F32(v) => read(host, v),
+            HostData::F64(v) => read(host, v),
+        }
+    }
+}
+
+/// Writes `data` into mapped host memory at element `offset` of `host`, each element with
+/// one volatile store of its own width (a GPU reading the word sees it old or new).
+///
+/// # Safety
+/// `host` points at a live block of at least `offset + data.len()` elements of `data`'s
+/// type, aligned for it.
+unsafe fn write_mapped_elements(host: *mut u8, offset: usize, data: &HostData) {
+    /// # Safety
+    /// As the outer function's.
+    unsafe fn write<T: Copy>(host: *mut u8, offset: usize, data: &[T]) {
+        let host = host.cast::<T>();
+        for (i, &x) in data.iter().enumerate() {
+            // SAFETY: the caller's contract: `offset + i` is inside the aligned block.
+            unsafe { std::ptr::write_volatile(host.add(offset + i), x) };
+        }
+    }
+    // SAFETY: the caller's contract.
+    unsafe {
+        match data {
+            HostData::U32(v) => write(host, offset, v),
+            HostData::U64(v) => write(host, offset, v),
+            HostData::F32(v) => write(host, offset, v),
+            HostData::F64(v) => write(host, offset, v),
+        }
+    }
+}
+
 fn host_ptr(data: &HostData) -> *const u8 {
     match data {
         HostData::U32(v) => v.as_ptr().cast(),
@@ -1404,15 +1462,9 @@ impl Backend for CudaBackend {
         let b = self.buffer(buffer)?;
         let host = b.mapped.ok_or_else(|| not_mapped(buffer))?;
         let mut out = HostData::zeros(b.elem, b.len);
-        let bytes = b.len * b.elem.size_bytes() as usize;
-        let dst = host_ptr_mut(&mut out);
-        // SAFETY: `host` is a live mapped block of at least `bytes` bytes; each byte is read
-        // once with a volatile load (kernels may be writing it).
-        unsafe {
-            for i in 0..bytes {
-                *dst.add(i) = std::ptr::read_volatile(host.add(i));
-            }
-        }
+        // SAFETY: `host` is a live mapped block of `b.len` elements of `b.elem`, page-aligned
+        // (cuMemHostAlloc); each element is read once with a volatile load of its width.
+        unsafe { read_mapped_elements(host, &mut out) };
         Ok(out)
     }
 
@@ -1435,15 +1487,9 @@ impl Backend for CudaBackend {
                 b.len
             )));
         }
-        let size = b.elem.size_bytes() as usize;
-        let src = host_ptr(&data);
-        // SAFETY: the range was checked against the block; volatile stores, then a fence so
-        // the GPUs see them in order.
-        unsafe {
-            for i in 0..data.len() * size {
-                std::ptr::write_volatile(host.add(offset * size + i), *src.add(i));
-            }
-        }
+        // SAFETY: the range was checked against the block (same element type, aligned);
+        // volatile stores of whole elements, then a fence so the GPUs see them in order.
+        unsafe { write_mapped_elements(host, offset, &data) };
         std::sync::atomic::fence(std::sync::atomic::Ordering::SeqCst);
         Ok(())
     }
@@ -2336,6 +2382,47 @@ mod tests {
         assert_eq!(next_source(None, true, 0), NextSource::Ready);
         assert_eq!(next_source(None, false, 0), NextSource::Nothing);
         assert_eq!(next_source(None, false, 4), NextSource::Wait);
+    }
+
+    /// A mapped word that a GPU stores while the host reads it comes back whole: old or
+    /// new, never the low bytes of one and the high bytes of the other (Groute's host read
+    /// its workers' `u64` counters byte by byte, and a torn read can exceed both values).
+    /// Another thread stands in for the GPU, storing whole words.
+    #[test]
+    fn mapped_words_are_read_and_written_whole() {
+        use super::{read_mapped_elements, write_mapped_elements};
+        use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+        let mut block = vec![0u64; 4];
+        // SAFETY: a live, aligned block of four u64.
+        unsafe { write_mapped_elements(block.as_mut_ptr().cast(), 1, &HostData::U64(vec![7, 9])) };
+        let mut out = HostData::zeros(ElemType::U64, 4);
+        // SAFETY: as above.
+        unsafe { read_mapped_elements(block.as_ptr().cast(), &mut out) };
+        assert_eq!(out, HostData::U64(vec![0, 7, 9, 0]));
+
+        let word = AtomicU64::new(0);
+        let stop = AtomicBool::new(false);
+        let torn = std::thread::scope(|s| {
+            s.spawn(|| {
+                let mut v = 0u64;
+                while !stop.load(Ordering::Relaxed) {
+                    v = !v;
+                    word.store(v, Ordering::Relaxed);
+                }
+            });
+            let mut torn = 0u32;
+            for _ in 0..200_000 {
+                let mut out = HostData::zeros(ElemType::U64, 1);
+                // SAFETY: one aligned u64, stored whole by the other thread.
+                unsafe { read_mapped_elements(word.as_ptr().cast_const().cast(), &mut out) };
+                if !matches!(out, HostData::U64(ref v) if v[0] == 0 || v[0] == u64::MAX) {
+                    torn += 1;
+                }
+            }
+            stop.store(true, Ordering::Relaxed);
+            torn
+        });
+        assert_eq!(torn, 0, "{torn} of 200000 reads mixed two stores");
     }
 
     /// `groute_cc_init` (`parent[v] = v`) with its one buffer allowed on another GPU.

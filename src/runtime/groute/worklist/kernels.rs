@@ -216,8 +216,13 @@ pub mod ctl {
     pub const OUT_W: usize = 32;
     /// Asynchronous send: pairs consumed from inbox `s` over the run (`CONS + s`).
     pub const CONS: usize = 48;
-    /// Length of the control block.
-    pub const LEN: usize = 64;
+    /// Asynchronous send, the CUDA fused worker's scratch: the current round takes inbox
+    /// `s` up to `RTO + s` (the simulator's kernel keeps these ranges to itself).
+    pub const RTO: usize = 64;
+    /// Length of the control block: every per-GPU array above has `MAX_PARTS` words
+    /// (`kernels/groute_worklist.cu` addresses `RTO + s` for every source `s`, so a block
+    /// that ended at `RTO` had the fused worker write past its allocation on CUDA).
+    pub const LEN: usize = RTO + super::MAX_PARTS;
     /// Initial value of start and end: room to prepend without wrapping below zero.
     pub const ORIGIN: u64 = 1 << 40;
 }
@@ -1000,4 +1005,126 @@ fn grow_kernel(ctx: &mut KernelContext<'_>) -> Result<(), BackendError> {
     ctx.effects.bytes_read = (end - start) * 4;
     ctx.effects.bytes_written = (end - start) * 4;
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{MAX_PARTS, SLOTS, Slot, ctl, mail};
+
+    /// The CUDA kernels, which index the same blocks by their own `#define`s.
+    const CUDA: &str = include_str!("../../../../kernels/groute_worklist.cu");
+
+    /// The CUDA source's `#define {prefix}NAME number` lines: (NAME, number, whether its
+    /// comment marks it a per-GPU array, `// + d:` or `// + s:`).
+    fn defines(prefix: &str) -> Vec<(String, usize, bool)> {
+        CUDA.lines()
+            .filter_map(|line| {
+                let mut words = line.strip_prefix("#define ")?.split_whitespace();
+                let name = words.next()?.strip_prefix(prefix)?;
+                let value = words.next()?.parse().ok()?;
+                Some((name.to_string(), value, line.contains("// + ")))
+            })
+            .collect()
+    }
+
+    /// Every word the kernels address in the control block lies inside it: a per-GPU array
+    /// has `MAX_PARTS` words. The fused worker's inbox ranges (`C_RTO + s`) once lay past
+    /// the 64 words the runtime allocates, so on CUDA the asynchronous worker wrote into
+    /// whatever allocation followed the block and read back what else wrote there.
+    #[test]
+    fn the_cuda_kernels_address_only_words_of_the_control_block() {
+        let words = defines("C_");
+        assert!(words.len() > 20, "found {} control-block defines", words.len());
+        for (name, at, per_gpu) in &words {
+            let len = if *per_gpu { MAX_PARTS } else { 1 };
+            assert!(
+                at + len <= ctl::LEN,
+                "C_{name} addresses words {at}..{} of a {}-word control block",
+                at + len,
+                ctl::LEN
+            );
+        }
+        let per_gpu: Vec<&str> =
+            words.iter().filter(|w| w.2).map(|w| w.0.as_str()).collect::<Vec<_>>();
+        assert_eq!(per_gpu, ["OUT_W", "CONS", "RTO"]);
+    }
+
+    /// The CUDA defines and this module's indices agree, name for name.
+    #[test]
+    fn the_cuda_kernels_use_the_same_layout() {
+        let ctl_words = [
+            ("START", ctl::START),
+            ("END", ctl::END),
+            ("DEFERRED", ctl::DEFERRED),
+            ("OUT_LEN", ctl::OUT_LEN),
+            ("END_ALLOC", ctl::END_ALLOC),
+            ("END_WRITTEN", ctl::END_WRITTEN),
+            ("W_CONSUMED", ctl::W_CONSUMED),
+            ("W_TAKEN", ctl::W_TAKEN),
+            ("W_DEFERRED", ctl::W_DEFERRED),
+            ("W_SENT", ctl::W_SENT),
+            ("W_DROPPED", ctl::W_DROPPED),
+            ("W_MIN_PRIO", ctl::W_MIN_PRIO),
+            ("W_EDGES", ctl::W_EDGES),
+            ("W_ROUNDS", ctl::W_ROUNDS),
+            ("R_PROCESSED", ctl::R_PROCESSED),
+            ("R_TAKEN", ctl::R_TAKEN),
+            ("R_DEFERRED", ctl::R_DEFERRED),
+            ("R_PASSED", ctl::R_PASSED),
+            ("R_DROPPED", ctl::R_DROPPED),
+            ("R_MIN_PRIO", ctl::R_MIN_PRIO),
+            ("W_RECEIVED", ctl::W_RECEIVED),
+            ("P_PROMOTED", ctl::P_PROMOTED),
+            ("P_REMAINING", ctl::P_REMAINING),
+            ("P_MIN_PRIO", ctl::P_MIN_PRIO),
+            ("OUT_W", ctl::OUT_W),
+            ("CONS", ctl::CONS),
+            ("RTO", ctl::RTO),
+        ];
+        let cuda: Vec<(String, usize)> =
+            defines("C_").into_iter().map(|(name, at, _)| (name, at)).collect();
+        let rust: Vec<(String, usize)> =
+            ctl_words.iter().map(|&(name, at)| (name.to_string(), at)).collect();
+        assert_eq!(cuda, rust, "control block: kernels/groute_worklist.cu against ctl");
+
+        let mail_words = [
+            ("PUB", mail::PUB),
+            ("CONS", mail::CONS),
+            ("DELIV", mail::DELIV),
+            ("FREED", mail::FREED),
+            ("IDLE", mail::IDLE),
+            ("STOP", mail::STOP),
+        ];
+        let cuda: Vec<(String, usize)> =
+            defines("M_").into_iter().map(|(name, at, _)| (name, at)).collect();
+        let rust: Vec<(String, usize)> =
+            mail_words.iter().map(|&(name, at)| (name.to_string(), at)).collect();
+        assert_eq!(cuda, rust, "mail block: kernels/groute_worklist.cu against mail");
+        for (name, at) in &rust {
+            let len = if *at < mail::IDLE { MAX_PARTS } else { 1 };
+            assert!(at + len <= mail::LEN, "M_{name} ends past the {}-word mail block", mail::LEN);
+        }
+
+        let slots = [
+            ("OFFSETS", Slot::Offsets),
+            ("TARGETS", Slot::Targets),
+            ("WEIGHTS", Slot::Weights),
+            ("OWNER", Slot::Owner),
+            ("VALUES", Slot::Values),
+            ("RANK", Slot::Rank),
+            ("WL", Slot::Worklist),
+            ("CTL", Slot::Ctl),
+            ("OUT", Slot::Out),
+            ("DEFERRED", Slot::Deferred),
+            ("MESSAGE", Slot::Message),
+            ("PASS", Slot::Pass),
+            ("MAIL", Slot::Mail),
+        ];
+        assert_eq!(slots.len(), SLOTS);
+        let cuda = defines("GW_");
+        for (name, slot) in slots {
+            let found = cuda.iter().find(|d| d.0 == name).map(|d| d.1);
+            assert_eq!(found, Some(slot as usize), "GW_{name}");
+        }
+    }
 }
