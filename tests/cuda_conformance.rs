@@ -2003,16 +2003,19 @@ fn atos_checks(rng: &mut Rng, c: &Case, checks: &mut Vec<Check>) {
     for &v in &frontier {
         level[v as usize] = 5;
     }
-    checks.push(atos_check(
-        c,
-        "atos_bfs_worker",
-        level,
-        vec![0.0],
-        vec![0],
-        &frontier,
-        (0.0, 0.0),
-        Cmp::Exact,
-    ));
+    // Both BFS workers (one CTA an SM, and two: `--atos-ctas-per-sm`), the same contract.
+    for kernel in ["atos_bfs_worker", "atos_bfs_worker_wide"] {
+        checks.push(atos_check(
+            c,
+            kernel,
+            level.clone(),
+            vec![0.0],
+            vec![0],
+            &frontier,
+            (0.0, 0.0),
+            Cmp::Exact,
+        ));
+    }
     // Residual PageRank (Check_Size 0: no sweep): residuals move into the ranks and out to
     // the neighbours as f32 atomic adds.
     let residual: Vec<u32> = (0..n).map(|_| (0.01 + rng.unit() * 0.2).to_bits()).collect();
