@@ -56,6 +56,11 @@
 #            color) on small graphs, every run validated; one PASS/FAIL line per run. Racecheck
 #            at 2 logical GPUs found the race in Atos's aggregator (2026-11-27, c56) that 1-GPU
 #            racecheck could not see. SANITIZE_TOOLS narrows the tools (default "memcheck racecheck").
+#   calib    the one-GPU calibration campaign of reports/calibration.md (c32's, at HEAD; ~6 min
+#            on an H100): every runtime on c32's graphs and algorithms (delaunay_n16,
+#            luxembourg_osm and cnr-2000 validated; R-MAT 20 and 22, the road grid), the fit
+#            graphs' kernel spans (`--trace-dir`), all in one file, $OUT/calib.tar (the device
+#            returns only a few files), laid out as reports/bench/h100_2026-11-27_c32/.
 #   multi    every runtime with CUDA kernels (BSP, Groute, GUM; Atos: see `atos`) and every
 #            algorithm it runs, on 1, 2 and 4 real GPUs (peer memory and peer copies), every
 #            run validated: R-MAT 22 (hub source), luxembourg_osm.mtx (source 1, the first vertex) and the road
@@ -342,6 +347,34 @@ if [ "$part" = atos ]; then
   else
     echo "compute-sanitizer not found: memcheck skipped"
   fi
+fi
+if [ "$part" = calib ]; then
+  nvidia-smi --query-gpu=name --format=csv,noheader
+  work=$(mktemp -d); mkdir -p "$work/spans"
+  g=$here/../tests/data/graphs
+  # name | graph arguments | validate | fit graph (spans) | runtime:algorithms ...
+  campaign=(
+    "del|--label delaunay --graph $g/delaunay_n16.mtx --source 1|all|yes|bsp:bfs,sssp,cc,pr gum:bfs,sssp,cc,pr groute:bfs,sssp,cc,pr-residual atos:bfs,pr-residual,color"
+    "lux|--label luxembourg --graph $g/luxembourg_osm.mtx --source 1|all|no|bsp:bfs,sssp,cc,pr gum:bfs,sssp,cc,pr groute:bfs,sssp,cc,pr-residual atos:bfs,pr-residual,color"
+    "cnr|--label cnr2000 --graph $g/cnr-2000.txt.gz --hub-source|all|no|bsp:bfs,sssp,cc,pr gum:bfs,sssp,cc,pr groute:bfs,cc atos:bfs,color"
+    "r20|--label rmat20 --generate rmat:scale=20,ef=16 --hub-source|none|yes|bsp:bfs,sssp,cc,pr gum:bfs,sssp,cc,pr groute:bfs,cc atos:bfs,color"
+    "r22|--label rmat22 --generate rmat:scale=22,ef=16 --hub-source|none|yes|bsp:bfs,sssp,cc,pr gum:bfs,sssp,cc,pr groute:bfs,cc atos:bfs,color"
+    "road|--label road21m --generate grid2d:w=4600,h=4600,drop=0.1 --source 10582300|none|yes|bsp:bfs,cc,pr gum:bfs groute:bfs,cc atos:bfs"
+  )
+  for entry in "${campaign[@]}"; do
+    IFS='|' read -r name graph validate fit runs <<<"$entry"
+    trace=(); [ "$fit" = yes ] && trace=(--trace-dir "$work/spans")
+    for run in $runs; do
+      rt=${run%%:*}; algos=${run#*:}
+      # shellcheck disable=SC2086
+      timeout "${RUN_TIMEOUT:-300}" "$BIN" calibrate runs --backend cuda --weights $graph \
+        --runtime "$rt" --algos "$algos" --validate "$validate" "${trace[@]}" \
+        --json "$work/$name-$rt.json" 2>&1 | tr -s ' ' | grep -E '^(bfs|sssp|cc|pr|pr-residual|color) ' |
+        cut -d' ' -f1-4,10- | sed "s/^/$name /" || status=1
+    done
+  done
+  gzip -q "$work"/spans/*.json 2>/dev/null
+  (cd "$work" && tar cf "$OUT/calib.tar" .) && echo "calib: $(tar tf "$OUT/calib.tar" | grep -c json) files in $OUT/calib.tar"
 fi
 if [ "$part" = sanitize ]; then
   if ! command -v compute-sanitizer >/dev/null; then
