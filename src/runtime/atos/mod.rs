@@ -89,8 +89,8 @@ pub enum CtasPerSm {
 
 impl CtasPerSm {
     /// The largest out-degree from which `Auto` takes two CTAs an SM: road graphs and
-    /// meshes stay far below it (luxembourg 6, the road grid 4, delaunay_n16 about 20), R-MAT
-    /// and web graphs far above.
+    /// meshes stay far below it (luxembourg_osm 6, the road grid 4, delaunay_n16 17), R-MAT
+    /// and web graphs far above (cnr-2000 18,280).
     pub const WIDE_MIN_DEGREE: u64 = 64;
 
     /// 1 or 2 for a run on `graph`.
@@ -1353,4 +1353,37 @@ fn upload_gpu<B: Backend + ?Sized>(
         },
         ups,
     ))
+}
+
+#[cfg(test)]
+mod ctas_per_sm_tests {
+    use super::*;
+    use crate::graph::BuildOptions;
+
+    /// A star: vertex 0 joined to `leaves` others (undirected: out-degree `leaves`).
+    fn star(leaves: u32) -> Csr {
+        let edges: Vec<(u32, u32)> = (1..=leaves).map(|v| (0, v)).collect();
+        Csr::from_edges(leaves + 1, &edges, None, false, BuildOptions::default()).unwrap()
+    }
+
+    #[test]
+    fn auto_takes_two_ctas_an_sm_from_an_out_degree_of_64() {
+        let below = star(CtasPerSm::WIDE_MIN_DEGREE as u32 - 1);
+        let at = star(CtasPerSm::WIDE_MIN_DEGREE as u32);
+        assert_eq!(CtasPerSm::Auto.resolve(&below), 1);
+        assert_eq!(CtasPerSm::Auto.resolve(&at), 2);
+        // A forced choice ignores the graph.
+        assert_eq!(CtasPerSm::One.resolve(&at), 1);
+        assert_eq!(CtasPerSm::Two.resolve(&below), 2);
+    }
+
+    #[test]
+    fn only_an_application_with_a_wide_worker_runs_one() {
+        use crate::algo::bfs::BfsAtos;
+        use crate::algo::pagerank::PageRankAtos;
+        use kernels::AtosOperator;
+        assert_eq!(BfsAtos::KERNELS.worker_for(2), "atos_bfs_worker_wide");
+        assert_eq!(BfsAtos::KERNELS.worker_for(1), "atos_bfs_worker");
+        assert_eq!(PageRankAtos::KERNELS.worker_for(2), "atos_pr_worker");
+    }
 }
