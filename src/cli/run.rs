@@ -197,6 +197,14 @@ pub struct RunOptions {
     /// GUM: ownership stealing (OSteal) on or off.
     #[arg(long, value_enum, default_value = "on")]
     pub gum_osteal: OnOff,
+    /// GUM: how an OSteal move hands an evicted GPU's fragment to its survivor: `reupload`
+    /// (values and frontier to the host, every fragment rebuilt and uploaded again) or
+    /// `extended` (the evicted GPU keeps its fragment as extended memory; each superstep the
+    /// survivor runs its edge work through peer access and returns the improved pairs,
+    /// which the evicted GPU still merges, splits and exchanges; algorithms with a steal
+    /// rule, between GPUs with peer access).
+    #[arg(long, value_enum, default_value = "reupload")]
+    pub gum_osteal_move: OstealMoveArg,
     /// GUM: supersteps between two runs of OSteal's Alg. 2 while the load stays within a
     /// factor of 2 of its last run.
     #[arg(long, default_value_t = GumOptions::default().osteal_interval)]
@@ -265,6 +273,15 @@ pub enum FstealArg {
     Forced,
 }
 
+/// `--gum-osteal-move` as the CLI spells it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum OstealMoveArg {
+    /// Rebuild and upload every fragment.
+    Reupload,
+    /// Evicted GPUs as extended memory.
+    Extended,
+}
+
 /// A switch as the CLI spells it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
 pub enum OnOff {
@@ -299,6 +316,10 @@ impl RunOptions {
             },
             // The parser keeps the product below 2^64.
             plan_round_trips_ps: self.gum_plan_round_trips_us.saturating_mul(1_000_000),
+            osteal_move: match self.gum_osteal_move {
+                OstealMoveArg::Reupload => switchyard::runtime::gum::OstealMove::Reupload,
+                OstealMoveArg::Extended => switchyard::runtime::gum::OstealMove::Extended,
+            },
             ..GumOptions::default()
         }
     }

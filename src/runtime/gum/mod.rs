@@ -151,6 +151,27 @@ pub struct GumOptions {
     /// How a superstep's packages reach their receivers (as the bulk-synchronous
     /// runtime's; peer reads only while every GPU works).
     pub exchange: Exchange,
+    /// How OSteal hands an evicted GPU's fragment to its survivor.
+    pub osteal_move: OstealMove,
+}
+
+/// How OSteal's move hands an evicted GPU's fragment to its survivor (`--gum-osteal-move`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum OstealMove {
+    /// Values and residual frontier come to the host; every fragment is rebuilt there and
+    /// uploaded again (the evicted GPUs keep nothing and run nothing).
+    #[default]
+    Reupload,
+    /// The evicted GPUs keep their fragments as extended memory: nothing is copied at the
+    /// move; each superstep the survivor runs the evicted fragment's edge work (the whole
+    /// frontier, FSteal's `gum_steal_min` kernel reading the evicted GPU's lists, values
+    /// and frontier through peer access) and returns the improved pairs, which the
+    /// evicted GPU merges before its split, exchange, merge and statistics (those kernels
+    /// still run on the evicted GPU and it still takes part in the barrier: a step toward
+    /// the paper's move, not all of it). Only for algorithms with a steal rule, between
+    /// GPUs with peer access (a choice that would need a peerless pair is not executed).
+    Extended,
 }
 
 impl Default for GumOptions {
@@ -169,6 +190,7 @@ impl Default for GumOptions {
             plan_round_trips_ps: 43_000_000,
             max_supersteps: 1_000_000,
             exchange: Exchange::Auto,
+            osteal_move: OstealMove::Reupload,
         }
     }
 }
@@ -642,6 +664,16 @@ pub fn run<B: Backend + ?Sized>(
         && primitive.value_elem() == ElemType::U32
         && primitive.initial_aux(0, n).is_none();
     let mut hosts: Vec<u32> = (0..parts).collect();
+    // The extended-memory move (`OstealMove::Extended`): `delegate[e]` is the survivor that
+    // runs evicted GPU `e`'s edge work on `e`'s buffers (none: `e` works itself).
+    let extended =
+        can_move && options.osteal_move == OstealMove::Extended && operators.steal.is_some();
+    let mut delegate: Vec<Option<u32>> = vec![None; peers];
+    if extended {
+        // Nothing is copied when ownership moves: the move's cost is in the supersteps'
+        // remote reads, which Alg. 2's cost matrix charges (a thief's peer reads).
+        move_estimate_ps = 0;
+    }
     // One worker that hosts every fragment (one GPU, or OSteal's last worker) steals
     // nothing and sends nothing, and its advance already de-duplicates its output by the
     // superstep's stamp: as in the bulk-synchronous runtime, the frontier buffers swap roles
@@ -671,7 +703,7 @@ pub fn run<B: Backend + ?Sized>(
         let mut features: Vec<Features> = gpus.iter().map(|g| g.stats_now.features()).collect();
         // 1. OSteal (Alg. 2) before FSteal (§V-A step 2).
         let decisions_start = backend.now_ps();
-        let workers = gpus.iter().filter(|g| g.active).count();
+        let workers = (0..peers).filter(|&g| gpus[g].active && delegate[g].is_none()).count();
         let due = last_osteal.is_none_or(|(s, t)| {
             step >= s.saturating_add(options.osteal_interval) || total >= 2 * t || 2 * total <= t
         });
@@ -681,9 +713,10 @@ pub fn run<B: Backend + ?Sized>(
         if let Some(previous_ps) = previous.filter(|_| can_move && due)
             && options.triggers.osteal_fires(Some(previous_ps), workers < peers)
         {
-            // Alg. 2's survivors get the evicted fragments uploaded (no scattered peer reads).
-            let cost =
-                plan_costs(&gpus, &bandwidth, model, options, operators.steal, Reader::Survivor);
+            // Alg. 2's survivors get the evicted fragments uploaded (no scattered peer reads),
+            // or, with the extended-memory move, read them through the peer path as a thief.
+            let reader = if extended { Reader::Thief } else { Reader::Survivor };
+            let cost = plan_costs(&gpus, &bandwidth, model, options, operators.steal, reader);
             let per_worker_ps = sync_per_worker_ps(&sync_by_workers);
             // A move must pay for itself within as many supersteps as the run has taken so
             // far (the expected rest of a run of unknown length): none at the start of a
@@ -729,18 +762,39 @@ pub fn run<B: Backend + ?Sized>(
                     osteal = OstealDecision::Kept;
                     osteal_estimates = choice.estimates;
                 }
+                Some(Ok(choice))
+                    if extended
+                        && (0..parts)
+                            .any(|f| !peer[f as usize][tree.owner(choice.workers, f) as usize]) =>
+                {
+                    osteal_estimates = choice.estimates;
+                    osteal = OstealDecision::Fallback(
+                        "extended-memory move: a survivor has no peer access to its evicted GPU"
+                            .into(),
+                    );
+                }
                 Some(Ok(choice)) => {
                     osteal_estimates = choice.estimates;
                     hosts = (0..parts).map(|f| tree.owner(choice.workers, f)).collect();
                     let moved_at = backend.now_ps();
-                    move_ownership(
-                        backend,
-                        &fragments,
-                        (&mut gpus, &mut subgraphs),
-                        owner,
-                        &hosts,
-                        step,
-                    )?;
+                    if extended {
+                        // Only ownership changes: every fragment stays where it is.
+                        for (f, d) in delegate.iter_mut().enumerate() {
+                            *d = (hosts[f] != f as u32).then_some(hosts[f]);
+                        }
+                        if stats_skipped {
+                            collect_stats(backend, &mut gpus, step)?;
+                        }
+                    } else {
+                        move_ownership(
+                            backend,
+                            &fragments,
+                            (&mut gpus, &mut subgraphs),
+                            owner,
+                            &hosts,
+                            step,
+                        )?;
+                    }
                     move_ps = backend.now_ps() - moved_at;
                     skipped_now = false;
                     move_estimate_ps = move_ps;
@@ -754,19 +808,27 @@ pub fn run<B: Backend + ?Sized>(
         }
         let frontier_now: Vec<u64> = gpus.iter().map(|g| g.frontier_len).collect();
         let active: Vec<u32> = (0..parts).filter(|&g| gpus[g as usize].active).collect();
+        // The GPUs that run edge work (with the extended-memory move, the evicted GPUs stay
+        // active for their merges but are no workers).
+        let working: Vec<u32> =
+            active.iter().copied().filter(|&g| delegate[g as usize].is_none()).collect();
+        let delegating = working.len() < active.len();
+        // FSteal plans among the workers: a delegated fragment's edges are its survivor's.
+        let fsteal_loads: Vec<u64> =
+            (0..peers).map(|g| if delegate[g].is_some() { 0 } else { loads[g] }).collect();
         let single_worker = may_run_alone && active.len() == 1;
         // Peer reads while every GPU works (an idle GPU's counters are stale).
         let read_peers = may_read_peers && active.len() == peers;
         // 2. FSteal among the workers OSteal left (c_ij infinite for evicted j, step 3).
         let (decision, plan, fsteal_ps) = match rule {
             None => (FstealDecision::Off, None, 0),
-            Some(_) if active.len() < 2 => (FstealDecision::Off, None, 0),
-            Some(_) if !options.triggers.fsteal_fires(&active_loads(&loads, &active)) => {
+            Some(_) if working.len() < 2 => (FstealDecision::Off, None, 0),
+            Some(_) if !options.triggers.fsteal_fires(&active_loads(&fsteal_loads, &working)) => {
                 (FstealDecision::NotTriggered, None, 0)
             }
             Some(r) => {
                 let cost = plan_costs(&gpus, &bandwidth, model, options, Some(r), Reader::Thief);
-                let cost = planner::osteal::restrict(&cost, &active);
+                let cost = planner::osteal::restrict(&cost, &working);
                 // A thief reads its victim's lists through peer access: no stealing between
                 // GPUs without it (the DGX-1's pairs across QPI).
                 let cost = without_peerless(cost, &peer);
@@ -777,12 +839,12 @@ pub fn run<B: Backend + ?Sized>(
                     round_trips_ps: options.plan_round_trips_ps as f64,
                 };
                 // Example 5's "cover the overhead", in time (`pays.rs`).
-                let own: Vec<f64> = active
+                let own: Vec<f64> = working
                     .iter()
-                    .map(|&j| cost[j as usize][j as usize] * loads[j as usize] as f64)
+                    .map(|&j| cost[j as usize][j as usize] * fsteal_loads[j as usize] as f64)
                     .collect();
                 let alone = own.iter().copied().fold(0.0, f64::max);
-                let busiest = active
+                let busiest = working
                     .iter()
                     .zip(&own)
                     .max_by(|a, b| a.1.total_cmp(b.1).then(b.0.cmp(a.0)))
@@ -792,7 +854,7 @@ pub fn run<B: Backend + ?Sized>(
                 if !worth && !options.fsteal_forced {
                     (FstealDecision::NotWorth, None, 0)
                 } else {
-                    match planner::solve_min_max(&cost, &loads, &options.solver) {
+                    match planner::solve_min_max(&cost, &fsteal_loads, &options.solver) {
                         Ok(plan)
                             if options.fsteal_forced
                                 || overhead.pays(&cost, &plan.edges, alone) =>
@@ -810,15 +872,29 @@ pub fn run<B: Backend + ?Sized>(
         let decision_time_ps = (backend.now_ps() - decisions_start).saturating_sub(move_ps);
         let plan = plan.filter(|p| (0..peers).any(|i| (0..peers).any(|j| i != j && p[i][j] > 0)));
         // 3. Alg. 1 on every victim: own range first, then the thieves in id order.
-        let ranges = match &plan {
+        let mut ranges = match &plan {
             Some(p) => cut_ranges(backend, &gpus, p, step)?,
             None => Vec::new(),
         };
+        // The extended-memory move: a survivor takes its evicted GPUs' whole frontiers.
+        if delegating {
+            ranges.retain(|(v, _)| delegate[*v as usize].is_none());
+            for (e, &d) in delegate.iter().enumerate() {
+                let (Some(h), len) = (d, gpus[e].frontier_len as usize) else { continue };
+                if len > 0 {
+                    let edges = gpus[e].stats_now.out_edges;
+                    ranges.push((e as u32, VertexRange { worker: h, start: 0, end: len, edges }));
+                }
+            }
+        }
         // 4. Compute phase.
         let busy_before: Vec<u64> = backend.kernel_busy_ps().into_iter().take(peers).collect();
         let phase_start = backend.now_ps();
         let own_len: Vec<u64> = (0..peers)
             .map(|g| {
+                if delegate[g].is_some() {
+                    return 0;
+                }
                 if plan.is_none() {
                     return gpus[g].frontier_len;
                 }
@@ -856,7 +932,7 @@ pub fn run<B: Backend + ?Sized>(
                 .map(|(_, r)| r.edges)
                 .sum::<u64>();
             if plan.is_none() {
-                processed[g] = gpu.stats_now.out_edges;
+                processed[g] = if delegate[g].is_some() { 0 } else { gpu.stats_now.out_edges };
             }
         }
         let mut reads = Vec::new();
@@ -879,7 +955,8 @@ pub fn run<B: Backend + ?Sized>(
                     scalars: vec![
                         Scalar::U64(r.start as u64),
                         Scalar::U64(r.end as u64),
-                        Scalar::U32(rule.map_or(0, StealRule::code)),
+                        // FSteal's rule, or the extended-memory move's (FSteal may be off).
+                        Scalar::U32(operators.steal.map_or(0, StealRule::code)),
                         Scalar::U32(0b11111),
                     ],
                     work_items: (r.end - r.start) as u64,
@@ -890,7 +967,9 @@ pub fn run<B: Backend + ?Sized>(
             backend.read_to_host(gpus[t].compute, BufferSlice::new(len_buf, 0, 1), tk)?;
             reads.push(tk);
             processed[t] += r.edges;
-            stolen += r.edges;
+            if delegate[v].is_none() {
+                stolen += r.edges;
+            }
         }
         // Every GPU's compute stream drains before the phase ends (the barrier).
         for (g, gpu) in gpus.iter().enumerate().filter(|(_, gpu)| gpu.active && !single_worker) {
@@ -1094,8 +1173,8 @@ pub fn run<B: Backend + ?Sized>(
         // records (`switchyard gum fit` learns from them).
         let next_total: u64 = next_len.iter().sum();
         let fsteal_may = rule.is_some()
-            && active.len() > 1
-            && active.iter().any(|&g| {
+            && working.len() > 1
+            && working.iter().any(|&g| {
                 next_len[g as usize].saturating_mul(gpus[g as usize].max_out_degree)
                     >= options.triggers.t1_min_max_edges
             });
@@ -1107,9 +1186,10 @@ pub fn run<B: Backend + ?Sized>(
             })
             && options
                 .triggers
-                .osteal_fires(Some(backend.now_ps() - iteration_start), active.len() < peers);
-        stats_skipped =
-            next_total == 0 || ((options.fsteal || options.osteal) && !fsteal_may && !osteal_may);
+                .osteal_fires(Some(backend.now_ps() - iteration_start), working.len() < peers);
+        // A delegated fragment's range needs its edge count (the survivor's output buffer).
+        stats_skipped = next_total == 0
+            || (!delegating && (options.fsteal || options.osteal) && !fsteal_may && !osteal_may);
         if single_worker && !stats_skipped {
             // The statistics kernel reads the frontier's length from the merged frontier's
             // counter word ([1]); with a single worker it is the advance's output count.
@@ -1145,7 +1225,7 @@ pub fn run<B: Backend + ?Sized>(
             osteal,
             osteal_estimates,
             hosts: hosts.clone(),
-            workers: active.len() as u32,
+            workers: working.len() as u32,
             move_ps,
             decision_ps,
             decision_time_ps,
@@ -1154,7 +1234,7 @@ pub fn run<B: Backend + ?Sized>(
             time_ps: backend.now_ps() - iteration_start,
         };
         let sync_ps = record.time_ps.saturating_sub(compute_ps + decision_ps + move_ps);
-        sync_by_workers.insert(active.len(), sync_ps);
+        sync_by_workers.insert(working.len(), sync_ps);
         previous = Some(record.time_ps);
         report.move_ps += move_ps;
         report.stolen_edges += stolen;
