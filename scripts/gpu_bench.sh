@@ -61,7 +61,7 @@
 #            luxembourg_osm and cnr-2000 validated; R-MAT 20 and 22, the road grid), the fit
 #            graphs' kernel spans (`--trace-dir`), all in one file, $OUT/calib.tar (the device
 #            returns only a few files), laid out as reports/bench/h100_2026-11-27_c32/.
-#   multi    every runtime with CUDA kernels (BSP, Groute, GUM; Atos: see `atos`) and every
+#   multi    every runtime (BSP, Groute, GUM, Atos with its defaults) and every
 #            algorithm it runs, on 1, 2 and 4 real GPUs (peer memory and peer copies), every
 #            run validated: R-MAT 22 (hub source), luxembourg_osm.mtx (source 1, the first vertex) and the road
 #            grid (centre source 10582300). Groute runs its fused worker on the road graphs
@@ -71,8 +71,8 @@
 #            every runtime (BSP, GUM, Groute fused, Atos aggregated and direct) on 1, 2 and 4
 #            real GPUs, every run validated; then Atos's multi-GPU costs apart: a run's fixed
 #            cost (a 4-vertex path) and a level's (a 2,000-vertex path, 2,000 levels).
-#   scaling  strong scaling on R-MAT 24 (hub source): BSP, Groute and GUM, BFS and PageRank
-#            (Groute: BFS only; its residual PageRank takes minutes at this scale), on 1, 2 and 4 real GPUs, every run validated;
+#   scaling  strong scaling on R-MAT 24 (hub source): BSP, Groute, GUM and Atos, BFS and PageRank
+#            (Groute, Atos: BFS only; residual PageRank takes minutes at this scale), on 1, 2 and 4 real GPUs, every run validated;
 #            then BFS on the road grid by every runtime at 1, 2, 4 GPUs (validated).
 #
 # Each graph is generated once; BFS, SSSP, CC and PageRank run on 1, 2 and 4 GPUs through the
@@ -161,15 +161,18 @@ if [ "$part" = multi ] || [ "$part" = scaling ] || [ "$part" = roads ]; then
     mrun rmat22 "--generate rmat:scale=22,ef=16" --hub-source groute bfs,sssp,cc,pr-residual \
       "$counts" $wide
     mrun rmat22 "--generate rmat:scale=22,ef=16" --hub-source gum bfs,sssp,cc,pr "$counts"
+    mrun rmat22 "--generate rmat:scale=22,ef=16" --hub-source atos bfs,pr-residual,color "$counts"
     mrun luxembourg "--graph $lux" "--source 1" bsp bfs,sssp,cc,pr "$counts"
     mrun luxembourg "--graph $lux" "--source 1" groute bfs "$counts" $fused
     mrun luxembourg "--graph $lux" "--source 1" groute sssp "$counts" $fused --priority-delta 1000
     mrun luxembourg "--graph $lux" "--source 1" groute cc,pr-residual "$counts"
     mrun luxembourg "--graph $lux" "--source 1" gum bfs,sssp,cc,pr "$counts"
+    mrun luxembourg "--graph $lux" "--source 1" atos bfs,pr-residual,color "$counts"
     mrun road21m "$road" "--source 10582300" bsp bfs,sssp,cc,pr "$counts"
     mrun road21m "$road" "--source 10582300" groute bfs "$counts" $fused
     mrun road21m "$road" "--source 10582300" groute sssp "$counts" $fused --priority-delta 1000
     mrun road21m "$road" "--source 10582300" gum bfs,sssp "$counts"
+    mrun road21m "$road" "--source 10582300" atos bfs "$counts"
   elif [ "$part" = roads ]; then
     echo "== BFS on roads by every runtime on $counts GPUs, every run validated (more GPUs"
     echo "   should never be slower than one: issue 23 item 3)"
@@ -191,9 +194,11 @@ if [ "$part" = multi ] || [ "$part" = scaling ] || [ "$part" = roads ]; then
     mrun rmat24 "--generate rmat:scale=24,ef=16" --hub-source bsp bfs,pr "$counts"
     mrun rmat24 "--generate rmat:scale=24,ef=16" --hub-source groute bfs "$counts" $wide
     mrun rmat24 "--generate rmat:scale=24,ef=16" --hub-source gum bfs,pr "$counts"
+    mrun rmat24 "--generate rmat:scale=24,ef=16" --hub-source atos bfs "$counts"
     mrun road21m "$road" "--source 10582300" bsp bfs "$counts"
     mrun road21m "$road" "--source 10582300" groute bfs "$counts" $fused
     mrun road21m "$road" "--source 10582300" gum bfs "$counts"
+    mrun road21m "$road" "--source 10582300" atos bfs "$counts"
   fi
 fi
 if [ "$part" = graph500 ]; then
