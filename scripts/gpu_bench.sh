@@ -25,10 +25,12 @@
 #            validated (time and ms per iteration), CDLP, LCC and real-weighted SSSP (bsp
 #            and Groute) on a 1M-vertex random geometric graph with real weights at 1 GPU
 #            and 2 logical GPUs, and `switchyard graphalytics` on tests/data/ldbc/*.
-#   trace    where a superstep's time goes: BSP BFS on R-MAT 22 (hub) on 1, 2 and 4 real GPUs
-#            (as many as the machine has) with `run --trace` (kernel spans from CUDA events);
-#            prints per GPU count the kernel busy time and the gaps between kernels by kind
-#            (inside a superstep, between supersteps), traces in $OUT/trace-bsp-bfs-N.json.
+#   trace    where a superstep's time goes: BFS on R-MAT 22 (hub) on 1, 2 and 4 real GPUs
+#            (as many as the machine has) with `run --trace` (kernel spans from CUDA events)
+#            by TRACE_RUNTIME (default bsp; gum, whose kernels take 3x BSP's at 2 GPUs);
+#            prints per GPU count the kernel busy time, the gaps between kernels by kind
+#            (inside a superstep, between supersteps) and the busy time per kernel name,
+#            traces in $OUT/trace-RUNTIME-bfs-N.json.
 #   faults   failure drills on one GPU, under a minute: a graph too large for a memory cap
 #            (SWITCHYARD_CUDA_MEMORY_CAP_MIB) is refused before any work with the sizes; an
 #            injected kernel error and an injected device fault (SWITCHYARD_CUDA_FAULT) name
@@ -152,8 +154,8 @@ if [ "$part" = multi ] || [ "$part" = scaling ] || [ "$part" = roads ]; then
     # shellcheck disable=SC2086
     timeout "${RUN_TIMEOUT:-240}" "$BIN" calibrate runs $graph --weights $src --runtime "$rt" \
       --algos "$algos" --gpu-counts "$cnts" --validate all --label "$label" "$@" \
-      --json "$OUT/multi-$label-$tag.json" 2>&1 | grep -vE '^(algo|graph) ' |
-      sed "s/^/$label  /" || status=1
+      --json "$OUT/multi-$label-$tag.json" 2>&1 | grep --line-buffered -vE '^(algo|graph) ' |
+      sed -u "s/^/$label  /" || status=1
   }
   if [ "$part" = multi ]; then
     echo "== every runtime and algorithm on $counts GPUs, every run validated"
@@ -206,11 +208,12 @@ if [ "$part" = graph500 ]; then
     2>&1 | grep -vE "^search" || status=1
 fi
 if [ "$part" = trace ]; then
+  rt=${TRACE_RUNTIME:-bsp}
   for g in $(echo "$counts" | tr , ' '); do
     timeout 120 "$BIN" run --backend cuda --gpus "$g" --generate rmat:scale=22,ef=16 --weights \
-      --algo bfs --source 2756928 --trace "$OUT/trace-bsp-bfs-$g.json" 2>&1 |
-      grep -E '^(time|validation|error)' | sed "s/^/$g GPUs: /" || status=1
-    python3 - "$OUT/trace-bsp-bfs-$g.json" "$g" <<'PY' || status=1
+      --runtime "$rt" --algo bfs --source 2756928 --trace "$OUT/trace-$rt-bfs-$g.json" 2>&1 |
+      grep --line-buffered -E '^(time|validation|error|gum)' | sed -u "s/^/$g GPUs: /" || status=1
+    python3 - "$OUT/trace-$rt-bfs-$g.json" "$g" <<'PY' || status=1
 import json, sys
 events = [e for e in json.load(open(sys.argv[1]))["traceEvents"] if e.get("ph") == "X"]
 by_track = {}
@@ -226,6 +229,11 @@ for track, ev in sorted(by_track.items()):
     print(f"{sys.argv[2]} GPUs track {track}: {len(ev)} kernels, busy {busy/1e3:.2f} ms of "
           f"{span/1e3:.2f} ms; gaps inside supersteps {inside/1e3:.2f} ms, between "
           f"supersteps {before_advance/1e3:.2f} ms")
+    by_name = {}
+    for e in ev:
+        by_name[e["name"]] = by_name.get(e["name"], 0) + e["dur"]
+    print("  by kernel (ms): " + ", ".join(
+        f"{n} {d/1e3:.2f}" for n, d in sorted(by_name.items(), key=lambda x: -x[1])))
 PY
   done
 fi
@@ -322,7 +330,7 @@ if [ "$part" = atos ]; then
     # shellcheck disable=SC2086
     timeout "${RUN_TIMEOUT:-180}" "$BIN" calibrate runs $graph $src --runtime atos \
       --algos "$algos" --gpu-counts "$cnts" --logical-gpus --validate all --label "$label" "$@" \
-      --json "$OUT/atos-$label-$tag.json" 2>&1 | grep -vE '^(graph) ' | sed "s/^/$label  /" ||
+      --json "$OUT/atos-$label-$tag.json" 2>&1 | grep --line-buffered -vE '^(graph) ' | sed -u "s/^/$label  /" ||
       status=1
   }
   echo "== Atos on 1 GPU and 2, 4 logical GPUs, every run validated (targets on one H200:"
