@@ -92,9 +92,10 @@ pub struct RunOptions {
     /// Communication strategy (broadcast needs --duplication all).
     #[arg(long, value_enum, default_value = "selective")]
     pub communication: CommunicationArg,
-    /// BSP on one GPU: run supersteps in the algorithm's device-side loop (BFS: one
-    /// cooperative launch for many levels) while the frontier has at most this many
-    /// vertices; 0 turns the loop off (every superstep through the host).
+    /// BSP on one GPU, and GUM's single worker (one GPU, or OSteal's last): run supersteps
+    /// in the algorithm's device-side loop (BFS: one cooperative launch for many levels)
+    /// while the frontier has at most this many vertices; 0 turns the loop off (every
+    /// superstep through the host).
     #[arg(long, default_value_t = switchyard::runtime::bsp::DEFAULT_LOOP_FRONTIER)]
     pub bsp_loop_frontier: u64,
     /// BSP (and GUM) on several GPUs: how a superstep's packages reach their receivers;
@@ -310,6 +311,7 @@ impl RunOptions {
                 time_limit_ms: self.gum_solver_time_limit_ms,
             },
             exchange: self.bsp_exchange,
+            loop_frontier: self.bsp_loop_frontier,
             cost_features: match self.gum_cost_features {
                 CostFeaturesArg::Pooled => switchyard::runtime::gum::CostFeatures::Pooled,
                 CostFeaturesArg::PerFragment => switchyard::runtime::gum::CostFeatures::PerFragment,

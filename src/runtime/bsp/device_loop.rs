@@ -10,6 +10,7 @@ use super::kernels::FIXED_SLOTS;
 use super::{BspOptions, GpuSlots, PHASE_LOOP, SLOT_FRONTIER_IN, SLOT_FRONTIER_OUT, token};
 use crate::backend::{
     Backend, BackendError, BufferId, DeviceId, ElemType, HostData, KernelContext, Launch, Scalar,
+    StreamId,
 };
 use crate::runtime::{RuntimeError, wait_all};
 
@@ -25,25 +26,38 @@ pub const LOOP_LEVELS: u32 = 1024;
 const LOOP_LOG_HEADER: usize = 3;
 
 /// The buffers of an algorithm's device-side loop on one GPU ([`super::BspPrimitive::loop_kernel`]).
-pub(super) struct DeviceLoop {
+pub(crate) struct DeviceLoop {
     kernel: &'static str,
     control: BufferId,
     log: BufferId,
 }
 
 /// What one launch of a device-side loop did.
-pub(super) struct LoopRun {
+pub(crate) struct LoopRun {
     /// The input frontier length of each superstep it ran (at least one).
-    pub(super) inputs: Vec<u64>,
+    pub(crate) inputs: Vec<u64>,
     /// Whether it stopped because the frontier grew past the limits.
-    pub(super) grew: bool,
+    pub(crate) grew: bool,
+}
+
+/// The GPU state a device-side loop runs on and leaves as the host path would: the stream,
+/// the fixed slots (the two frontier slots swap when the loop's last output is in the
+/// other), and the input frontier's length.
+pub(crate) struct LoopFrontier<'a> {
+    /// The GPU's compute stream.
+    pub(crate) compute: StreamId,
+    /// The fixed slots of `kernels::FIXED_SLOTS`' layout.
+    pub(crate) fixed: &'a mut [BufferId],
+    /// The input frontier's length, on return the next superstep's.
+    pub(crate) frontier_len: &'a mut u64,
 }
 
 impl DeviceLoop {
-    /// The loop's buffers on GPU 0, or `None` where the backend has no mapped host memory.
-    pub(super) fn new<B: Backend + ?Sized>(
+    /// The loop's buffers on `device`, or `None` where the backend has no mapped host memory.
+    pub(crate) fn new<B: Backend + ?Sized>(
         backend: &mut B,
         kernel: &'static str,
+        device: DeviceId,
     ) -> Result<Option<DeviceLoop>, BackendError> {
         let log = LOOP_LOG_HEADER + LOOP_LEVELS as usize;
         let log = match backend.alloc_mapped(ElemType::U64, log, "device loop log") {
@@ -52,7 +66,7 @@ impl DeviceLoop {
             Err(e) => return Err(e),
         };
         let control =
-            backend.alloc(DeviceId(0), ElemType::U64, LOOP_CONTROL_WORDS, "device loop control")?;
+            backend.alloc(device, ElemType::U64, LOOP_CONTROL_WORDS, "device loop control")?;
         Ok(Some(DeviceLoop { kernel, control, log }))
     }
 
@@ -66,27 +80,47 @@ impl DeviceLoop {
         most: u32,
         options: &BspOptions,
     ) -> Result<LoopRun, RuntimeError> {
+        let frontier = LoopFrontier {
+            compute: slots.compute,
+            fixed: &mut slots.fixed,
+            frontier_len: &mut slots.frontier_len,
+        };
+        self.run_on(backend, frontier, superstep, most, options.loop_frontier)
+    }
+
+    /// [`DeviceLoop::run`] on any runtime's fixed slots (GUM's single worker): a frontier of
+    /// at most `loop_frontier` vertices (and 16 arcs a vertex) stays in the loop;
+    /// `token`'s superstep field names the launch.
+    pub(crate) fn run_on<B: Backend + ?Sized>(
+        &self,
+        backend: &mut B,
+        frontier: LoopFrontier<'_>,
+        superstep: u32,
+        most: u32,
+        loop_frontier: u64,
+    ) -> Result<LoopRun, RuntimeError> {
+        let LoopFrontier { compute, fixed, frontier_len } = frontier;
         // A launch that fails before its end must not leave an earlier launch's count.
         backend.write_mapped(self.log, 0, HostData::U64(vec![0]))?;
-        let buffers = slots.fixed.iter().copied().chain([self.control, self.log]).collect();
+        let buffers = fixed.iter().copied().chain([self.control, self.log]).collect();
         backend.launch(
-            slots.compute,
+            compute,
             Launch {
                 kernel: self.kernel,
                 buffers,
                 scalars: vec![
-                    Scalar::U64(slots.frontier_len),
+                    Scalar::U64(*frontier_len),
                     Scalar::U32(superstep),
                     Scalar::U32(most),
-                    Scalar::U64(options.loop_frontier),
-                    Scalar::U64(options.loop_frontier.saturating_mul(LOOP_ARCS_PER_VERTEX)),
+                    Scalar::U64(loop_frontier),
+                    Scalar::U64(loop_frontier.saturating_mul(LOOP_ARCS_PER_VERTEX)),
                 ],
-                work_items: slots.frontier_len,
+                work_items: *frontier_len,
             },
             None,
         )?;
         let t = token(PHASE_LOOP, superstep, 0, 0);
-        backend.host_callback(slots.compute, t)?;
+        backend.host_callback(compute, t)?;
         wait_all(backend, &[t])?;
         let HostData::U64(log) = backend.read_mapped(self.log)? else {
             return Err(BackendError::Usage("the device loop's log is not u64".into()).into());
@@ -99,9 +133,9 @@ impl DeviceLoop {
             }
             .into());
         }
-        slots.frontier_len = log[1];
+        *frontier_len = log[1];
         if log[2] & 1 == 1 {
-            slots.fixed.swap(SLOT_FRONTIER_IN, SLOT_FRONTIER_OUT);
+            fixed.swap(SLOT_FRONTIER_IN, SLOT_FRONTIER_OUT);
         }
         let inputs = log[LOOP_LOG_HEADER..LOOP_LOG_HEADER + levels].to_vec();
         Ok(LoopRun { inputs, grew: log[2] >> 1 != 0 })

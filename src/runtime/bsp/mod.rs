@@ -32,7 +32,7 @@ use crate::backend::{
 };
 use crate::graph::Csr;
 use crate::runtime::{RuntimeError, wait_all};
-use device_loop::DeviceLoop;
+pub(crate) use device_loop::{DeviceLoop, LoopFrontier};
 use kernels::FIXED_SLOTS;
 
 /// Where frontier updates are sent (seed 002 section III-C).
@@ -439,7 +439,9 @@ pub fn run<B: Backend + ?Sized>(
     wait_all(backend, &uploads)?;
     let alone = peers == 1 && primitive.apply_kernel().is_none();
     let device_loop = match primitive.loop_kernel() {
-        Some(kernel) if alone && options.loop_frontier > 0 => DeviceLoop::new(backend, kernel)?,
+        Some(kernel) if alone && options.loop_frontier > 0 => {
+            DeviceLoop::new(backend, kernel, DeviceId(0))?
+        }
         _ => None,
     };
     // On several GPUs with selective packages, a routed advance splits as it discovers.

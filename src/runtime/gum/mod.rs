@@ -38,8 +38,9 @@ use crate::backend::{
 use crate::graph::Csr;
 use crate::runtime::bsp::kernels::FIXED_SLOTS;
 use crate::runtime::bsp::{
-    BspPrimitive, Combiner, Duplication, Exchange, Packages, SLOT_COUNTERS, SLOT_FRONTIER_IN,
-    SLOT_FRONTIER_OUT, Subgraph, build_subgraphs, launch_merge, peer_reads,
+    BspPrimitive, Combiner, DEFAULT_LOOP_FRONTIER, DeviceLoop, Duplication, Exchange, LOOP_LEVELS,
+    LoopFrontier, Packages, SLOT_COUNTERS, SLOT_FRONTIER_IN, SLOT_FRONTIER_OUT, Subgraph,
+    build_subgraphs, launch_merge, peer_reads,
 };
 use crate::runtime::{RuntimeError, wait_all};
 use cost_model::{CostModel, Features, FrontierStats};
@@ -153,6 +154,13 @@ pub struct GumOptions {
     pub exchange: Exchange,
     /// How OSteal hands an evicted GPU's fragment to its survivor.
     pub osteal_move: OstealMove,
+    /// A single worker (one GPU, or OSteal's last worker after a re-upload move) runs its
+    /// supersteps in the bulk-synchronous runtime's device-side loop while the frontier
+    /// has at most this many vertices (0: never; algorithms with a loop kernel and no apply
+    /// step: BFS, SSSP, WCC). OSteal's last worker leaves the loop where Alg. 2 is due (its
+    /// interval after the last run, or the frontier twice the load it last decided on),
+    /// so that ownership can be handed back as on the host path.
+    pub loop_frontier: u64,
 }
 
 /// How OSteal's move hands an evicted GPU's fragment to its survivor (`--gum-osteal-move`).
@@ -191,6 +199,7 @@ impl Default for GumOptions {
             max_supersteps: 1_000_000,
             exchange: Exchange::Auto,
             osteal_move: OstealMove::Reupload,
+            loop_frontier: DEFAULT_LOOP_FRONTIER,
         }
     }
 }
@@ -308,6 +317,11 @@ pub struct IterationRecord {
     /// Whether this superstep ran without frontier statistics (no decision could use
     /// them): its active and processed edges and features read 0.
     pub stats_skipped: bool,
+    /// Whether a single worker ran this superstep inside a device-side loop
+    /// ([`GumOptions::loop_frontier`]): only its frontier is known (busy, starved and
+    /// processed edges read 0, no statistics); its time and compute phase are the loop
+    /// launch's shared evenly among the supersteps it ran.
+    pub device_loop: bool,
     /// The whole superstep, ps.
     pub time_ps: u64,
 }
@@ -682,6 +696,14 @@ pub fn run<B: Backend + ?Sized>(
     // merge), nor with stealing off (the records' statistics, every superstep, follow the
     // merged frontier).
     let may_run_alone = primitive.apply_kernel().is_none() && (options.fsteal || options.osteal);
+    // The single worker's device-side loop, one per GPU that has been the single worker
+    // (`None` inside: the backend has no mapped memory for the loop's log).
+    let loop_kernel =
+        primitive.loop_kernel().filter(|_| may_run_alone && options.loop_frontier > 0);
+    let mut device_loops: Vec<Option<Option<DeviceLoop>>> = (0..peers).map(|_| None).collect();
+    // After a device-side loop stopped because its frontier grew or Alg. 2 is due, the next
+    // superstep goes through the host (where OSteal may hand ownership back).
+    let mut grew = false;
     let may_read_peers = peer_reads(backend, peers, options.exchange)?;
     // The previous superstep's length, ps.
     let mut previous: Option<u64> = None;
@@ -696,6 +718,108 @@ pub fn run<B: Backend + ?Sized>(
         if total == 0 {
             break;
         }
+        let mut active_now = (0..peers).filter(|&g| gpus[g].active);
+        let alone = match (active_now.next(), active_now.next()) {
+            (Some(w), None) if delegate.iter().all(Option::is_none) => Some(w),
+            _ => None,
+        };
+        // OSteal's last worker: Alg. 2 must see the supersteps where it is due (the interval
+        // after its last run, or the load doubled), so the loop stops before them.
+        let (limit, cap) = match last_osteal.filter(|_| can_move) {
+            Some((s, t)) => (
+                options.loop_frontier.min(t.saturating_mul(2).saturating_sub(1)),
+                s.saturating_add(options.osteal_interval).saturating_sub(step),
+            ),
+            None => (options.loop_frontier, u32::MAX),
+        };
+        if let (Some(kernel), Some(w)) = (loop_kernel, alone)
+            && !grew
+            && total <= limit
+            && cap >= 2
+        {
+            let device = DeviceId(gpus[w].device);
+            let slot = &mut device_loops[w];
+            if slot.is_none() {
+                *slot = Some(DeviceLoop::new(backend, kernel, device)?);
+            }
+            if let Some(Some(device_loop)) = slot {
+                let started = backend.now_ps();
+                let most = (max_supersteps - step).min(LOOP_LEVELS).min(cap);
+                let gpu = &mut gpus[w];
+                let frontier = LoopFrontier {
+                    compute: gpu.compute,
+                    fixed: &mut gpu.fixed,
+                    frontier_len: &mut gpu.frontier_len,
+                };
+                let run = device_loop.run_on(backend, frontier, step, most, limit)?;
+                let levels = run.inputs.len() as u64;
+                // Grown, or at Alg. 2's next check: the next superstep goes through the host.
+                grew = run.grew || levels >= u64::from(cap);
+                let loop_ps = backend.now_ps() - started;
+                for (i, &input) in run.inputs.iter().enumerate() {
+                    // The launch's time shared evenly; the last superstep takes the remainder.
+                    let share = loop_ps / levels
+                        + if i as u64 + 1 == levels { loop_ps % levels } else { 0 };
+                    report.iterations.push(IterationRecord {
+                        iteration: step + i as u32,
+                        frontier: (0..peers).map(|g| if g == w { input } else { 0 }).collect(),
+                        active_edges: vec![0; peers],
+                        features: vec![Features::default(); peers],
+                        busy_ps: vec![0; peers],
+                        starved_ps: vec![0; peers],
+                        processed_edges: vec![0; peers],
+                        stolen_edges: 0,
+                        plan: None,
+                        ranges: Vec::new(),
+                        fsteal: if rule.is_some() {
+                            FstealDecision::NotTriggered
+                        } else {
+                            FstealDecision::Off
+                        },
+                        osteal: if can_move {
+                            OstealDecision::NotTriggered
+                        } else {
+                            OstealDecision::Off
+                        },
+                        osteal_estimates: Vec::new(),
+                        hosts: hosts.clone(),
+                        workers: 1,
+                        move_ps: 0,
+                        decision_ps: 0,
+                        decision_time_ps: 0,
+                        active_gpus: 1,
+                        compute_ps: share,
+                        stats_skipped: true,
+                        device_loop: true,
+                        time_ps: share,
+                    });
+                }
+                outcome.frontier_sizes.extend(&run.inputs);
+                step += levels as u32;
+                previous = Some(loop_ps / levels);
+                // The next superstep's loads: statistics where OSteal may hand ownership
+                // back (a frontier grown past the loop), else the length alone.
+                let len = gpus[w].frontier_len;
+                stats_skipped = len == 0 || !can_move;
+                if stats_skipped {
+                    gpus[w].stats_now =
+                        FrontierStats { vertices: len, ..FrontierStats::from_degrees([]) };
+                } else {
+                    let gpu = &gpus[w];
+                    let data = HostData::U64(vec![len]);
+                    backend.write_from_host(
+                        gpu.compute,
+                        gpu.fixed[SLOT_COUNTERS],
+                        1,
+                        data,
+                        None,
+                    )?;
+                    collect_stats(backend, &mut gpus, step)?;
+                }
+                continue;
+            }
+        }
+        grew = false;
         let iteration_start = backend.now_ps();
         let mut skipped_now = stats_skipped;
         outcome.frontier_sizes.push(total);
@@ -1231,6 +1355,7 @@ pub fn run<B: Backend + ?Sized>(
             decision_time_ps,
             compute_ps,
             stats_skipped: skipped_now,
+            device_loop: false,
             time_ps: backend.now_ps() - iteration_start,
         };
         let sync_ps = record.time_ps.saturating_sub(compute_ps + decision_ps + move_ps);
