@@ -67,6 +67,15 @@ fn runs_at_bsps_routed_advance_on_two_real_gpus_stay_within_the_recorded_error_b
     check("reports/bench/calib_h100_multi_2026-11-27_ramp_c19_lux.json");
 }
 
+#[test]
+fn every_runtimes_default_runs_on_two_real_h100s_stay_within_the_recorded_error_bound() {
+    // c68 (tenth session): every runtime on luxembourg on 2 real H100s (NVLink) at main
+    // e04dcf7, predicted with topologies/calibrated/h100-nvswitch-x4.toml (nothing fitted on
+    // these runs). The 13 runs measured at the runtimes' defaults; Groute's fused BFS and SSSP
+    // had options of their own, which one `ci` block cannot pass per run.
+    check("reports/bench/calib_h100x2_2026-11-27_c68.json");
+}
+
 /// The one-H100 calibration's machine file.
 const ONE_H100: &str = "reports/bench/gpu_calibrated_h100_2026-11-26.toml";
 
