@@ -6,6 +6,7 @@ use switchyard::algo::{Algorithm, AlgorithmParams};
 use switchyard::driver::{RunOutput, RunSpec, RuntimeKind, SimRun, SimSetup};
 use switchyard::graph::Csr;
 use switchyard::graph::generate::{GeneratorSpec, generate, with_uniform_weights};
+use switchyard::runtime::bsp::DEFAULT_LOOP_FRONTIER;
 use switchyard::runtime::gum::balance::BusyGap;
 use switchyard::runtime::gum::planner::{ReductionTree, Triggers};
 use switchyard::runtime::gum::{FstealDecision, GumOptions, GumReport, OstealDecision, OstealMove};
@@ -398,8 +399,8 @@ fn the_extended_move_validates_when_the_frontier_grows() {
 }
 
 // A single worker (one GPU, or OSteal's last) runs its supersteps in the bulk-synchronous
-// runtime's device-side loop (`GumOptions::loop_frontier`) instead of one host round trip
-// each: same answers and supersteps, far less time on a long, narrow graph.
+// runtime's device-side loop (`GumOptions::loop_frontier`, off by default) instead of one
+// host round trip each: same answers and supersteps, far less time on a long, narrow graph.
 
 /// GUM on one GPU with the loop (the default) and without it (`loop_frontier` 0).
 #[test]
@@ -412,7 +413,7 @@ fn one_gpu_runs_its_supersteps_in_the_device_loop() {
             assert!(out.report.validation.as_ref().expect("validated").is_ok(), "{algorithm:?}");
             out
         };
-        let (host, looped) = (run(0), run(GumOptions::default().loop_frontier));
+        let (host, looped) = (run(0), run(DEFAULT_LOOP_FRONTIER));
         assert_eq!(looped.report.work.frontier_sizes, host.report.work.frontier_sizes);
         let records = &looped.report.gum.as_ref().expect("a gum report").iterations;
         assert_eq!(records.len(), looped.report.work.frontier_sizes.len(), "{algorithm:?}");
@@ -437,7 +438,8 @@ fn one_gpu_runs_its_supersteps_in_the_device_loop() {
 #[test]
 fn osteals_last_worker_loops_and_still_hands_ownership_back() {
     let g = lollipop();
-    let out = config(Algorithm::Bfs, 8, GumOptions::default(), 4).run(&g, "lollipop").expect("run");
+    let gum = GumOptions { loop_frontier: DEFAULT_LOOP_FRONTIER, ..GumOptions::default() };
+    let out = config(Algorithm::Bfs, 8, gum, 4).run(&g, "lollipop").expect("run");
     assert!(out.report.validation.as_ref().expect("validated").is_ok());
     let report = out.report.gum.as_ref().expect("a gum report");
     check_ownership(report);

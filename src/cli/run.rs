@@ -92,12 +92,17 @@ pub struct RunOptions {
     /// Communication strategy (broadcast needs --duplication all).
     #[arg(long, value_enum, default_value = "selective")]
     pub communication: CommunicationArg,
-    /// BSP on one GPU, and GUM's single worker (one GPU, or OSteal's last): run supersteps
-    /// in the algorithm's device-side loop (BFS: one cooperative launch for many levels)
-    /// while the frontier has at most this many vertices; 0 turns the loop off (every
-    /// superstep through the host).
+    /// BSP on one GPU: run supersteps in the algorithm's device-side loop (BFS: one
+    /// cooperative launch for many levels) while the frontier has at most this many
+    /// vertices; 0 turns the loop off (every superstep through the host).
     #[arg(long, default_value_t = switchyard::runtime::bsp::DEFAULT_LOOP_FRONTIER)]
     pub bsp_loop_frontier: u64,
+    /// GUM's single worker (one GPU, or OSteal's last after a re-upload move): run its
+    /// supersteps in BSP's device-side loop while the frontier has at most this many
+    /// vertices (65536 is BSP's default), leaving it where OSteal's Alg. 2 is due; 0, the
+    /// default until it has run on a GPU, sends every superstep through the host.
+    #[arg(long, default_value_t = 0)]
+    pub gum_loop_frontier: u64,
     /// BSP (and GUM) on several GPUs: how a superstep's packages reach their receivers;
     /// auto takes peer reads (one host round trip a superstep) where every pair of GPUs has
     /// peer access, copies (three) otherwise.
@@ -311,7 +316,7 @@ impl RunOptions {
                 time_limit_ms: self.gum_solver_time_limit_ms,
             },
             exchange: self.bsp_exchange,
-            loop_frontier: self.bsp_loop_frontier,
+            loop_frontier: self.gum_loop_frontier,
             cost_features: match self.gum_cost_features {
                 CostFeaturesArg::Pooled => switchyard::runtime::gum::CostFeatures::Pooled,
                 CostFeaturesArg::PerFragment => switchyard::runtime::gum::CostFeatures::PerFragment,
