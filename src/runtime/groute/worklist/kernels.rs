@@ -1049,6 +1049,15 @@ mod tests {
         assert_eq!(per_gpu, ["OUT_W", "CONS", "RTO"]);
     }
 
+    /// The `prefix` defines of the CUDA file, name and word in order, are `rust`'s.
+    fn assert_same_words(prefix: &str, rust: &[(&str, usize)], what: &str) {
+        let cuda: Vec<(String, usize)> =
+            defines(prefix).into_iter().map(|(name, at, _)| (name, at)).collect();
+        let rust: Vec<(String, usize)> =
+            rust.iter().map(|&(name, at)| (name.to_string(), at)).collect();
+        assert_eq!(cuda, rust, "{what}");
+    }
+
     /// The CUDA defines and this module's indices agree, name for name.
     #[test]
     fn the_cuda_kernels_use_the_same_layout() {
@@ -1081,11 +1090,11 @@ mod tests {
             ("CONS", ctl::CONS),
             ("RTO", ctl::RTO),
         ];
-        let cuda: Vec<(String, usize)> =
-            defines("C_").into_iter().map(|(name, at, _)| (name, at)).collect();
-        let rust: Vec<(String, usize)> =
-            ctl_words.iter().map(|&(name, at)| (name.to_string(), at)).collect();
-        assert_eq!(cuda, rust, "control block: kernels/groute_worklist.cu against ctl");
+        assert_same_words(
+            "C_",
+            &ctl_words,
+            "control block: kernels/groute_worklist.cu against ctl",
+        );
 
         let mail_words = [
             ("PUB", mail::PUB),
@@ -1095,13 +1104,9 @@ mod tests {
             ("IDLE", mail::IDLE),
             ("STOP", mail::STOP),
         ];
-        let cuda: Vec<(String, usize)> =
-            defines("M_").into_iter().map(|(name, at, _)| (name, at)).collect();
-        let rust: Vec<(String, usize)> =
-            mail_words.iter().map(|&(name, at)| (name.to_string(), at)).collect();
-        assert_eq!(cuda, rust, "mail block: kernels/groute_worklist.cu against mail");
-        for (name, at) in &rust {
-            let len = if *at < mail::IDLE { MAX_PARTS } else { 1 };
+        assert_same_words("M_", &mail_words, "mail block: kernels/groute_worklist.cu against mail");
+        for &(name, at) in &mail_words {
+            let len = if at < mail::IDLE { MAX_PARTS } else { 1 };
             assert!(at + len <= mail::LEN, "M_{name} ends past the {}-word mail block", mail::LEN);
         }
 
