@@ -1332,6 +1332,12 @@ pub fn run<B: Backend + ?Sized>(
                     FrontierStats { vertices: gpu.frontier_len, ..FrontierStats::from_degrees([]) };
             }
         } else {
+            // The statistics kernel's grid is sized from the frontier length it is launched
+            // with: the new one, not the superstep's (a hub's one-vertex frontier had its
+            // neighbours' statistics computed by a single block).
+            for &g in &active {
+                gpus[g as usize].frontier_len = next_len[g as usize];
+            }
             collect_stats(backend, &mut gpus, step + 1)?;
         }
         let record = IterationRecord {
