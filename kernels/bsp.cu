@@ -13,14 +13,60 @@
 
 // Scalars: gpu u32, peers u32, stamp u32, broadcast u32, combiner u32.
 // Buffers: the 14 fixed slots, then one send package per peer.
+#define BSP_SPLIT_MAX_PEERS 32
 extern "C" __global__ void bsp_split__pre(const SyArgs a) {
     u64 *counters = sy_buf<u64>(a, S_COUNTERS);
     u32 peers = sy_u32(a, 1);
     if (counters[0] > a.len[S_FOUT]) sy_fail(a, SY_ERR_OUT_LEN, counters[0], a.len[S_FOUT]);
+    if (peers > BSP_SPLIT_MAX_PEERS) sy_fail(a, SY_ERR_LEN, peers, BSP_SPLIT_MAX_PEERS);
     counters[1] = 0;
     for (u32 p = 0; p < peers; p++) counters[2 + p] = 0;
 }
 
+// Every thread of the block calls it together: those with `send` put (id, bits) into the
+// package toward `dest`. The lanes of a warp with one destination count themselves into
+// shared memory together, then one global atomic per destination per block reserves the
+// block's slots, where a warp-aggregated reservation took one per warp on the same counter
+// (GUM's BFS on R-MAT 24 at 2 H200s: 1.91-1.93 ms of split per GPU before, 0.66-0.68 after).
+__device__ __forceinline__ void bsp_split_send(const SyArgs &a, u64 *counters, u32 peers,
+                                               bool send, u32 dest, u32 id, u32 bits) {
+    __shared__ u32 s_count[BSP_SPLIT_MAX_PEERS];
+    __shared__ u64 s_base[BSP_SPLIT_MAX_PEERS];
+    if (threadIdx.x < peers) s_count[threadIdx.x] = 0;
+    __syncthreads();
+    u32 offset = 0;
+    u32 sending = __ballot_sync(0xffffffffu, send);
+    if (send) {
+        u32 same = __match_any_sync(sending, dest);
+        u32 leader = __ffs(same) - 1;
+        u32 at = 0;
+        if (sy_lane() == leader) at = atomicAdd(&s_count[dest], (u32)__popc(same));
+        at = __shfl_sync(same, at, leader);
+        offset = at + __popc(same & ((1u << sy_lane()) - 1));
+    }
+    __syncthreads();
+    if (threadIdx.x < peers) {
+        u32 c = s_count[threadIdx.x];
+        s_base[threadIdx.x] = c ? atomicAdd(&counters[2 + threadIdx.x], (u64)c) : 0;
+    }
+    __syncthreads();
+    if (send) {
+        u32 *package = sy_buf<u32>(a, S_FIXED + dest);
+        u64 cap = a.len[S_FIXED + dest] / 2;
+        u64 slot = s_base[dest] + offset;
+        if (slot < cap) {
+            package[2 * slot] = id;
+            package[2 * slot + 1] = bits;
+        } else {
+            sy_fail(a, SY_ERR_PACKAGE_OVERFLOW, dest, cap);
+        }
+    }
+}
+
+// The block walks the output frontier a block-width at a time (every thread of the block
+// takes part in each step, since the appends are block-aggregated): owned vertices join
+// the next frontier once (marker stamp), the others (broadcast: every vertex) go into the
+// packages of their owner (broadcast: of every peer).
 extern "C" __global__ void __launch_bounds__(SY_BLOCK) bsp_split(const SyArgs a) {
     u32 gpu = sy_u32(a, 0);
     u32 peers = sy_u32(a, 1);
@@ -31,7 +77,7 @@ extern "C" __global__ void __launch_bounds__(SY_BLOCK) bsp_split(const SyArgs a)
     u64 *counters = sy_buf<u64>(a, S_COUNTERS);
     u64 out_len = counters[0];
     u64 items = (blockIdx.x == 0 && threadIdx.x == 0) ? out_len : 0;
-    if (out_len > a.len[S_FOUT]) out_len = 0;  // the pre-pass reported it
+    if (out_len > a.len[S_FOUT] || peers > BSP_SPLIT_MAX_PEERS) out_len = 0;  // the pre-pass reported it
     u32 *values = sy_buf<u32>(a, S_VALUES);
     u32 *marker = sy_buf<u32>(a, S_MARKER);
     u32 *next = sy_buf<u32>(a, S_FIN);
@@ -39,39 +85,27 @@ extern "C" __global__ void __launch_bounds__(SY_BLOCK) bsp_split(const SyArgs a)
     const u32 *owner = sy_buf<const u32>(a, S_OWNER);
     const u32 *owner_id = sy_buf<const u32>(a, S_OWNER_ID);
     const u64 stride = (u64)gridDim.x * blockDim.x;
-    for (u64 i = (u64)blockIdx.x * blockDim.x + threadIdx.x; i < out_len; i += stride) {
-        u32 v = out[i];
-        u32 home = owner[v];
-        if (home == gpu) {
-            if (atomicExch(&marker[v], stamp) != stamp) sy_push(a, &counters[1], next, a.len[S_FIN], v);
-            if (!broadcast) continue;
-        }
-        u32 bits = combiner == SY_ADD_F64 ? __float_as_uint((float)((double *)values)[v])
+    for (u64 base = (u64)blockIdx.x * blockDim.x; base < out_len; base += stride) {
+        u64 i = base + threadIdx.x;
+        bool have = i < out_len;
+        u32 v = have ? out[i] : 0;
+        u32 home = have ? owner[v] : gpu;
+        bool keep = have && home == gpu && atomicExch(&marker[v], stamp) != stamp;
+        sy_push_block(a, &counters[1], next, a.len[S_FIN], keep, v);
+        bool sends = have && (broadcast || home != gpu);
+        u32 bits = 0, id = 0;
+        if (sends) {
+            bits = combiner == SY_ADD_F64 ? __float_as_uint((float)((double *)values)[v])
                                           : values[v];
-        u32 id = owner_id[v];
-        u32 first = broadcast ? 0 : home;
-        u32 last = broadcast ? peers : home + 1;
-        for (u32 p = first; p < last; p++) {
-            if (p == gpu) continue;
-            u32 *package = sy_buf<u32>(a, S_FIXED + p);
-            u64 cap = a.len[S_FIXED + p] / 2;
-            // One atomic per peer per warp: the lanes headed for the same peer reserve
-            // their slots together.
-            u32 active = __activemask();
-            u32 same = __match_any_sync(active, p);
-            u32 leader = __ffs(same) - 1;
-            u64 base = 0;
-            if (sy_lane() == leader) base = atomicAdd(&counters[2 + p], (u64)__popc(same));
-            base = __shfl_sync(same, base, leader);
-            u64 slot = base + __popc(same & ((1u << sy_lane()) - 1));
-            if (slot < cap) {
-                package[2 * slot] = id;
-                package[2 * slot + 1] = bits;
-            } else {
-                sy_fail(a, SY_ERR_PACKAGE_OVERFLOW, p, cap);
-            }
+            id = owner_id[v];
         }
-        if (add && home != gpu) {  // a proxy's sum, once sent
+        if (broadcast) {
+            for (u32 p = 0; p < peers; p++)
+                if (p != gpu) bsp_split_send(a, counters, peers, sends, p, id, bits);
+        } else {
+            bsp_split_send(a, counters, peers, sends, home, id, bits);
+        }
+        if (add && sends && home != gpu) {  // a proxy's sum, once sent
             if (combiner == SY_ADD_F64)
                 ((double *)values)[v] = 0.0;
             else
