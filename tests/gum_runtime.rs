@@ -399,7 +399,7 @@ fn the_extended_move_validates_when_the_frontier_grows() {
 }
 
 // A single worker (one GPU, or OSteal's last) runs its supersteps in the bulk-synchronous
-// runtime's device-side loop (`GumOptions::loop_frontier`, off by default) instead of one
+// runtime's device-side loop (`GumOptions::loop_frontier`, BSP's default frontier) instead of one
 // host round trip each: same answers and supersteps, far less time on a long, narrow graph.
 
 /// GUM on one GPU with the loop (the default) and without it (`loop_frontier` 0).

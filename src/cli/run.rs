@@ -99,9 +99,9 @@ pub struct RunOptions {
     pub bsp_loop_frontier: u64,
     /// GUM's single worker (one GPU, or OSteal's last after a re-upload move): run its
     /// supersteps in BSP's device-side loop while the frontier has at most this many
-    /// vertices (65536 is BSP's default), leaving it where OSteal's Alg. 2 is due; 0, the
-    /// default until it has run on a GPU, sends every superstep through the host.
-    #[arg(long, default_value_t = 0)]
+    /// vertices (BSP's default), leaving it where OSteal's Alg. 2 is due; 0 sends every
+    /// superstep through the host.
+    #[arg(long, default_value_t = switchyard::runtime::bsp::DEFAULT_LOOP_FRONTIER)]
     pub gum_loop_frontier: u64,
     /// BSP (and GUM) on several GPUs: how a superstep's packages reach their receivers;
     /// auto takes peer reads (one host round trip a superstep) where every pair of GPUs has

@@ -156,9 +156,9 @@ pub struct GumOptions {
     pub osteal_move: OstealMove,
     /// A single worker (one GPU, or OSteal's last worker after a re-upload move) runs its
     /// supersteps in the bulk-synchronous runtime's device-side loop while the frontier
-    /// has at most this many vertices (0, the default until it has run on a GPU: never;
-    /// algorithms with a loop kernel and no apply step: BFS, SSSP, WCC;
-    /// [`crate::runtime::bsp::DEFAULT_LOOP_FRONTIER`] is BSP's). OSteal's last worker leaves the loop where Alg. 2 is due (its
+    /// has at most this many vertices (0: never; algorithms with a loop kernel and no apply
+    /// step: BFS, SSSP, WCC; the default is BSP's,
+    /// [`crate::runtime::bsp::DEFAULT_LOOP_FRONTIER`]). OSteal's last worker leaves the loop where Alg. 2 is due (its
     /// interval after the last run, or the frontier twice the load it last decided on),
     /// so that ownership can be handed back as on the host path.
     pub loop_frontier: u64,
@@ -200,7 +200,7 @@ impl Default for GumOptions {
             max_supersteps: 1_000_000,
             exchange: Exchange::Auto,
             osteal_move: OstealMove::Reupload,
-            loop_frontier: 0,
+            loop_frontier: crate::runtime::bsp::DEFAULT_LOOP_FRONTIER,
         }
     }
 }
