@@ -8,7 +8,7 @@
 
 use super::bfs::Bfs;
 use super::cc::ConnectedComponents;
-use super::pagerank::{PageRankLdbc, PageRankResidual, PrDirection};
+use super::pagerank::{PageRankLdbc, PageRankResidual};
 use super::sssp::{Sssp, SsspWeights};
 use crate::runtime::gum::GumOperators;
 use crate::runtime::gum::kernels::StealRule;
@@ -30,11 +30,11 @@ pub(crate) fn cc(cc: &ConnectedComponents) -> Option<GumOperators> {
     Some(GumOperators { primitive: Box::new(cc.clone()), steal: Some(StealRule::MinCopy) })
 }
 
-/// LDBC PageRank: no stealing (see the module docs). It always pushes, whatever
-/// `--pr-direction` asks: GUM's fragments carry no transpose of their arcs.
+/// LDBC PageRank: no stealing (see the module docs), in the direction `--pr-direction`
+/// asks (pull by default, as on the bulk-synchronous runtime: GUM's fragments then carry the
+/// transpose of their own arcs; PageRank never moves ownership, so it is built once).
 pub(super) fn pagerank(pr: &PageRankLdbc) -> Option<GumOperators> {
-    let push = PageRankLdbc { direction: PrDirection::Push, ..pr.clone() };
-    Some(GumOperators { primitive: Box::new(push), steal: None })
+    Some(GumOperators { primitive: Box::new(pr.clone()), steal: None })
 }
 
 /// Residual PageRank: no stealing (see the module docs).

@@ -139,9 +139,9 @@ pub struct RunOptions {
     /// divided by this.
     #[arg(long, default_value_t = switchyard::algo::dobfs::DEFAULT_BETA)]
     pub dobfs_beta: f64,
-    /// LDBC PageRank on the bulk-synchronous runtime: `pull` (each vertex sums its
+    /// LDBC PageRank on the bulk-synchronous runtime and GUM: `pull` (each vertex sums its
     /// in-neighbours' shares, no atomics) or `push` (an f64 atomic add per arc). Both send
-    /// the same messages. GUM always pushes.
+    /// the same messages.
     #[arg(long, value_enum, default_value = "pull")]
     pub pr_direction: switchyard::algo::pagerank::PrDirection,
     /// Skip validation against the references.

@@ -520,6 +520,9 @@ struct Gpu {
     fixed: Vec<BufferId>,
     send: Vec<BufferId>,
     recv: Vec<BufferId>,
+    /// The primitive's scratch buffers (PageRank's pull: its shares), the last buffers of
+    /// its advance and apply.
+    scratch: Vec<BufferId>,
     in_degree: BufferId,
     stats: BufferId,
     prefix: BufferId,
@@ -1033,7 +1036,8 @@ pub fn run<B: Backend + ?Sized>(
         let param = primitive.advance_param(&outcome.frontier_sizes, n);
         let mut processed = vec![0u64; peers];
         for (g, gpu) in gpus.iter().enumerate().filter(|(_, gpu)| gpu.active) {
-            let buffers: Vec<BufferId> = gpu.fixed.iter().chain(&gpu.send).copied().collect();
+            let buffers: Vec<BufferId> =
+                gpu.fixed.iter().chain(&gpu.send).chain(&gpu.scratch).copied().collect();
             backend.launch(
                 gpu.compute,
                 Launch {
@@ -1250,7 +1254,7 @@ pub fn run<B: Backend + ?Sized>(
                         gpu.compute,
                         Launch {
                             kernel: apply,
-                            buffers: gpu.fixed.clone(),
+                            buffers: gpu.fixed.iter().chain(&gpu.scratch).copied().collect(),
                             scalars,
                             work_items: u64::from(subgraphs[g].local),
                         },
@@ -1867,6 +1871,10 @@ fn upload<B: Backend + ?Sized>(
         .map(|(&d, _)| u64::from(d))
         .max()
         .unwrap_or(0);
+    // PageRank's pull reads the transpose of this GPU's own arcs (no primitive GUM runs
+    // asks for the whole graph's in-arcs).
+    let (reverse_offsets, reverse_targets) =
+        if primitive.needs_local_transpose() { sub.local_transpose() } else { Default::default() };
     let contents: Vec<(ElemType, usize, &str, HostData)> = vec![
         (ElemType::U64, local + 1, "offsets", HostData::U64(std::mem::take(&mut sub.offsets))),
         (ElemType::U32, arcs, "targets", HostData::U32(std::mem::take(&mut sub.targets))),
@@ -1890,8 +1898,8 @@ fn upload<B: Backend + ?Sized>(
         (ElemType::U64, peers + 3, "counters", HostData::U64(counters)),
         (ElemType::U32, local, "owner", HostData::U32(sub.owner_of_local.clone())),
         (ElemType::U32, local, "owner_local_id", HostData::U32(sub.owner_local_id.clone())),
-        (ElemType::U64, 0, "reverse offsets", HostData::U64(Vec::new())),
-        (ElemType::U32, 0, "reverse targets", HostData::U32(Vec::new())),
+        (ElemType::U64, reverse_offsets.len(), "reverse offsets", HostData::U64(reverse_offsets)),
+        (ElemType::U32, reverse_targets.len(), "reverse targets", HostData::U32(reverse_targets)),
     ];
     let mut fixed = Vec::with_capacity(FIXED_SLOTS);
     for (elem, len, label, data) in contents {
@@ -1905,6 +1913,10 @@ fn upload<B: Backend + ?Sized>(
         send.push(backend.alloc(device, ElemType::U32, 2 * out_pairs, "send package")?);
         recv.push(backend.alloc(device, ElemType::U32, 2 * in_pairs, "receive package")?);
     }
+    let mut scratch = Vec::new();
+    for (elem, len, label) in primitive.scratch(sub.local, arcs) {
+        scratch.push(backend.alloc(device, elem, len, label)?);
+    }
     let in_degree_buf = backend.alloc(device, ElemType::U32, local, "in-degree")?;
     write(backend, in_degree_buf, HostData::U32(in_degree))?;
     let stats = backend.alloc(device, ElemType::U64, STATS_BUFFER_WORDS, "frontier stats")?;
@@ -1917,6 +1929,7 @@ fn upload<B: Backend + ?Sized>(
         fixed,
         send,
         recv,
+        scratch,
         in_degree: in_degree_buf,
         stats,
         prefix,
@@ -2007,7 +2020,7 @@ impl Fragments<'_> {
 fn release<B: Backend + ?Sized>(backend: &mut B, gpu: Gpu) -> Result<(), RuntimeError> {
     let steal = gpu.steal_out.into_iter().flatten().flat_map(|b| [b.pairs, b.len]);
     let returned = gpu.returned.into_iter().flatten().map(|(b, _)| b);
-    let fixed = gpu.fixed.into_iter().chain(gpu.send).chain(gpu.recv);
+    let fixed = gpu.fixed.into_iter().chain(gpu.send).chain(gpu.recv).chain(gpu.scratch);
     let own = [gpu.in_degree, gpu.stats, gpu.prefix, gpu.empty];
     let hubs = gpu.hubs.into_iter().flatten().flat_map(|c| c.buffers);
     for b in fixed.chain(own).chain(steal).chain(returned).chain(hubs) {
