@@ -809,15 +809,7 @@ pub fn run<B: Backend + ?Sized>(
                     gpus[w].stats_now =
                         FrontierStats { vertices: len, ..FrontierStats::from_degrees([]) };
                 } else {
-                    let gpu = &gpus[w];
-                    let data = HostData::U64(vec![len]);
-                    backend.write_from_host(
-                        gpu.compute,
-                        gpu.fixed[SLOT_COUNTERS],
-                        1,
-                        data,
-                        None,
-                    )?;
+                    write_frontier_counter(backend, &gpus[w])?;
                     collect_stats(backend, &mut gpus, step)?;
                 }
                 continue;
@@ -1319,15 +1311,6 @@ pub fn run<B: Backend + ?Sized>(
         // A delegated fragment's range needs its edge count (the survivor's output buffer).
         stats_skipped = next_total == 0
             || (!delegating && (options.fsteal || options.osteal) && !fsteal_may && !osteal_may);
-        if single_worker && !stats_skipped {
-            // The statistics kernel reads the frontier's length from the merged frontier's
-            // counter word ([1]); with a single worker it is the advance's output count.
-            for &g in &active {
-                let gpu = &gpus[g as usize];
-                let len = HostData::U64(vec![next_len[g as usize]]);
-                backend.write_from_host(gpu.compute, gpu.fixed[SLOT_COUNTERS], 1, len, None)?;
-            }
-        }
         if stats_skipped {
             for &g in &active {
                 let gpu = &mut gpus[g as usize];
@@ -1340,7 +1323,11 @@ pub fn run<B: Backend + ?Sized>(
             // with: the new one, not the superstep's (a hub's one-vertex frontier had its
             // neighbours' statistics computed by a single block).
             for &g in &active {
-                gpus[g as usize].frontier_len = next_len[g as usize];
+                let gpu = &mut gpus[g as usize];
+                gpu.frontier_len = next_len[g as usize];
+                if single_worker {
+                    write_frontier_counter(backend, gpu)?;
+                }
             }
             collect_stats(backend, &mut gpus, step + 1)?;
         }
@@ -1554,6 +1541,18 @@ fn collect_stats<B: Backend + ?Sized>(
     for c in wait_all(backend, &reads)? {
         store_stats(gpus, c)?;
     }
+    Ok(())
+}
+
+/// Writes `gpu`'s frontier length into the merged frontier's counter word ([1]), where the
+/// statistics kernel reads it: a single worker's next frontier is its advance's output (or
+/// its device-side loop's), which that word does not count.
+fn write_frontier_counter<B: Backend + ?Sized>(
+    backend: &mut B,
+    gpu: &Gpu,
+) -> Result<(), RuntimeError> {
+    let len = HostData::U64(vec![gpu.frontier_len]);
+    backend.write_from_host(gpu.compute, gpu.fixed[SLOT_COUNTERS], 1, len, None)?;
     Ok(())
 }
 
