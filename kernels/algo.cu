@@ -22,6 +22,12 @@ struct BfsOp {
         u32 t = d->targets[e];
         if (claim(t)) sy_emit_unique(*a, *d, t);
     }
+    // Writes the staged output frontier out (sy_expand's flush points).
+    __device__ void flush(int how) {
+        sy_stage_flush(
+            how, 1, [&](u32) { return &d->counters[0]; },
+            [&](u32, u64 at, u32 v) { sy_flush_frontier(*a, *d, at, v); });
+    }
 };
 
 extern "C" __global__ void bfs_advance__pre(const SyArgs a) { sy_advance_pre(a); }
@@ -49,7 +55,7 @@ extern "C" __global__ void __launch_bounds__(SY_BLOCK) bfs_advance(const SyArgs 
 // per vertex: every value this superstep sends is the level), and counters[2 + owner] still
 // counts them. Scalars: the advance's, then peers u32, bits u32. Buffers: the 14 fixed
 // slots, then one package per peer, then (bits) one bitmap per peer.
-// BfsOp's fields, prepare and claim, with its own visit.
+// BfsOp's fields, prepare and claim, with its own visit and flush.
 struct BfsRoutedOp : BfsOp {
     const u32 *owner;
     const u32 *owner_id;
@@ -61,34 +67,50 @@ struct BfsRoutedOp : BfsOp {
         u32 home = owner[t];
         if (home == d->gpu) {
             d->marker[t] = d->stamp + 1;
-            sy_push(*a, &d->counters[1], d->fout, d->fout_cap, t);
+            if (!sy_stage_put(0, t)) sy_push(*a, &d->counters[1], d->fout, d->fout_cap, t);
             return;
         }
-        // One atomic per peer per warp, as in bsp_split.
-        u32 active = __activemask();
-        u32 same = __match_any_sync(active, home);
-        u32 leader = __ffs(same) - 1;
-        u64 base = 0;
-        if (sy_lane() == leader) base = atomicAdd(&d->counters[2 + home], (u64)__popc(same));
+        u32 id = owner_id[t];
         if (bits) {
-            u32 id = owner_id[t];
             u32 *bitmap = sy_buf<u32>(*a, S_FIXED + peers + home);
             if ((u64)(id >> 5) < a->len[S_FIXED + peers + home])
                 atomicOr(&bitmap[id >> 5], 1u << (id & 31));
             else
                 sy_fail(*a, SY_ERR_PACKAGE_OVERFLOW, home, a->len[S_FIXED + peers + home]);
-            return;
         }
+        if (sy_stage_put(1 + home, id)) return;
+        // The stage is full: one atomic per peer per warp, as in bsp_split.
+        u32 active = __activemask();
+        u32 same = __match_any_sync(active, home);
+        u32 leader = __ffs(same) - 1;
+        u64 base = 0;
+        if (sy_lane() == leader) base = atomicAdd(&d->counters[2 + home], (u64)__popc(same));
+        base = __shfl_sync(same, base, leader);
+        send(home, base + __popc(same & ((1u << sy_lane()) - 1)), id);
+    }
+    // Stores proxy `id` (on its owner `home`) at slot `at` of home's package as (id, level);
+    // nothing with bits (the bit is set, the counter counts it).
+    __device__ void send(u32 home, u64 at, u32 id) {
+        if (bits) return;
         u32 *package = sy_buf<u32>(*a, S_FIXED + home);
         u64 cap = a->len[S_FIXED + home] / 2;
-        base = __shfl_sync(same, base, leader);
-        u64 slot = base + __popc(same & ((1u << sy_lane()) - 1));
-        if (slot < cap) {
-            package[2 * slot] = owner_id[t];
-            package[2 * slot + 1] = level;
+        if (at < cap) {
+            package[2 * at] = id;
+            package[2 * at + 1] = level;
         } else {
             sy_fail(*a, SY_ERR_PACKAGE_OVERFLOW, home, cap);
         }
+    }
+    // Destination 0 is frontier_out (counter 1), 1 + p the package of peer p (counter 2 + p).
+    __device__ void flush(int how) {
+        sy_stage_flush(
+            how, 1 + peers, [&](u32 dest) { return &d->counters[1 + dest]; },
+            [&](u32 dest, u64 at, u32 v) {
+                if (dest == 0)
+                    sy_flush_frontier(*a, *d, at, v);
+                else
+                    send(dest - 1, at, v);
+            });
     }
 };
 

@@ -156,6 +156,85 @@ __device__ void sy_push_block(const SyArgs &a, u64 *counter, u32 *queue, u64 cap
     __syncthreads();
 }
 
+// Block-staged appends, for an advance's discoveries: the lanes that discover something put
+// it in their block's stage in shared memory (warp-aggregated shared atomics), and the block
+// flushes the stage where all its threads meet (sy_expand, sy_expand_huge), reserving each
+// destination's slots with one global atomic add. A warp-aggregated append per discovery
+// took one global atomic on one counter per warp visit that found anything: on R-MAT's
+// widest BFS level, millions of them on a single word. What does not fit in the stage goes
+// straight out (sy_stage_put returns false, and the caller appends it itself).
+#define SY_STAGE 2048
+#define SY_STAGE_DESTS 33  // an output frontier and up to 32 packages
+struct SyStage {
+    u32 n;                      // values put since the last flush (past SY_STAGE: sent direct)
+    u32 count[SY_STAGE_DESTS];  // values staged per destination
+    u64 base[SY_STAGE_DESTS];   // a flush's first global slot per destination
+    u32 value[SY_STAGE];
+    u32 where[SY_STAGE];  // destination << 16 | rank among the destination's staged values
+};
+__shared__ SyStage sy_stage;
+
+// Stages `value` for destination `dest` (any subset of a warp's lanes may call it); false
+// when the stage is full or dest is out of its range.
+__device__ __forceinline__ bool sy_stage_put(u32 dest, u32 value) {
+    if (dest >= SY_STAGE_DESTS) return false;
+    const u32 active = __activemask(), lane = sy_lane(), below = (1u << lane) - 1;
+    const u32 leader = __ffs(active) - 1;
+    u32 first = 0;
+    if (lane == leader) first = atomicAdd(&sy_stage.n, (u32)__popc(active));
+    const u32 slot = __shfl_sync(active, first, leader) + __popc(active & below);
+    const u32 staged = __ballot_sync(active, slot < SY_STAGE);
+    if (slot >= SY_STAGE) return false;
+    const u32 same = __match_any_sync(staged, dest);
+    const u32 head = __ffs(same) - 1;
+    u32 rank = 0;
+    if (lane == head) rank = atomicAdd(&sy_stage.count[dest], (u32)__popc(same));
+    rank = __shfl_sync(same, rank, head) + __popc(same & below);
+    sy_stage.value[slot] = value;
+    sy_stage.where[slot] = dest << 16 | rank;
+    return true;
+}
+
+// What a flush point does: empty the stage without writing (a kernel's first use), write it
+// out if at least half full, or write out whatever it holds.
+#define SY_FLUSH_RESET 0
+#define SY_FLUSH_HALF 1
+#define SY_FLUSH_ALL 2
+
+// Writes the stage out: counter(dest) gives destination dest's u64 length word (one
+// atomic add per destination with staged values), write(dest, slot, value) stores a value
+// at its reserved slot (checking the capacity). Every thread of the block calls it.
+template <class Counter, class Write>
+__device__ void sy_stage_flush(int how, u32 dests, Counter counter, Write write) {
+    if (dests > SY_STAGE_DESTS) dests = SY_STAGE_DESTS;
+    __syncthreads();
+    u32 n = how == SY_FLUSH_RESET ? 0 : min(sy_stage.n, (u32)SY_STAGE);
+    __syncthreads();  // every thread has read n before any puts again
+    if (how == SY_FLUSH_HALF && n < SY_STAGE / 2) return;
+    if (n > 0) {
+        if (threadIdx.x < dests) {
+            u32 c = sy_stage.count[threadIdx.x];
+            if (c) sy_stage.base[threadIdx.x] = atomicAdd(counter(threadIdx.x), (u64)c);
+        }
+        __syncthreads();
+        for (u32 i = threadIdx.x; i < n; i += blockDim.x) {
+            u32 w = sy_stage.where[i], dest = w >> 16;
+            write(dest, sy_stage.base[dest] + (w & 0xffffu), sy_stage.value[i]);
+        }
+    }
+    if (threadIdx.x < SY_STAGE_DESTS) sy_stage.count[threadIdx.x] = 0;
+    if (threadIdx.x == 0) sy_stage.n = 0;
+    __syncthreads();
+}
+
+// Calls op.flush(how) where Op stages its appends, nothing for the others (the int
+// overload wins where op.flush exists).
+template <class Op>
+__device__ __forceinline__ auto sy_op_flush(Op &op, int how, int) -> decltype(op.flush(how), void()) {
+    op.flush(how);
+}
+template <class Op> __device__ __forceinline__ void sy_op_flush(Op &, int, long) {}
+
 // The bsp slot layout (src/runtime/bsp/kernels.rs).
 #define S_OFFSETS 0
 #define S_TARGETS 1
@@ -221,11 +300,21 @@ __device__ __forceinline__ void sy_emit(const SyArgs &a, const Advance &d, u32 t
 }
 
 // sy_emit for a vertex only this thread can append this superstep (it won the CAS that set
-// its value once): the marker is stored without an atomic.
+// its value once): the marker is stored without an atomic, and the append is staged
+// (destination 0; the op's flush writes the stage out with sy_flush_frontier).
 __device__ __forceinline__ void sy_emit_unique(const SyArgs &a, const Advance &d, u32 t) {
     d.marker[t] = d.stamp;
-    sy_push(a, &d.counters[0], d.fout, d.fout_cap, t);
+    if (!sy_stage_put(0, t)) sy_push(a, &d.counters[0], d.fout, d.fout_cap, t);
     if (d.out_arcs) *d.out_arcs += d.offsets[t + 1] - d.offsets[t];
+}
+
+// Stores a staged output-frontier vertex at its reserved slot.
+__device__ __forceinline__ void sy_flush_frontier(const SyArgs &a, const Advance &d, u64 at,
+                                                  u32 v) {
+    if (at < d.fout_cap)
+        d.fout[at] = v;
+    else
+        sy_fail(a, SY_ERR_OUT_OVERFLOW, at, d.fout_cap);
 }
 
 // Common pre-pass of advance kernels: resets the output length, checks the input length.
@@ -431,6 +520,7 @@ template <class Op> __device__ void sy_expand(const SyArgs &a, const Advance &d,
     __shared__ u32 s_fv[SY_BLOCK], s_fstate[SY_BLOCK];
     __shared__ u64 s_fbeg[SY_BLOCK];
     const u64 stride = (u64)gridDim.x * blockDim.x;
+    sy_op_flush(op, SY_FLUSH_RESET, 0);
     for (u64 base = (u64)blockIdx.x * blockDim.x; base < d.frontier_len; base += stride) {
         u64 i = base + threadIdx.x;
         u32 v = 0, state = 0;
@@ -449,6 +539,7 @@ template <class Op> __device__ void sy_expand(const SyArgs &a, const Advance &d,
             for (u64 e = sy_wide.beg + threadIdx.x; e < sy_wide.end; e += blockDim.x)
                 op.visit(s_fv[o], s_fstate[o], e);
             __syncthreads();
+            sy_op_flush(op, SY_FLUSH_HALF, 0);
         }
         // Warp-wide expansion of medium vertices.
         while (true) {
@@ -465,7 +556,9 @@ template <class Op> __device__ void sy_expand(const SyArgs &a, const Advance &d,
             op.visit(s_fv[row], s_fstate[row], s_fbeg[row] + at);
         }
         __syncthreads();
+        sy_op_flush(op, SY_FLUSH_HALF, 0);
     }
+    sy_op_flush(op, SY_FLUSH_ALL, 0);
 }
 
 // Calls chunk(v, state, first arc, end arc) for this block's share of the chunks the main
@@ -485,9 +578,12 @@ template <class F> __device__ void sy_huge_chunks(const SyArgs &a, F chunk) {
 // each) of the huge vertices the main pass set aside, one chunk per block at a time (counts
 // were taken there).
 template <class Op> __device__ void sy_expand_huge(const SyArgs &a, Op &op) {
+    sy_op_flush(op, SY_FLUSH_RESET, 0);
     sy_huge_chunks(a, [&](u32 v, u32 state, u64 first, u64 end) {
         for (u64 e = first + threadIdx.x; e < end; e += blockDim.x) op.visit(v, state, e);
+        sy_op_flush(op, SY_FLUSH_HALF, 0);
     });
+    sy_op_flush(op, SY_FLUSH_ALL, 0);
 }
 
 // The empty kernel: `switchyard calibrate` times launches with it.
