@@ -23,11 +23,7 @@ struct BfsOp {
         if (claim(t)) sy_emit_unique(*a, *d, t);
     }
     // Writes the staged output frontier out (sy_expand's flush points).
-    __device__ void flush(int how) {
-        sy_stage_flush(
-            how, 1, [&](u32) { return &d->counters[0]; },
-            [&](u32, u64 at, u32 v) { sy_flush_frontier(*a, *d, at, v); });
-    }
+    __device__ void flush(int how) { sy_stage_flush_frontier(how, *a, *d); }
 };
 
 extern "C" __global__ void bfs_advance__pre(const SyArgs a) { sy_advance_pre(a); }
@@ -299,8 +295,10 @@ template <bool Real> struct SsspOp {
         u32 w = weights[e];
         u32 nd = Real ? __float_as_uint(__fadd_rn(__uint_as_float(dv), __uint_as_float(w)))
                       : (dv + w < dv ? 0xffffffffu : dv + w);
-        if (nd < ((volatile u32 *)dist)[t] && nd < atomicMin(&dist[t], nd)) sy_emit(*a, *d, t);
+        if (nd < ((volatile u32 *)dist)[t] && nd < atomicMin(&dist[t], nd))
+            sy_emit<true>(*a, *d, t);
     }
+    __device__ void flush(int how) { sy_stage_flush_frontier(how, *a, *d); }
 };
 
 // Whether the weights are one per arc (the pre-passes report it when not).
@@ -380,8 +378,10 @@ struct CcOp {
     }
     __device__ void visit(u32, u32 lv, u64 e) {
         u32 t = d->targets[e];
-        if (lv < ((volatile u32 *)labels)[t] && lv < atomicMin(&labels[t], lv)) sy_emit(*a, *d, t);
+        if (lv < ((volatile u32 *)labels)[t] && lv < atomicMin(&labels[t], lv))
+            sy_emit<true>(*a, *d, t);
     }
+    __device__ void flush(int how) { sy_stage_flush_frontier(how, *a, *d); }
 };
 
 extern "C" __global__ void cc_advance__pre(const SyArgs a) { sy_advance_pre(a); }

@@ -291,10 +291,13 @@ __device__ Advance sy_advance(const SyArgs &a) {
     return d;
 }
 
-// Appends local vertex t to the output frontier unless this superstep's stamp is on it.
+// Appends local vertex t to the output frontier unless this superstep's stamp is on it;
+// Staged: through the block's stage (destination 0), for ops whose flush writes it out
+// (sy_stage_flush_frontier).
+template <bool Staged = false>
 __device__ __forceinline__ void sy_emit(const SyArgs &a, const Advance &d, u32 t) {
     if (d.marker[t] != d.stamp && atomicExch(&d.marker[t], d.stamp) != d.stamp) {
-        sy_push(a, &d.counters[0], d.fout, d.fout_cap, t);
+        if (!Staged || !sy_stage_put(0, t)) sy_push(a, &d.counters[0], d.fout, d.fout_cap, t);
         if (d.out_arcs) *d.out_arcs += d.offsets[t + 1] - d.offsets[t];
     }
 }
@@ -315,6 +318,14 @@ __device__ __forceinline__ void sy_flush_frontier(const SyArgs &a, const Advance
         d.fout[at] = v;
     else
         sy_fail(a, SY_ERR_OUT_OVERFLOW, at, d.fout_cap);
+}
+
+// The flush of an op whose one staged destination is the output frontier (counter 0).
+__device__ __forceinline__ void sy_stage_flush_frontier(int how, const SyArgs &a,
+                                                        const Advance &d) {
+    sy_stage_flush(
+        how, 1, [&](u32) { return &d.counters[0]; },
+        [&](u32, u64 at, u32 v) { sy_flush_frontier(a, d, at, v); });
 }
 
 // Common pre-pass of advance kernels: resets the output length, checks the input length.
