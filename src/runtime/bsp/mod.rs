@@ -16,6 +16,7 @@ mod device_loop;
 pub mod kernels;
 mod primitive;
 mod subgraph;
+mod upload;
 
 pub use device_loop::{
     DEFAULT_LOOP_FRONTIER, LOOP_ARCS_PER_VERTEX, LOOP_CONTROL_WORDS, LOOP_LEVELS, WaveValues,
@@ -34,6 +35,7 @@ use crate::graph::Csr;
 use crate::runtime::{RuntimeError, wait_all};
 pub(crate) use device_loop::{DeviceLoop, LoopFrontier};
 use kernels::FIXED_SLOTS;
+pub(crate) use upload::{Start, UploadedSlots, upload_slots, write_upload};
 
 /// Where frontier updates are sent (seed 002 section III-C).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
@@ -372,7 +374,6 @@ pub(crate) const SLOT_FRONTIER_OUT: usize = 8;
 /// The fixed slot of the counter block (see [`kernels`]).
 pub(crate) const SLOT_COUNTERS: usize = 9;
 
-const PHASE_UPLOAD: u8 = 1;
 const PHASE_COUNTS: u8 = 2;
 const PHASE_COPY: u8 = 3;
 const PHASE_NEXT: u8 = 4;
@@ -934,109 +935,33 @@ fn validate<B: Backend + ?Sized>(
     Ok(())
 }
 
+/// Creates GPU `gpu`'s streams and uploads its slots ([`upload::upload_slots`]); the
+/// reverse slots hold `reverse`'s in-arcs of its owned vertices where given, else the
+/// transpose of its own arcs where the primitive pulls.
 #[allow(clippy::too_many_arguments)]
 fn upload<B: Backend + ?Sized>(
     backend: &mut B,
     gpu: u32,
     sub: &mut Subgraph,
-    (send_pairs, recv_pairs): (&[usize], &[usize]),
+    pairs: (&[usize], &[usize]),
     primitive: &dyn BspPrimitive,
     n: u32,
     reverse: Option<&Csr>,
     tokens: &mut Vec<Token>,
 ) -> Result<GpuSlots, RuntimeError> {
     let device = DeviceId(gpu);
-    let peers = send_pairs.len();
-    let local = sub.local as usize;
-    let arcs = sub.targets.len();
     let compute = backend.create_stream(device, StreamPriority::Normal)?;
     let comm = backend.create_stream(device, StreamPriority::Normal)?;
-    let mut write =
-        |backend: &mut B, buffer: BufferId, data: HostData| -> Result<(), RuntimeError> {
-            if data.is_empty() {
-                return Ok(());
-            }
-            let t = Token((u64::from(PHASE_UPLOAD) << 56) | tokens.len() as u64);
-            backend.write_from_host(compute, buffer, 0, data, Some(t))?;
-            tokens.push(t);
-            Ok(())
-        };
-    let globals = &sub.global_of_local;
-    // Proxies start at the combiner's identity for sums: an owner's initial value must be
-    // counted once, not once per copy.
-    let add = primitive.combiner().is_additive();
-    let values: Vec<u32> = globals
-        .iter()
-        .zip(&sub.owner_of_local)
-        .map(
-            |(&v, &home)| {
-                if add && home != gpu { 0f32.to_bits() } else { primitive.initial_value(v, n) }
-            },
-        )
-        .collect();
-    let values = match primitive.value_elem() {
-        ElemType::F32 => HostData::F32(values.iter().map(|&b| f32::from_bits(b)).collect()),
-        // f64 values start from the f32 the primitive gives, widened exactly.
-        ElemType::F64 => {
-            HostData::F64(values.iter().map(|&b| f64::from(f32::from_bits(b))).collect())
-        }
-        _ => HostData::U32(values),
-    };
-    let aux: Option<Vec<f32>> =
-        globals.iter().map(|&v| primitive.initial_aux(v, n)).collect::<Option<Vec<f32>>>();
-    let frontier: Vec<u32> = (0..sub.local)
-        .filter(|&v| sub.owner_of_local[v as usize] == gpu)
-        .filter(|&v| primitive.initially_active(globals[v as usize]))
-        .collect();
-    let frontier_len = frontier.len() as u64;
     let reverse = match reverse {
         Some(transpose) => sub.reverse_csr(gpu, transpose),
         None if primitive.needs_local_transpose() => sub.local_transpose(),
         None => (Vec::new(), Vec::new()),
     };
-    let mut contents: Vec<(ElemType, usize, &str, HostData)> = vec![
-        // The arc arrays move to the device; the host keeps only the id maps.
-        (ElemType::U64, local + 1, "offsets", HostData::U64(std::mem::take(&mut sub.offsets))),
-        (ElemType::U32, arcs, "targets", HostData::U32(std::mem::take(&mut sub.targets))),
-        (
-            ElemType::U32,
-            sub.weights.as_ref().map_or(0, Vec::len),
-            "weights",
-            HostData::U32(sub.weights.take().unwrap_or_default()),
-        ),
-        (primitive.value_elem(), local, "values", values),
-        (
-            ElemType::F32,
-            aux.as_ref().map_or(0, Vec::len),
-            "aux",
-            HostData::F32(aux.unwrap_or_default()),
-        ),
-        (ElemType::U32, local, "degree", HostData::U32(std::mem::take(&mut sub.global_degree))),
-        (ElemType::U32, local, "marker", HostData::U32(Vec::new())),
-        (ElemType::U32, local, "frontier_in", HostData::U32(frontier)),
-        (ElemType::U32, local, "frontier_out", HostData::U32(Vec::new())),
-        (ElemType::U64, peers + 3, "counters", HostData::U64(Vec::new())),
-        (ElemType::U32, local, "owner", HostData::U32(sub.owner_of_local.clone())),
-        (ElemType::U32, local, "owner_local_id", HostData::U32(sub.owner_local_id.clone())),
-        (ElemType::U64, reverse.0.len(), "reverse offsets", HostData::U64(reverse.0)),
-        (ElemType::U32, reverse.1.len(), "reverse targets", HostData::U32(reverse.1)),
-    ];
-    let mut fixed = Vec::with_capacity(FIXED_SLOTS);
-    for (elem, len, label, data) in contents.drain(..) {
-        let buffer = backend.alloc(device, elem, len, label)?;
-        write(backend, buffer, data)?;
-        fixed.push(buffer);
-    }
-    let mut send = Vec::with_capacity(peers);
-    let mut recv = Vec::with_capacity(peers);
-    for (&out_pairs, &in_pairs) in send_pairs.iter().zip(recv_pairs) {
-        send.push(backend.alloc(device, ElemType::U32, 2 * out_pairs, "send package")?);
-        recv.push(backend.alloc(device, ElemType::U32, 2 * in_pairs, "receive package")?);
-    }
-    let mut scratch = Vec::new();
-    for (elem, len, label) in primitive.scratch(sub.local, arcs) {
-        scratch.push(backend.alloc(device, elem, len, label)?);
-    }
+    let start = upload::Start::Initial;
+    let slots = upload::upload_slots(
+        backend, gpu, compute, sub, pairs, primitive, n, reverse, &start, false, tokens,
+    )?;
+    let upload::UploadedSlots { fixed, send, recv, scratch, frontier_len } = slots;
     Ok(GpuSlots { compute, comm, fixed, send, recv, bits: Vec::new(), scratch, frontier_len })
 }
 

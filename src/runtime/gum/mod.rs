@@ -36,11 +36,10 @@ use crate::backend::{
     Launch, Scalar, StreamId, StreamPriority, Token,
 };
 use crate::graph::Csr;
-use crate::runtime::bsp::kernels::FIXED_SLOTS;
 use crate::runtime::bsp::{
     BspPrimitive, Combiner, DeviceLoop, Duplication, Exchange, LOOP_LEVELS, LoopFrontier, Packages,
-    SLOT_COUNTERS, SLOT_FRONTIER_IN, SLOT_FRONTIER_OUT, Subgraph, build_subgraphs, launch_merge,
-    peer_reads,
+    SLOT_COUNTERS, SLOT_FRONTIER_IN, SLOT_FRONTIER_OUT, Start, Subgraph, UploadedSlots,
+    build_subgraphs, launch_merge, peer_reads, upload_slots, write_upload,
 };
 use crate::runtime::{RuntimeError, wait_all};
 use cost_model::{CostModel, Features, FrontierStats};
@@ -541,13 +540,6 @@ struct Gpu {
     /// Whether this GPU owns a fragment (OSteal evicts GPUs: they sit out every kernel and
     /// every synchronisation until ownership is handed back).
     active: bool,
-}
-
-/// Where a fragment's values start: the algorithm's initial state, or the state a run
-/// reached when ownership moves (global values and the residual frontier).
-enum Start<'a> {
-    Initial,
-    Resume { values: &'a [u32], frontier: &'a [bool] },
 }
 
 fn token(phase: u8, step: u32, gpu: u32, peer: u32) -> Token {
@@ -1796,12 +1788,14 @@ fn validate<B: Backend + ?Sized>(
     Ok(())
 }
 
+/// Uploads fragment `gpu` ([`upload_slots`], on `streams` when the GPU has them already),
+/// with GUM's own buffers: in-degrees, the frontier statistics and the degree prefix sums.
 #[allow(clippy::too_many_arguments)]
 fn upload<B: Backend + ?Sized>(
     backend: &mut B,
     gpu: u32,
     sub: &mut Subgraph,
-    (send_pairs, recv_pairs): (&[usize], &[usize]),
+    pairs: (&[usize], &[usize]),
     primitive: &dyn BspPrimitive,
     n: u32,
     in_degree_global: &[u32],
@@ -1810,9 +1804,8 @@ fn upload<B: Backend + ?Sized>(
     start: &Start<'_>,
 ) -> Result<Gpu, RuntimeError> {
     let device = DeviceId(gpu);
-    let peers = send_pairs.len();
+    let peers = pairs.0.len();
     let local = sub.local as usize;
-    let arcs = sub.targets.len();
     let (compute, comm) = match streams {
         Some(s) => s,
         None => (
@@ -1820,48 +1813,8 @@ fn upload<B: Backend + ?Sized>(
             backend.create_stream(device, StreamPriority::Normal)?,
         ),
     };
-    let mut write =
-        |backend: &mut B, buffer: BufferId, data: HostData| -> Result<(), RuntimeError> {
-            if data.is_empty() {
-                return Ok(());
-            }
-            let t = Token((u64::from(UPLOAD) << 56) | tokens.len() as u64);
-            backend.write_from_host(compute, buffer, 0, data, Some(t))?;
-            tokens.push(t);
-            Ok(())
-        };
-    let globals = &sub.global_of_local;
-    // Outer copies of additive values start at the identity: an owner's value counts once.
-    let add = primitive.combiner().is_additive();
-    let values: Vec<u32> = globals
-        .iter()
-        .zip(&sub.owner_of_local)
-        .map(|(&v, &home)| match start {
-            Start::Resume { values, .. } => values[v as usize],
-            Start::Initial if add && home != gpu => 0f32.to_bits(),
-            Start::Initial => primitive.initial_value(v, n),
-        })
-        .collect();
-    let values = match primitive.value_elem() {
-        ElemType::F32 => HostData::F32(values.iter().map(|&b| f32::from_bits(b)).collect()),
-        ElemType::F64 => {
-            HostData::F64(values.iter().map(|&b| f64::from(f32::from_bits(b))).collect())
-        }
-        _ => HostData::U32(values),
-    };
-    let aux: Option<Vec<f32>> =
-        globals.iter().map(|&v| primitive.initial_aux(v, n)).collect::<Option<Vec<f32>>>();
-    let frontier: Vec<u32> = (0..sub.local)
-        .filter(|&v| sub.owner_of_local[v as usize] == gpu)
-        .filter(|&v| match start {
-            Start::Resume { frontier, .. } => frontier[globals[v as usize] as usize],
-            Start::Initial => primitive.initially_active(globals[v as usize]),
-        })
-        .collect();
-    let frontier_len = frontier.len() as u64;
-    let mut counters = vec![0u64; peers + 3];
-    counters[1] = frontier_len;
-    let in_degree: Vec<u32> = globals.iter().map(|&v| in_degree_global[v as usize]).collect();
+    let in_degree: Vec<u32> =
+        sub.global_of_local.iter().map(|&v| in_degree_global[v as usize]).collect();
     let max_out_degree = sub
         .global_degree
         .iter()
@@ -1872,52 +1825,13 @@ fn upload<B: Backend + ?Sized>(
         .unwrap_or(0);
     // PageRank's pull reads the transpose of this GPU's own arcs (no primitive GUM runs
     // asks for the whole graph's in-arcs).
-    let (reverse_offsets, reverse_targets) =
+    let reverse =
         if primitive.needs_local_transpose() { sub.local_transpose() } else { Default::default() };
-    let contents: Vec<(ElemType, usize, &str, HostData)> = vec![
-        (ElemType::U64, local + 1, "offsets", HostData::U64(std::mem::take(&mut sub.offsets))),
-        (ElemType::U32, arcs, "targets", HostData::U32(std::mem::take(&mut sub.targets))),
-        (
-            ElemType::U32,
-            sub.weights.as_ref().map_or(0, Vec::len),
-            "weights",
-            HostData::U32(sub.weights.take().unwrap_or_default()),
-        ),
-        (primitive.value_elem(), local, "values", values),
-        (
-            ElemType::F32,
-            aux.as_ref().map_or(0, Vec::len),
-            "aux",
-            HostData::F32(aux.unwrap_or_default()),
-        ),
-        (ElemType::U32, local, "degree", HostData::U32(std::mem::take(&mut sub.global_degree))),
-        (ElemType::U32, local, "marker", HostData::U32(Vec::new())),
-        (ElemType::U32, local, "frontier_in", HostData::U32(frontier)),
-        (ElemType::U32, local, "frontier_out", HostData::U32(Vec::new())),
-        (ElemType::U64, peers + 3, "counters", HostData::U64(counters)),
-        (ElemType::U32, local, "owner", HostData::U32(sub.owner_of_local.clone())),
-        (ElemType::U32, local, "owner_local_id", HostData::U32(sub.owner_local_id.clone())),
-        (ElemType::U64, reverse_offsets.len(), "reverse offsets", HostData::U64(reverse_offsets)),
-        (ElemType::U32, reverse_targets.len(), "reverse targets", HostData::U32(reverse_targets)),
-    ];
-    let mut fixed = Vec::with_capacity(FIXED_SLOTS);
-    for (elem, len, label, data) in contents {
-        let buffer = backend.alloc(device, elem, len, label)?;
-        write(backend, buffer, data)?;
-        fixed.push(buffer);
-    }
-    let mut send = Vec::with_capacity(peers);
-    let mut recv = Vec::with_capacity(peers);
-    for (&out_pairs, &in_pairs) in send_pairs.iter().zip(recv_pairs) {
-        send.push(backend.alloc(device, ElemType::U32, 2 * out_pairs, "send package")?);
-        recv.push(backend.alloc(device, ElemType::U32, 2 * in_pairs, "receive package")?);
-    }
-    let mut scratch = Vec::new();
-    for (elem, len, label) in primitive.scratch(sub.local, arcs) {
-        scratch.push(backend.alloc(device, elem, len, label)?);
-    }
+    let UploadedSlots { fixed, send, recv, scratch, frontier_len } = upload_slots(
+        backend, gpu, compute, sub, pairs, primitive, n, reverse, start, true, tokens,
+    )?;
     let in_degree_buf = backend.alloc(device, ElemType::U32, local, "in-degree")?;
-    write(backend, in_degree_buf, HostData::U32(in_degree))?;
+    write_upload(backend, compute, in_degree_buf, HostData::U32(in_degree), tokens)?;
     let stats = backend.alloc(device, ElemType::U64, STATS_BUFFER_WORDS, "frontier stats")?;
     let prefix = backend.alloc(device, ElemType::U64, local.max(1), "degree prefix sums")?;
     let empty = backend.alloc(device, ElemType::U32, 0, "empty")?;
