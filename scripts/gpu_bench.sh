@@ -77,6 +77,8 @@
 #            (Groute, Atos: BFS only; residual PageRank takes minutes at this scale), on 1, 2 and 4 real GPUs, every run validated;
 #            then BFS on the road grid by every runtime at 1, 2, 4 GPUs (validated).
 #
+# COUNTS=1,4 (any list the machine has) replaces the GPU counts 1, 2, 4 of every part.
+#
 # Each graph is generated once; BFS, SSSP, CC and PageRank run on 1, 2 and 4 GPUs through the
 # bulk-synchronous runtime and the CUDA backend. A table is printed per graph; JSON rows
 # (time, GTEPS, bytes per link, bandwidth floor) go to $OUT (default ./gpu-out). The binary
@@ -93,6 +95,8 @@ export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVL
 export LD_LIBRARY_PATH=/usr/local/cuda/lib64:/usr/local/nvidia/lib64:${LD_LIBRARY_PATH:-}
 gpus=$(nvidia-smi -L | wc -l)
 counts=1; [ "$gpus" -ge 2 ] && counts=1,2; [ "$gpus" -ge 4 ] && counts=1,2,4
+# COUNTS overrides the GPU counts the parts run (e.g. COUNTS=1,4 on a four-GPU machine).
+counts=${COUNTS:-$counts}
 status=0
 
 runs() { # label spec validate json
