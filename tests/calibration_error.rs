@@ -76,6 +76,15 @@ fn every_runtimes_default_runs_on_two_real_h100s_stay_within_the_recorded_error_
     check("reports/bench/calib_h100x2_2026-11-27_c68.json");
 }
 
+#[test]
+fn bsp_and_atos_runs_on_four_real_h100s_stay_within_the_recorded_error_bound() {
+    // c75 (twelfth session): BSP BFS, SSSP and CC and Atos BFS, residual PageRank and
+    // colouring on luxembourg on 4 real H100s (NVLink) at main 71a6cb1 (BSP's advances with
+    // staged appends), predicted with topologies/calibrated/h100-nvswitch-x4.toml (nothing
+    // fitted on these runs).
+    check("reports/bench/calib_h100x4_2026-11-28_c75_lux.json");
+}
+
 /// The one-H100 calibration's machine file.
 const ONE_H100: &str = "reports/bench/gpu_calibrated_h100_2026-11-26.toml";
 
