@@ -75,7 +75,7 @@ struct BfsRoutedOp : BfsOp {
                 sy_fail(*a, SY_ERR_PACKAGE_OVERFLOW, home, a->len[S_FIXED + peers + home]);
         }
         if (sy_stage_put(1 + home, id)) return;
-        // The stage is full: one atomic per peer per warp, as in bsp_split.
+        // The stage is full (or home is past its 32 packages): one atomic per peer per warp.
         u32 active = __activemask();
         u32 same = __match_any_sync(active, home);
         u32 leader = __ffs(same) - 1;

@@ -166,7 +166,8 @@ __device__ void sy_push_block(const SyArgs &a, u64 *counter, u32 *queue, u64 cap
 #define SY_STAGE 2048
 #define SY_STAGE_DESTS 33  // an output frontier and up to 32 packages
 struct SyStage {
-    u32 n;                      // values put since the last flush (past SY_STAGE: sent direct)
+    u32 n;                      // values put since the stage was last emptied (a HALF flush
+                                // that writes nothing leaves it); past SY_STAGE: sent direct
     u32 count[SY_STAGE_DESTS];  // values staged per destination
     u64 base[SY_STAGE_DESTS];   // a flush's first global slot per destination
     u32 value[SY_STAGE];
@@ -195,8 +196,8 @@ __device__ __forceinline__ bool sy_stage_put(u32 dest, u32 value) {
     return true;
 }
 
-// What a flush point does: empty the stage without writing (a kernel's first use), write it
-// out if at least half full, or write out whatever it holds.
+// What a flush point does: empty the stage without writing (on entry to every sy_expand
+// and sy_expand_huge), write it out if at least half full, or write out whatever it holds.
 #define SY_FLUSH_RESET 0
 #define SY_FLUSH_HALF 1
 #define SY_FLUSH_ALL 2
@@ -291,9 +292,9 @@ __device__ Advance sy_advance(const SyArgs &a) {
     return d;
 }
 
-// Appends local vertex t to the output frontier unless this superstep's stamp is on it;
-// Staged: through the block's stage (destination 0), for ops whose flush writes it out
-// (sy_stage_flush_frontier).
+// Appends local vertex t to the output frontier unless this superstep's stamp is on it.
+// With Staged, through the block's stage (destination 0), for ops whose flush writes it
+// out (sy_stage_flush_frontier).
 template <bool Staged = false>
 __device__ __forceinline__ void sy_emit(const SyArgs &a, const Advance &d, u32 t) {
     if (d.marker[t] != d.stamp && atomicExch(&d.marker[t], d.stamp) != d.stamp) {
@@ -526,7 +527,12 @@ __device__ __forceinline__ u32 sy_row_of(u32 k, u32 &at) {
 // Op supplies:
 //   bool prepare(u32 v, u64 arcs, u32 &state)  per frontier vertex, by its thread; false
 //                                              skips its arcs;
-//   void visit(u32 v, u32 state, u64 arc)      per arc.
+//   void visit(u32 v, u32 state, u64 arc)      per arc;
+//   void flush(int how)                        optional, by every thread at the flush
+//                                              points (sy_op_flush): an op that appends
+//                                              through the block stage (sy_stage_put,
+//                                              sy_emit<true>, sy_emit_unique) must have it,
+//                                              or its staged appends are never written.
 template <class Op> __device__ void sy_expand(const SyArgs &a, const Advance &d, Op &op) {
     __shared__ u32 s_fv[SY_BLOCK], s_fstate[SY_BLOCK];
     __shared__ u64 s_fbeg[SY_BLOCK];

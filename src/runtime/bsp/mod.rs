@@ -35,7 +35,7 @@ use crate::graph::Csr;
 use crate::runtime::{RuntimeError, wait_all};
 pub(crate) use device_loop::{DeviceLoop, LoopFrontier};
 use kernels::FIXED_SLOTS;
-pub(crate) use upload::{Start, UploadedSlots, upload_slots, write_upload};
+pub(crate) use upload::{PHASE_UPLOAD, Start, UploadedSlots, upload_slots, write_upload};
 
 /// Where frontier updates are sent (seed 002 section III-C).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]

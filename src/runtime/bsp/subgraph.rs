@@ -9,6 +9,10 @@
 use crate::graph::{Csr, EdgeWeights};
 use rayon::prelude::*;
 
+/// The most target ranges [`Subgraph::local_transpose`] fills in parallel: each scans every
+/// arc, so more pieces add reads faster than they remove random writes.
+const TRANSPOSE_PIECES: usize = 16;
+
 /// How remote vertices are duplicated locally (seed 002 section III-C).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
 #[serde(rename_all = "kebab-case")]
@@ -67,11 +71,12 @@ impl Subgraph {
 
     /// The transpose of this GPU's own arcs, in local ids: for every local vertex, the
     /// local sources of its in-arcs here (owned vertices, ascending; a vertex with several
-    /// arcs to it is listed once per arc). A counting sort, O(local + arcs): the in-degrees
-    /// by a parallel histogram, then the targets cut into one range per thread of about
-    /// equal arcs, each filled by its thread from a scan of all arcs in source order (the
-    /// serial sort's random writes over all sources took most of PageRank's set-up on
-    /// R-MAT 24: 40 s a run). The result does not depend on the number of threads.
+    /// arcs to it is listed once per arc). A counting sort: the in-degrees by a parallel
+    /// histogram, then the targets cut into one range of about equal arcs per thread (at
+    /// most [`TRANSPOSE_PIECES`]), each filled by its thread from a scan of all arcs in
+    /// source order, O(pieces x (local + arcs)) reads but each piece's writes within its
+    /// range (the serial sort's random writes over all sources took most of PageRank's
+    /// set-up on R-MAT 24: 40 s a run). The result does not depend on the number of threads.
     pub fn local_transpose(&self) -> (Vec<u64>, Vec<u32>) {
         use std::sync::atomic::{AtomicU64, Ordering};
         let local = self.local as usize;
@@ -84,7 +89,11 @@ impl Subgraph {
             offsets[v + 1] = offsets[v] + d.into_inner();
         }
         let arcs = self.targets.len();
-        let pieces = if arcs < (1 << 20) { 1 } else { rayon::current_num_threads().max(1) };
+        let pieces = if arcs < (1 << 20) {
+            1
+        } else {
+            rayon::current_num_threads().clamp(1, TRANSPOSE_PIECES)
+        };
         // Target ranges [bounds[k], bounds[k + 1]) of about arcs / pieces in-arcs each.
         let mut bounds: Vec<usize> = (0..pieces)
             .map(|k| offsets.partition_point(|&o| o < (k * arcs / pieces) as u64).min(local))
@@ -338,6 +347,14 @@ mod tests {
                 assert_is_local_transpose(&s, &s.local_transpose());
             }
         }
+    }
+
+    #[test]
+    fn a_gpu_that_holds_no_vertex_has_an_empty_transpose() {
+        let g = path4();
+        let empty = build_subgraphs(&g, &[0; 4], 2, Duplication::OneHop).remove(1);
+        assert_eq!(empty.local, 0);
+        assert_eq!(empty.local_transpose(), (vec![0], vec![]));
     }
 
     #[test]

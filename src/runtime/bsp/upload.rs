@@ -1,5 +1,5 @@
-//! One GPU's share of a run put on its device: the fixed slots of
-//! [`FIXED_SLOTS`]' layout filled from its subgraph, a send and a receive package per peer,
+//! One GPU's share of a run put on its device: the [`FIXED_SLOTS`] fixed slots (layout in
+//! [`super::kernels`]) filled from its subgraph, a send and a receive package per peer,
 //! and the primitive's scratch buffers. The bulk-synchronous runtime uploads once; GUM also
 //! after each ownership move, from the state the run reached.
 
@@ -8,8 +8,8 @@ use super::{BspPrimitive, Subgraph};
 use crate::backend::{Backend, BufferId, DeviceId, ElemType, HostData, StreamId, Token};
 use crate::runtime::RuntimeError;
 
-/// The top byte of an upload's completion token.
-const PHASE_UPLOAD: u8 = 1;
+/// The top byte of an upload's completion token (GUM's hub-cache uploads use it too).
+pub(crate) const PHASE_UPLOAD: u8 = 1;
 
 /// Where a GPU's values and frontier start.
 pub(crate) enum Start<'a> {

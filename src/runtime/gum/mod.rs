@@ -37,9 +37,9 @@ use crate::backend::{
 };
 use crate::graph::Csr;
 use crate::runtime::bsp::{
-    BspPrimitive, Combiner, DeviceLoop, Duplication, Exchange, LOOP_LEVELS, LoopFrontier, Packages,
-    SLOT_COUNTERS, SLOT_FRONTIER_IN, SLOT_FRONTIER_OUT, Start, Subgraph, UploadedSlots,
-    build_subgraphs, launch_merge, peer_reads, upload_slots, write_upload,
+    BspPrimitive, Combiner, DeviceLoop, Duplication, Exchange, LOOP_LEVELS, LoopFrontier,
+    PHASE_UPLOAD, Packages, SLOT_COUNTERS, SLOT_FRONTIER_IN, SLOT_FRONTIER_OUT, Start, Subgraph,
+    UploadedSlots, build_subgraphs, launch_merge, peer_reads, upload_slots, write_upload,
 };
 use crate::runtime::{RuntimeError, wait_all};
 use cost_model::{CostModel, Features, FrontierStats};
@@ -559,7 +559,6 @@ fn peer_of(t: Token) -> usize {
     (t.0 & 0xffff) as usize
 }
 
-const UPLOAD: u8 = 1;
 const STATS: u8 = 2;
 const DECIDE: u8 = 3;
 const CUT: u8 = 4;
@@ -1920,7 +1919,7 @@ impl Fragments<'_> {
                     gpu.compute,
                     lists,
                     &mut tokens,
-                    UPLOAD,
+                    PHASE_UPLOAD,
                 )?);
             }
         }
