@@ -6,7 +6,7 @@ use switchyard::algo::{Algorithm, AlgorithmParams};
 use switchyard::driver::{RunOutput, RunSpec, RuntimeKind, SimRun, SimSetup};
 use switchyard::graph::Csr;
 use switchyard::graph::generate::{GeneratorSpec, generate, with_uniform_weights};
-use switchyard::runtime::bsp::DEFAULT_LOOP_FRONTIER;
+use switchyard::runtime::bsp::{DEFAULT_LOOP_FRONTIER, Split};
 use switchyard::runtime::gum::balance::BusyGap;
 use switchyard::runtime::gum::planner::{ReductionTree, Triggers};
 use switchyard::runtime::gum::{FstealDecision, GumOptions, GumReport, OstealDecision, OstealMove};
@@ -489,5 +489,40 @@ fn pagerank_pulls_or_pushes_as_asked_with_the_same_ranks() {
                 push.report.time_ps
             );
         }
+    }
+}
+
+/// BFS splits at discovery (the routed advance, no split kernel) in supersteps where nothing
+/// is stolen or delegated, with the same levels, supersteps and messages as with a split
+/// kernel after every advance; with FSteal forced, supersteps with plans fall back to the
+/// split and the run still validates.
+#[test]
+fn bfs_splits_in_the_advance_when_nothing_is_stolen() {
+    let g = graph("rmat:scale=11,ef=8,seed=4");
+    for gpus in 2..=3 {
+        let run = |split, gum: GumOptions| {
+            let out = config(Algorithm::Bfs, gpus, GumOptions { split, ..gum }, 1)
+                .run(&g, "rmat11")
+                .expect("runs");
+            assert!(out.report.validation.as_ref().expect("validated").is_ok(), "{split:?}");
+            out
+        };
+        let plain = GumOptions { osteal: false, fsteal: false, ..GumOptions::default() };
+        let (kernel, routed) = (run(Split::Kernel, plain), run(Split::InAdvance, plain));
+        assert_eq!(kernel.values, routed.values, "{gpus} GPUs: levels differ");
+        assert_eq!(kernel.report.supersteps, routed.report.supersteps);
+        assert_eq!(kernel.report.work.messages, routed.report.work.messages);
+        let launched = |o: &RunOutput| o.report.gpus.iter().map(|g| g.kernels).sum::<u64>();
+        // One split fewer per GPU and superstep.
+        assert_eq!(
+            launched(&kernel) - launched(&routed),
+            u64::from(gpus * kernel.report.supersteps),
+            "{gpus} GPUs"
+        );
+        let triggers =
+            Triggers { t1_min_max_edges: 1, t2_min_imbalance_edges: 1, ..Triggers::default() };
+        let forced = GumOptions { triggers, fsteal_forced: true, ..plain };
+        let stealing = run(Split::InAdvance, GumOptions { fsteal: true, ..forced });
+        assert!(stealing.report.gum.expect("GUM report").planned > 0, "{gpus} GPUs: no plan");
     }
 }

@@ -108,9 +108,10 @@ pub struct RunOptions {
     /// peer access, copies (three) otherwise.
     #[arg(long, value_enum, default_value = "auto")]
     pub bsp_exchange: switchyard::runtime::bsp::Exchange,
-    /// BSP on several GPUs: split each superstep's output in the advance itself where the
-    /// algorithm can (BFS: what it discovers goes straight to the next frontier or its
-    /// owner's package), or in a split kernel after every advance (seed 002's scheme).
+    /// BSP and GUM on several GPUs: split each superstep's output in the advance itself where
+    /// the algorithm can (BFS: what it discovers goes straight to the next frontier or its
+    /// owner's package; GUM: in supersteps where nothing is stolen or delegated), or in a
+    /// split kernel after every advance (seed 002's scheme).
     #[arg(long, value_enum, default_value = "in-advance")]
     pub bsp_split: switchyard::runtime::bsp::Split,
     /// BSP on several GPUs: what the routed advance sends its owners: `(id, value)` pairs,
@@ -316,6 +317,7 @@ impl RunOptions {
                 time_limit_ms: self.gum_solver_time_limit_ms,
             },
             exchange: self.bsp_exchange,
+            split: self.bsp_split,
             loop_frontier: self.gum_loop_frontier,
             cost_features: match self.gum_cost_features {
                 CostFeaturesArg::Pooled => switchyard::runtime::gum::CostFeatures::Pooled,

@@ -18,7 +18,9 @@
 //! 4. each GPU runs the algorithm's advance on its own range, and a separate kernel per
 //!    stolen range that reads the victim's adjacency lists and values through peer access
 //!    while it runs; stolen results return to the victim and are merged before the split;
-//! 5. split, exchange, merge (and the algorithm's apply), then the next statistics.
+//! 5. split (in the advance itself, BFS's routed advance, where nothing was stolen or
+//!    delegated: [`GumOptions::split`]), exchange, merge (and the algorithm's apply), then
+//!    the next statistics.
 //!
 //! Every superstep leaves an [`IterationRecord`] (per-GPU busy and starved time, loads,
 //! stolen edges, the plan, the decision and its cost) in the run's [`GumReport`].
@@ -38,8 +40,8 @@ use crate::backend::{
 use crate::graph::Csr;
 use crate::runtime::bsp::{
     BspPrimitive, Combiner, DeviceLoop, Duplication, Exchange, LOOP_LEVELS, LoopFrontier,
-    PHASE_UPLOAD, Packages, SLOT_COUNTERS, SLOT_FRONTIER_IN, SLOT_FRONTIER_OUT, Start, Subgraph,
-    UploadedSlots, build_subgraphs, launch_merge, peer_reads, upload_slots, write_upload,
+    PHASE_UPLOAD, Packages, SLOT_COUNTERS, SLOT_FRONTIER_IN, SLOT_FRONTIER_OUT, Split, Start,
+    Subgraph, UploadedSlots, build_subgraphs, launch_merge, peer_reads, upload_slots, write_upload,
 };
 use crate::runtime::{RuntimeError, wait_all};
 use cost_model::{CostModel, Features, FrontierStats};
@@ -151,6 +153,12 @@ pub struct GumOptions {
     /// How a superstep's packages reach their receivers (as the bulk-synchronous
     /// runtime's; peer reads only while every GPU works).
     pub exchange: Exchange,
+    /// Where a superstep splits its output among the owners, as the bulk-synchronous
+    /// runtime's: with [`Split::InAdvance`], a superstep in which no GPU steals and no
+    /// fragment is delegated runs the primitive's routed advance where it has one (BFS),
+    /// which writes owned vertices to the next frontier and proxies to their owners'
+    /// packages as it discovers them, and no split kernel; otherwise a split after the advance.
+    pub split: Split,
     /// How OSteal hands an evicted GPU's fragment to its survivor.
     pub osteal_move: OstealMove,
     /// A single worker (one GPU, or OSteal's last worker after a re-upload move) runs its
@@ -198,6 +206,7 @@ impl Default for GumOptions {
             plan_round_trips_ps: 43_000_000,
             max_supersteps: 1_000_000,
             exchange: Exchange::Auto,
+            split: Split::InAdvance,
             osteal_move: OstealMove::Reupload,
             loop_frontier: crate::runtime::bsp::DEFAULT_LOOP_FRONTIER,
         }
@@ -1017,23 +1026,41 @@ pub fn run<B: Backend + ?Sized>(
             .collect();
         let stamp = 2 * step + 1;
         let param = primitive.advance_param(&outcome.frontier_sizes, n);
+        // Split at discovery when nothing is stolen or delegated this superstep (stolen
+        // results merged into a victim's output, and a delegated fragment's, need a split).
+        let routed = match primitive.routed_advance_kernel() {
+            Some(kernel)
+                if options.split == Split::InAdvance
+                    && !single_worker
+                    && plan.is_none()
+                    && delegate.iter().all(Option::is_none) =>
+            {
+                Some(kernel)
+            }
+            _ => None,
+        };
         let mut processed = vec![0u64; peers];
         for (g, gpu) in gpus.iter().enumerate().filter(|(_, gpu)| gpu.active) {
             let buffers: Vec<BufferId> =
                 gpu.fixed.iter().chain(&gpu.send).chain(&gpu.scratch).copied().collect();
+            let mut scalars = vec![
+                Scalar::U64(own_len[g]),
+                Scalar::U32(stamp),
+                Scalar::U32(step),
+                Scalar::F64(param),
+                Scalar::U32(g as u32),
+                Scalar::F64(primitive.extra()),
+            ];
+            if routed.is_some() {
+                // Peers, and pairs rather than bitmaps.
+                scalars.extend([Scalar::U32(parts), Scalar::U32(0)]);
+            }
             backend.launch(
                 gpu.compute,
                 Launch {
-                    kernel: primitive.advance_kernel(),
+                    kernel: routed.unwrap_or_else(|| primitive.advance_kernel()),
                     buffers,
-                    scalars: vec![
-                        Scalar::U64(own_len[g]),
-                        Scalar::U32(stamp),
-                        Scalar::U32(step),
-                        Scalar::F64(param),
-                        Scalar::U32(g as u32),
-                        Scalar::F64(primitive.extra()),
-                    ],
+                    scalars,
                     work_items: own_len[g],
                 },
                 None,
@@ -1143,23 +1170,25 @@ pub fn run<B: Backend + ?Sized>(
         // 5. Split, exchange, merge, apply, statistics.
         let mut reads = Vec::with_capacity(peers);
         for (g, gpu) in gpus.iter().enumerate().filter(|(_, gpu)| gpu.active && !single_worker) {
-            let buffers: Vec<BufferId> = gpu.fixed.iter().chain(&gpu.send).copied().collect();
-            backend.launch(
-                gpu.compute,
-                Launch {
-                    kernel: "bsp_split",
-                    buffers,
-                    scalars: vec![
-                        Scalar::U32(g as u32),
-                        Scalar::U32(parts),
-                        Scalar::U32(stamp + 1),
-                        Scalar::U32(0),
-                        Scalar::U32(add),
-                    ],
-                    work_items: gpu.frontier_len,
-                },
-                None,
-            )?;
+            if routed.is_none() {
+                let buffers: Vec<BufferId> = gpu.fixed.iter().chain(&gpu.send).copied().collect();
+                backend.launch(
+                    gpu.compute,
+                    Launch {
+                        kernel: "bsp_split",
+                        buffers,
+                        scalars: vec![
+                            Scalar::U32(g as u32),
+                            Scalar::U32(parts),
+                            Scalar::U32(stamp + 1),
+                            Scalar::U32(0),
+                            Scalar::U32(add),
+                        ],
+                        work_items: gpu.frontier_len,
+                    },
+                    None,
+                )?;
+            }
             // One GPU sends nothing: its package counters need no read; with peer reads the
             // receivers read them.
             if peers > 1 && !read_peers {
@@ -1215,6 +1244,11 @@ pub fn run<B: Backend + ?Sized>(
             if single_worker {
                 gpu.fixed.swap(SLOT_FRONTIER_IN, SLOT_FRONTIER_OUT);
             } else {
+                if routed.is_some() {
+                    // The routed advance's output is the owned part of the next frontier
+                    // (where a split would have put it); the merge appends to it.
+                    gpu.fixed.swap(SLOT_FRONTIER_IN, SLOT_FRONTIER_OUT);
+                }
                 let scalars = vec![
                     Scalar::U32(g as u32),
                     Scalar::U32(parts),
