@@ -354,6 +354,39 @@ pub(crate) struct GpuSlots {
     pub(crate) frontier_len: u64,
 }
 
+/// An advance's scalars (`kernels::advance` contract) for one superstep.
+pub(crate) struct AdvanceScalars {
+    pub(crate) frontier_len: u64,
+    pub(crate) stamp: u32,
+    pub(crate) superstep: u32,
+    pub(crate) param: f64,
+}
+
+impl AdvanceScalars {
+    /// The scalars for GPU `gpu`: frontier length, stamp, superstep, param, gpu, the
+    /// primitive's extra; a routed advance (`routed`: peers, bitmaps) adds the peer count
+    /// and whether it sends bitmaps.
+    pub(crate) fn of(
+        &self,
+        primitive: &dyn BspPrimitive,
+        gpu: u32,
+        routed: Option<(u32, bool)>,
+    ) -> Vec<Scalar> {
+        let mut scalars = vec![
+            Scalar::U64(self.frontier_len),
+            Scalar::U32(self.stamp),
+            Scalar::U32(self.superstep),
+            Scalar::F64(self.param),
+            Scalar::U32(gpu),
+            Scalar::F64(primitive.extra()),
+        ];
+        if let Some((peers, bits)) = routed {
+            scalars.extend([Scalar::U32(peers), Scalar::U32(u32::from(bits))]);
+        }
+        scalars
+    }
+}
+
 /// Token layout: phase in the top byte, then superstep, gpu, peer.
 pub(crate) fn token(phase: u8, superstep: u32, gpu: u32, peer: u32) -> Token {
     Token(
@@ -518,18 +551,9 @@ pub fn run<B: Backend + ?Sized>(
             let buffers: Vec<BufferId> =
                 slots.fixed.iter().chain(&slots.send).chain(&slots.bits).copied().collect();
             let with_scratch = buffers.iter().chain(&slots.scratch).copied().collect();
-            let mut scalars = vec![
-                Scalar::U64(slots.frontier_len),
-                Scalar::U32(stamp),
-                Scalar::U32(superstep),
-                Scalar::F64(param),
-                Scalar::U32(g32),
-                Scalar::F64(primitive.extra()),
-            ];
-            if routed.is_some() {
-                scalars.push(Scalar::U32(parts));
-                scalars.push(Scalar::U32(u32::from(bits)));
-            }
+            let advance =
+                AdvanceScalars { frontier_len: slots.frontier_len, stamp, superstep, param };
+            let scalars = advance.of(primitive, g32, routed.map(|_| (parts, bits)));
             backend.launch(
                 slots.compute,
                 Launch {

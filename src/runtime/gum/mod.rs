@@ -39,9 +39,10 @@ use crate::backend::{
 };
 use crate::graph::Csr;
 use crate::runtime::bsp::{
-    BspPrimitive, Combiner, DeviceLoop, Duplication, Exchange, LOOP_LEVELS, LoopFrontier,
-    PHASE_UPLOAD, Packages, SLOT_COUNTERS, SLOT_FRONTIER_IN, SLOT_FRONTIER_OUT, Split, Start,
-    Subgraph, UploadedSlots, build_subgraphs, launch_merge, peer_reads, upload_slots, write_upload,
+    AdvanceScalars, BspPrimitive, Combiner, DeviceLoop, Duplication, Exchange, LOOP_LEVELS,
+    LoopFrontier, PHASE_UPLOAD, Packages, SLOT_COUNTERS, SLOT_FRONTIER_IN, SLOT_FRONTIER_OUT,
+    Split, Start, Subgraph, UploadedSlots, build_subgraphs, launch_merge, peer_reads, upload_slots,
+    write_upload,
 };
 use crate::runtime::{RuntimeError, wait_all};
 use cost_model::{CostModel, Features, FrontierStats};
@@ -1043,18 +1044,10 @@ pub fn run<B: Backend + ?Sized>(
         for (g, gpu) in gpus.iter().enumerate().filter(|(_, gpu)| gpu.active) {
             let buffers: Vec<BufferId> =
                 gpu.fixed.iter().chain(&gpu.send).chain(&gpu.scratch).copied().collect();
-            let mut scalars = vec![
-                Scalar::U64(own_len[g]),
-                Scalar::U32(stamp),
-                Scalar::U32(step),
-                Scalar::F64(param),
-                Scalar::U32(g as u32),
-                Scalar::F64(primitive.extra()),
-            ];
-            if routed.is_some() {
-                // Peers, and pairs rather than bitmaps.
-                scalars.extend([Scalar::U32(parts), Scalar::U32(0)]);
-            }
+            let advance =
+                AdvanceScalars { frontier_len: own_len[g], stamp, superstep: step, param };
+            // A routed advance sends pairs, not bitmaps.
+            let scalars = advance.of(primitive, g as u32, routed.map(|_| (parts, false)));
             backend.launch(
                 gpu.compute,
                 Launch {
