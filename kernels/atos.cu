@@ -1809,3 +1809,179 @@ extern "C" __global__ void atos_aggregator(const SyArgs a) {
     }
     at_stat_flush(a, c.st);
 }
+
+// ---------------------------------------------------------------------------------------
+// On-chip tiles (src/runtime/atos/tiles.rs): BFS on one GPU, one CTA a tile of the graph,
+// every CTA resident. A CTA keeps its tile's labels, rows and lists in shared memory and runs
+// its part of the BFS there; an arc to another tile lowers the target's global label with an
+// atomic min and, on improvement, pushes (index in tile, label) into the owner's inbox. Token
+// termination: ctl[0] counts the CTAs holding work and the messages not yet given back.
+// Buffers: 0 tile starts (tiles + 1), 1 rows (n + 1, over tile-ordered ids), 2 arcs (index in
+// the tile, or AT_TILE_REMOTE | tile-ordered id), 3 labels (in and out), 4 inboxes (tiles x
+// capacity u64, all ones until written), 5 tails (tiles), 6 ctl (tokens, refused),
+// 7 stats (u64: expansions, messages, most rounds of a CTA, arcs). Scalars: tiles, capacity.
+#define AT_TILE_BLOCK 256
+#define AT_TILE_REMOTE 0x80000000u
+#define AT_TILE_EMPTY 0xffffffffffffffffull
+extern __shared__ u32 at_tile_smem[];
+
+__device__ __forceinline__ u32 at_tile_owner(const u32 *s_start, u32 tiles, u32 g) {
+    u32 lo = 0, hi = tiles;  // the largest t with s_start[t] <= g
+    while (hi - lo > 1) {
+        u32 mid = (lo + hi) >> 1;
+        if (s_start[mid] <= g) lo = mid; else hi = mid;
+    }
+    return lo;
+}
+
+extern "C" __global__ void __launch_bounds__(AT_TILE_BLOCK) atos_bfs_tiles(const SyArgs a) {
+    const u32 tiles = sy_u32(a, 0);
+    const u64 cap = sy_u32(a, 1);
+    if (gridDim.x != tiles || blockDim.x > AT_TILE_BLOCK) {
+        if (threadIdx.x == 0 && blockIdx.x == 0) sy_fail(a, SY_ERR_GRID, gridDim.x, tiles);
+        return;
+    }
+    const u32 *start = (const u32 *)a.ptr[0];
+    const u32 *rows = (const u32 *)a.ptr[1];
+    const u32 *cols = (const u32 *)a.ptr[2];
+    u32 *glab = (u32 *)a.ptr[3];
+    u64 *inboxes = (u64 *)a.ptr[4];
+    u32 *tails = (u32 *)a.ptr[5];
+    u32 *ctl = (u32 *)a.ptr[6];
+    u64 *stats = (u64 *)a.ptr[7];
+    const u32 t = blockIdx.x;
+    const u32 base = start[t], nv = start[t + 1] - base;
+    const u32 ebase = rows[base], ne = rows[base + nv] - ebase;
+    u32 *s_start = at_tile_smem;        // tiles + 1
+    u32 *s_row = s_start + tiles + 1;   // nv + 1, relative
+    u32 *s_lab = s_row + nv + 1;        // nv
+    u32 *s_flag = s_lab + nv;           // nv: the round whose list holds the vertex
+    u32 *s_cur = s_flag + nv;           // nv
+    u32 *s_next = s_cur + nv;           // nv
+    u32 *s_col = s_next + nv;           // ne
+    __shared__ u32 s_ncur, s_nnext, s_head, s_tail, s_tokens, s_done;
+    for (u32 i = threadIdx.x; i <= tiles; i += blockDim.x) s_start[i] = start[i];
+    for (u32 i = threadIdx.x; i <= nv; i += blockDim.x) s_row[i] = rows[base + i] - ebase;
+    for (u32 i = threadIdx.x; i < ne; i += blockDim.x) s_col[i] = cols[ebase + i];
+    if (threadIdx.x == 0) {
+        s_ncur = 0; s_nnext = 0; s_head = 0; s_tail = 0; s_done = 0; s_tokens = 0;
+    }
+    __syncthreads();
+    // The initial list: every vertex with a label (BFS: the source).
+    for (u32 i = threadIdx.x; i < nv; i += blockDim.x) {
+        u32 l = glab[base + i];
+        s_lab[i] = l;
+        s_flag[i] = l != SY_UNREACHED ? 1 : 0;
+        if (l != SY_UNREACHED) s_cur[atomicAdd(&s_ncur, 1)] = i;
+    }
+    __syncthreads();
+    if (threadIdx.x == 0 && s_ncur > 0) s_tokens = 1;
+    u64 *inbox = inboxes + (u64)t * cap;
+    u32 round = 1;
+    u64 expansions = 0, messages = 0, arcs = 0;
+    while (true) {
+        // Thread 0 issues the inbox poll now; its value is used after the round's work.
+        u32 tail_seen = 0;
+        if (threadIdx.x == 0) tail_seen = *(volatile u32 *)(tails + t);
+        const u32 ncur = s_ncur;
+        for (u32 k = threadIdx.x; k < ncur; k += blockDim.x) {
+            const u32 v = s_cur[k];
+            const u32 nl = s_lab[v] + 1;
+            expansions++;
+            for (u32 e = s_row[v], end = s_row[v + 1]; e < end; e++) {
+                const u32 c = s_col[e];
+                arcs++;
+                if (!(c & AT_TILE_REMOTE)) {
+                    if (nl < s_lab[c] && atomicMin(&s_lab[c], nl) > nl &&
+                        atomicExch(&s_flag[c], round + 1) != round + 1)
+                        s_next[atomicAdd(&s_nnext, 1)] = c;
+                } else {
+                    const u32 g = c & ~AT_TILE_REMOTE;
+                    if (nl < *(volatile u32 *)(glab + g) && atomicMin(glab + g, nl) > nl) {
+                        // The token first, visible before the message is.
+                        atomicAdd(ctl, 1u);
+                        __threadfence();
+                        const u32 o = at_tile_owner(s_start, tiles, g);
+                        const u32 slot = atomicAdd(tails + o, 1u);
+                        if (slot < cap) {
+                            *(volatile u64 *)(inboxes + (u64)o * cap + slot) =
+                                ((u64)nl << 32) | (u64)(g - s_start[o]);
+                        } else {
+                            // Refused: counted, and its token taken back so that the run
+                            // ends; the host runs again with larger inboxes.
+                            atomicAdd(ctl + 1, 1u);
+                            atomicSub(ctl, 1u);
+                        }
+                        messages++;
+                    }
+                }
+            }
+        }
+        if (threadIdx.x == 0) s_tail = min((u64)tail_seen, cap);
+        __syncthreads();
+        // The inbox's new entries join the next round's list.
+        u32 head = s_head, tl = s_tail;
+        for (u32 k = head + threadIdx.x; k < tl; k += blockDim.x) {
+            u64 x;
+            do { x = *(volatile u64 *)(inbox + k); } while (x == AT_TILE_EMPTY);
+            const u32 l = (u32)x, lab = (u32)(x >> 32);
+            if (lab < s_lab[l] && atomicMin(&s_lab[l], lab) > lab &&
+                atomicExch(&s_flag[l], round + 1) != round + 1)
+                s_next[atomicAdd(&s_nnext, 1)] = l;
+        }
+        __syncthreads();
+        if (threadIdx.x == 0) {
+            s_tokens += tl - head;
+            s_head = tl;
+            s_ncur = s_nnext;
+            s_nnext = 0;
+            if (s_ncur == 0) {
+                // Out of work: the tokens go back, then wait for a message or the end.
+                if (s_tokens) { atomicSub(ctl, s_tokens); s_tokens = 0; }
+                while (true) {
+                    const u32 now = (u32)min((u64)*(volatile u32 *)(tails + t), cap);
+                    if (now > s_head) { s_tail = now; break; }
+                    if (*(volatile u32 *)ctl == 0) { s_done = 1; break; }
+                    __nanosleep(64);
+                }
+            }
+        }
+        __syncthreads();
+        const bool done = s_done;
+        const bool woken = s_ncur == 0;
+        if (done) break;
+        { u32 *x = s_cur; s_cur = s_next; s_next = x; }
+        round++;
+        if (woken) {
+            // Woken by a message: its entries are the next round's list.
+            __syncthreads();  // every thread has read s_ncur
+            head = s_head; tl = s_tail;
+            for (u32 k = head + threadIdx.x; k < tl; k += blockDim.x) {
+                u64 x;
+                do { x = *(volatile u64 *)(inbox + k); } while (x == AT_TILE_EMPTY);
+                const u32 l = (u32)x, lab = (u32)(x >> 32);
+                if (lab < s_lab[l] && atomicMin(&s_lab[l], lab) > lab &&
+                    atomicExch(&s_flag[l], round) != round)
+                    s_cur[atomicAdd(&s_ncur, 1)] = l;
+            }
+            __syncthreads();
+            if (threadIdx.x == 0) { s_tokens += tl - head; s_head = tl; }
+            __syncthreads();
+        }
+    }
+    for (u32 i = threadIdx.x; i < nv; i += blockDim.x) glab[base + i] = s_lab[i];
+    __shared__ u64 s_sum[3];
+    if (threadIdx.x < 3) s_sum[threadIdx.x] = 0;
+    __syncthreads();
+    if (expansions) atomicAdd(&s_sum[0], expansions);
+    if (messages) atomicAdd(&s_sum[1], messages);
+    if (arcs) atomicAdd(&s_sum[2], arcs);
+    __syncthreads();
+    if (threadIdx.x == 0) {
+        atomicAdd(stats + 0, s_sum[0]);
+        atomicAdd(stats + 1, s_sum[1]);
+        atomicMax(stats + 2, (u64)round);
+        atomicAdd(stats + 3, s_sum[2]);
+    }
+    sy_count(a, expansions, arcs, messages);
+}

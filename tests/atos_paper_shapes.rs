@@ -22,6 +22,7 @@ use switchyard::driver::report::RunReport;
 use switchyard::driver::{BackendSetup, RunSpec, RuntimeKind, SimSetup, run};
 use switchyard::graph::Csr;
 use switchyard::graph::generate::{GeneratorSpec, generate};
+use switchyard::runtime::atos::tiles::TileMode;
 use switchyard::runtime::atos::{AtosOptions, Comm, KernelStrategy, WorkerWidth};
 use switchyard::runtime::bsp::BspOptions;
 use switchyard_sim::interconnect::Fidelity;
@@ -47,6 +48,8 @@ fn atos(worker: WorkerWidth, kernel: KernelStrategy, fetch: u32) -> AtosOptions 
         worker,
         kernel,
         fetch_size: if worker == WorkerWidth::Cta { fetch } else { 1 },
+        // The papers' workers, not the on-chip tiles.
+        tiles: TileMode::Off,
         ..AtosOptions::default()
     }
 }

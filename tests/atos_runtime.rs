@@ -6,6 +6,7 @@ use switchyard::algo::{Algorithm, AlgorithmParams};
 use switchyard::driver::{BackendSetup, RunOutput, RunSpec, RuntimeKind, SimSetup, run};
 use switchyard::graph::Csr;
 use switchyard::graph::generate::{GeneratorSpec, generate};
+use switchyard::runtime::atos::tiles::TileMode;
 use switchyard::runtime::atos::{AtosOptions, Comm, KernelStrategy, WorkerWidth};
 use switchyard_sim::interconnect::Fidelity;
 use switchyard_sim::topology::Topology;
@@ -60,11 +61,13 @@ fn run_ok(graph: &Csr, name: &str, spec: &RunSpec, setup: &BackendSetup) -> RunO
     out
 }
 
+/// The workers (not the on-chip tiles, which `tests/atos_tiles.rs` checks).
 fn options(worker: WorkerWidth, kernel: KernelStrategy) -> AtosOptions {
     AtosOptions {
         worker,
         kernel,
         fetch_size: if worker == WorkerWidth::Cta { 8 } else { 1 },
+        tiles: TileMode::Off,
         ..AtosOptions::default()
     }
 }

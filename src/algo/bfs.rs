@@ -196,6 +196,7 @@ pub(crate) fn levels(values: &[u32]) -> Vec<crate::graph::ResultValue> {
 pub fn register(registry: &mut KernelRegistry) {
     register_app::<BfsWorklist>(registry);
     atos_kernels::register_app::<BfsAtos>(registry);
+    crate::runtime::atos::tiles::register(registry, BFS_TILES);
     registry.register(KernelDef {
         name: "bfs_advance",
         contract: "for every frontier vertex, label unvisited out-neighbours with superstep + 1 \
@@ -375,6 +376,9 @@ impl AtosApp for Bfs {
     fn kernels(&self) -> AtosKernels {
         BfsAtos::KERNELS
     }
+    fn tile_kernel(&self) -> Option<&'static str> {
+        Some(BFS_TILES)
+    }
     fn init(&self, ag: &AtosGraph, g: u32) -> AppInit {
         let n = ag.local_vertices(g) as usize;
         let mut value = vec![UNREACHED; n];
@@ -395,6 +399,9 @@ impl AtosApp for Bfs {
         (levels.iter().filter(|&&l| l != UNREACHED).count() as u64, "reachable vertices")
     }
 }
+
+/// BFS's on-chip tile kernel (`runtime::atos::tiles`; CUDA: `kernels/atos.cu`).
+pub const BFS_TILES: &str = "atos_bfs_tiles";
 
 /// BFS's Atos operator (`kernels/atos.cu` has the CUDA functor).
 pub struct BfsAtos;

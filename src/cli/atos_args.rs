@@ -1,5 +1,6 @@
 //! The Atos runtime's options as `run`, `sweep` and `calibrate runs` take them.
 
+use switchyard::runtime::atos::tiles::TileMode;
 use switchyard::runtime::atos::{AtosOptions, Comm, CtasPerSm, KernelStrategy, WorkerWidth};
 
 /// `--atos-comm` as the CLI spells it.
@@ -70,6 +71,15 @@ pub struct AtosArgs {
     /// when some vertex has out-degree 64 or more.
     #[arg(long, value_enum, default_value = "auto")]
     pub atos_ctas_per_sm: CtasPerSm,
+    /// Atos: BFS on one GPU on on-chip tiles (a CTA owns a tile of the graph in its shared
+    /// memory): `auto` where the graph fits the SMs and is road-like (at most 4 arcs a vertex
+    /// on average), `on` (an error where it cannot), `off` (the workers).
+    #[arg(long, value_enum, default_value = "auto")]
+    pub atos_tiles: TileMode,
+    /// Atos: vertices a tile holds at least (more where the graph needs them to fit one tile
+    /// an SM).
+    #[arg(long, default_value_t = AtosOptions::default().tile_vertices)]
+    pub atos_tile_vertices: u32,
 }
 
 impl AtosArgs {
@@ -100,6 +110,8 @@ impl AtosArgs {
             poll_ns: self.atos_poll_ns,
             permute_ids: self.atos_permute,
             ctas_per_sm: self.atos_ctas_per_sm,
+            tiles: self.atos_tiles,
+            tile_vertices: self.atos_tile_vertices,
         }
     }
 }

@@ -18,6 +18,7 @@ use crate::backend::{Backend, BackendError, KernelRegistry};
 use crate::graph::partition::{partition_metrics, partitioner_by_name, resolve_auto};
 use crate::graph::summary::{GraphSummary, summarize};
 use crate::graph::{Csr, GraphError};
+use crate::runtime::atos::tiles::TileMode;
 use crate::runtime::atos::{self, AtosOptions};
 use crate::runtime::bsp::{self, BspOptions, BspPrimitive};
 use crate::runtime::groute::GrouteOperators;
@@ -511,7 +512,12 @@ pub(crate) fn finish(
             RuntimeInfo { groute: Some(prepared.groute), ..RuntimeInfo::default() }
         }
         RuntimeKind::Gum => RuntimeInfo { gum: Some(spec.gum), ..RuntimeInfo::default() },
-        RuntimeKind::Atos => RuntimeInfo { atos: Some(spec.atos), ..RuntimeInfo::default() },
+        RuntimeKind::Atos => {
+            // What ran: `--atos-tiles auto` that took the on-chip tiles reads `on`.
+            let tiles = atos.as_ref().and_then(|a| a.tiles.as_ref()).map(|_| TileMode::On);
+            let asked = AtosOptions { tiles: tiles.unwrap_or(spec.atos.tiles), ..spec.atos };
+            RuntimeInfo { atos: Some(asked), ..RuntimeInfo::default() }
+        }
     };
     let seconds = time_ps as f64 / 1e12;
     let report = RunReport {

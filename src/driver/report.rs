@@ -351,6 +351,14 @@ impl RunReport {
                 "atos: {} visits, {} {} ideal, extra work {:.3}; termination after {} waves",
                 a.visits, a.ideal_visits, a.ideal_is, a.extra_work, a.termination_waves
             );
+            if let Some(t) = &a.tiles {
+                let _ = writeln!(
+                    out,
+                    "atos: on-chip tiles: {} tiles (at most {} vertices, {} arcs), {} arcs \
+                     between them, {} messages, {} rounds of the busiest CTA",
+                    t.tiles, t.max_vertices, t.max_arcs, t.remote_arcs, t.messages, t.rounds
+                );
+            }
             if a.queue_growths > 0 {
                 let _ = writeln!(
                     out,

@@ -243,6 +243,7 @@ pub fn error_message(code: u64, d1: u64, d2: u64) -> String {
             "injected fault ({}, a failure drill; unset it to run normally)",
             super::faults::FAULT_ENV
         ),
+        16 => format!("launched with {d1} blocks; it needs exactly {d2}, all resident at once"),
         _ => format!("unknown kernel error code {code} ({d1}, {d2})"),
     }
 }

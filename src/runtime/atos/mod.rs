@@ -30,6 +30,7 @@ pub mod graph;
 mod growth_tests;
 pub mod kernels;
 pub mod termination;
+pub mod tiles;
 pub mod watchdog;
 
 use crate::backend::queue::{self, COUNTER_WORDS};
@@ -172,6 +173,10 @@ pub struct AtosOptions {
     pub permute_ids: bool,
     /// Worker CTAs an SM (the worker kernel the run launches).
     pub ctas_per_sm: CtasPerSm,
+    /// On-chip tiles instead of the workers ([`tiles`]: BFS on one GPU).
+    pub tiles: tiles::TileMode,
+    /// Vertices a tile holds at least (more where the graph needs them to fit the SMs).
+    pub tile_vertices: u32,
 }
 
 impl Default for AtosOptions {
@@ -189,6 +194,8 @@ impl Default for AtosOptions {
             poll_ns: 2_000,
             permute_ids: false,
             ctas_per_sm: CtasPerSm::Auto,
+            tiles: tiles::TileMode::Auto,
+            tile_vertices: 1024,
         }
     }
 }
@@ -235,6 +242,9 @@ impl AtosOptions {
             WorkerWidth::Warp => "warp".to_string(),
             WorkerWidth::Cta => format!("cta{}", self.fetch_size),
         };
+        if self.tiles == tiles::TileMode::On {
+            return "+tiles".to_string();
+        }
         let mut s = format!("+{kernel}-{worker}");
         if let Some((_, delta)) = self.priority {
             s += &format!("+prio{delta}");
@@ -299,6 +309,13 @@ impl AtosOptions {
             let n = if self.ctas_per_sm == CtasPerSm::One { "1" } else { "2" };
             a.push(("--atos-ctas-per-sm", n.to_string()));
         }
+        if self.tiles != d.tiles {
+            let m = if self.tiles == tiles::TileMode::On { "on" } else { "off" };
+            a.push(("--atos-tiles", m.to_string()));
+        }
+        if self.tile_vertices != d.tile_vertices {
+            a.push(("--atos-tile-vertices", self.tile_vertices.to_string()));
+        }
         a
     }
 
@@ -314,6 +331,11 @@ impl AtosOptions {
     /// Checks the options, naming what to choose instead.
     pub fn check(&self) -> Result<(), RuntimeError> {
         let bad = |m: String| Err(RuntimeError::Options(m));
+        if self.tile_vertices == 0 {
+            return bad("--atos-tile-vertices 0: a tile holds at least one vertex; choose e.g. \
+                        1024 (the default)"
+                .into());
+        }
         if self.worker == WorkerWidth::Cta
             && (self.cta_threads == 0
                 || !self.cta_threads.is_multiple_of(32)
@@ -407,6 +429,10 @@ pub trait AtosApp {
     }
     /// The ideal number of visits on `graph` (the extra-work denominator) and what it is.
     fn ideal_visits(&self, graph: &Csr) -> (u64, &'static str);
+    /// Its on-chip tile kernel ([`tiles`]), if it has one: labels that drop by one an arc.
+    fn tile_kernel(&self) -> Option<&'static str> {
+        None
+    }
 }
 
 /// One GPU's initial state.
@@ -483,6 +509,8 @@ pub struct AtosReport {
     pub queue_growths: u32,
     /// Per GPU.
     pub per_gpu: Vec<AtosGpuReport>,
+    /// What the on-chip tiles did, where the run took them ([`tiles`]).
+    pub tiles: Option<tiles::TileReport>,
 }
 
 /// Errors specific to Atos runs.
@@ -527,6 +555,10 @@ pub fn run<B: Backend + ?Sized>(
     options: &AtosOptions,
     seed: u64,
 ) -> Result<Outcome, RuntimeError> {
+    options.check()?;
+    if let Some(layout) = tiles::plan(backend, graph, gpus, app, options)? {
+        return tiles::run(backend, graph, app, options, &layout);
+    }
     let mut scale = 1u64;
     let mut first_start = None;
     for growths in 0..=MAX_QUEUE_GROWTHS {
@@ -1008,6 +1040,7 @@ fn run_once<B: Backend + ?Sized>(
         queue_capacity: capacities,
         queue_growths: 0,
         per_gpu,
+        tiles: None,
     };
     let sent: u64 = report.per_gpu.iter().map(|g| g.sent).sum();
     let edges: u64 = report.per_gpu.iter().map(|g| g.edges).sum();

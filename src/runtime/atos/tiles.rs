@@ -1,0 +1,668 @@
+//! On-chip tiles: Atos's persistent CTA workers, each owning a tile of the graph in its
+//! shared memory, for BFS on one GPU where the whole graph fits the SMs.
+//!
+//! A road network is a long chain of small levels (luxembourg_osm: 1,034 levels of 111
+//! vertices on average), so BFS on it is bound by the latency of a level, not by bandwidth.
+//! Atos's CTA workers pay a few L2 round trips and about ten block barriers a level
+//! (reports/atos.md: 2.8 ms on luxembourg on one H200, 2.7 us a level). Here the graph is cut
+//! into compact tiles (balls grown by BFS from seeds next to the previous ball; no
+//! dependence on the source), one CTA a tile, every CTA resident at once. A CTA copies its
+//! tile's rows into shared memory and runs its part of the BFS there: labels, rows and
+//! frontier at shared-memory latency. An arc to another tile lowers that vertex's label in
+//! global memory with an atomic min and, if it lowered it, pushes `(vertex, label)` into the
+//! owning tile's inbox. Labels are corrected asynchronously (a later, smaller label expands a
+//! vertex again: extra work), so the result is exact.
+//!
+//! Termination: one word of tokens. Each CTA that starts with a labelled vertex holds one; a
+//! message adds one (its sender, before the message is visible); a CTA that consumed messages
+//! holds their tokens and gives them back when it runs out of work. The word is 0 only when
+//! no message is in flight and no CTA holds work, and then every CTA ends.
+//!
+//! The CUDA kernel is `atos_bfs_tiles` in `kernels/atos.cu`; the simulator runs the same
+//! algorithm in lockstep rounds ([`tiles_kernel`]): in a round every tile expands its list and
+//! takes the messages sent in earlier rounds.
+
+use super::{AtosApp, AtosGpuReport, AtosOptions, AtosReport, graph::AtosGraph};
+use crate::backend::{
+    Backend, BackendError, BufferId, BufferSlice, CompletionKind, DeviceId, HostData,
+    KernelContext, KernelDef, KernelRegistry, Launch, LaunchConfig, Scalar, StreamPriority, Token,
+};
+use crate::graph::Csr;
+use crate::runtime::{Outcome, RuntimeError, WorkReport, wait_all};
+use serde::Serialize;
+
+/// Whether Atos runs BFS on on-chip tiles.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum TileMode {
+    /// On one GPU, for an algorithm with a tile kernel, when the graph fits the SMs (one tile
+    /// a CTA, one CTA an SM) and is road-like (at most [`ROAD_MAX_MEAN_DEGREE`] arcs a vertex
+    /// on average: deep, narrow levels). One H200 (c77): luxembourg_osm 1.66-1.99 ms with
+    /// tiles against 2.80-2.86 with the CTA workers; delaunay_n16 (a mesh, 6 arcs a vertex,
+    /// 109 levels) 1.09-1.15 against 0.51-0.54, so meshes stay on the workers.
+    Auto,
+    /// Always (an error where the run cannot: several GPUs, no tile kernel, a graph that does
+    /// not fit).
+    On,
+    /// Never.
+    Off,
+}
+
+/// The most arcs a vertex may have on average for [`TileMode::Auto`] to take tiles.
+pub const ROAD_MAX_MEAN_DEGREE: f64 = 4.0;
+/// Threads of a tile's CTA.
+pub const BLOCK_THREADS: u32 = 256;
+/// Shared memory a tile's CTA may use, bytes (what every CUDA GPU gives a block without
+/// opting in to more).
+pub const SHARED_LIMIT_BYTES: u64 = 48 * 1024;
+/// An arc whose target is in another tile: the bit set on its column, the rest the target's
+/// tile-ordered id.
+pub const REMOTE: u32 = 1 << 31;
+/// An inbox entry not yet written.
+pub const EMPTY: u64 = u64::MAX;
+
+/// Buffer slots of the tile kernel.
+pub mod slot {
+    /// `tiles + 1` words: tile `t` holds the tile-ordered ids `start[t]..start[t + 1]`.
+    pub const START: usize = 0;
+    /// `n + 1` arc offsets over tile-ordered ids.
+    pub const ROWS: usize = 1;
+    /// Arc targets: the target's index in its own tile, or [`super::REMOTE`] | its id.
+    pub const COLS: usize = 2;
+    /// Labels by tile-ordered id: the initial labels in, the result out.
+    pub const LABELS: usize = 3;
+    /// `tiles x capacity` inbox entries (`label << 32 | index in the tile`), [`super::EMPTY`]
+    /// until written.
+    pub const INBOX: usize = 4;
+    /// Entries reserved in each tile's inbox.
+    pub const TAILS: usize = 5;
+    /// `[0]` tokens outstanding, `[1]` inbox entries refused (full).
+    pub const CTL: usize = 6;
+    /// `[0]` expansions, `[1]` messages, `[2]` the most rounds of a CTA, `[3]` arcs.
+    pub const STATS: usize = 7;
+    /// Buffers of the kernel.
+    pub const COUNT: usize = 8;
+}
+
+/// The graph cut into tiles, renumbered so that each tile's vertices are contiguous.
+#[derive(Clone, Debug, PartialEq)]
+pub struct TileLayout {
+    /// First tile-ordered id of every tile, then the vertex count.
+    pub start: Vec<u32>,
+    /// Arc offsets over tile-ordered ids.
+    pub rows: Vec<u32>,
+    /// Arc targets, encoded (see [`slot::COLS`]).
+    pub cols: Vec<u32>,
+    /// Tile-ordered id of every original vertex.
+    pub new_of: Vec<u32>,
+    /// Most vertices of a tile.
+    pub max_vertices: u32,
+    /// Most arcs of a tile.
+    pub max_arcs: u32,
+    /// Arcs between tiles.
+    pub remote_arcs: u64,
+    /// Arcs into each tile from other tiles.
+    pub remote_in: Vec<u32>,
+}
+
+impl TileLayout {
+    /// Cuts `graph` into tiles of at most `tile_vertices` vertices: a ball grown by BFS
+    /// (over out-arcs, ids in order) from a seed, the next ball from a vertex next to the
+    /// last one (so tiles are compact), a ball that runs out of reachable vertices goes on
+    /// from the next seed.
+    pub fn build(graph: &Csr, tile_vertices: u32) -> TileLayout {
+        let n = graph.num_vertices() as usize;
+        let cap = tile_vertices.max(1);
+        const NONE: u32 = u32::MAX;
+        let mut tile_of = vec![NONE; n];
+        let mut order: Vec<u32> = Vec::with_capacity(n);
+        let mut ring: Vec<u32> = Vec::new();
+        let mut next_id = 0usize;
+        let mut tiles = 0u32;
+        let mut ball: Vec<u32> = Vec::new();
+        while order.len() < n {
+            let mut count = 0u32;
+            while count < cap && order.len() < n {
+                let mut seed = NONE;
+                while let Some(c) = ring.pop() {
+                    if tile_of[c as usize] == NONE {
+                        seed = c;
+                        break;
+                    }
+                }
+                while seed == NONE {
+                    if tile_of[next_id] == NONE {
+                        seed = next_id as u32;
+                    }
+                    next_id += 1;
+                }
+                ball.clear();
+                ball.push(seed);
+                tile_of[seed as usize] = tiles;
+                order.push(seed);
+                count += 1;
+                let mut head = 0;
+                while head < ball.len() && count < cap {
+                    let v = ball[head];
+                    head += 1;
+                    for &w in graph.neighbors(v) {
+                        if count >= cap {
+                            break;
+                        }
+                        if tile_of[w as usize] == NONE {
+                            tile_of[w as usize] = tiles;
+                            order.push(w);
+                            ball.push(w);
+                            count += 1;
+                        }
+                    }
+                }
+                for &v in &ball {
+                    ring.extend(
+                        graph.neighbors(v).iter().filter(|&&w| tile_of[w as usize] == NONE),
+                    );
+                }
+            }
+            tiles += 1;
+        }
+        let mut new_of = vec![0u32; n];
+        for (i, &v) in order.iter().enumerate() {
+            new_of[v as usize] = i as u32;
+        }
+        let mut start = vec![0u32; tiles as usize + 1];
+        for &t in &tile_of {
+            start[t as usize + 1] += 1;
+        }
+        for t in 0..tiles as usize {
+            start[t + 1] += start[t];
+        }
+        let mut rows = vec![0u32; n + 1];
+        for (i, &v) in order.iter().enumerate() {
+            rows[i + 1] = rows[i] + graph.neighbors(v).len() as u32;
+        }
+        let mut cols = Vec::with_capacity(graph.num_arcs() as usize);
+        let mut remote_arcs = 0u64;
+        let mut remote_in = vec![0u32; tiles as usize];
+        for &v in &order {
+            let t = tile_of[v as usize];
+            for &w in graph.neighbors(v) {
+                let (tw, nw) = (tile_of[w as usize], new_of[w as usize]);
+                if tw == t {
+                    cols.push(nw - start[t as usize]);
+                } else {
+                    cols.push(REMOTE | nw);
+                    remote_arcs += 1;
+                    remote_in[tw as usize] += 1;
+                }
+            }
+        }
+        let (mut max_vertices, mut max_arcs) = (0, 0);
+        for t in 0..tiles as usize {
+            max_vertices = max_vertices.max(start[t + 1] - start[t]);
+            max_arcs = max_arcs.max(rows[start[t + 1] as usize] - rows[start[t] as usize]);
+        }
+        TileLayout { start, rows, cols, new_of, max_vertices, max_arcs, remote_arcs, remote_in }
+    }
+
+    /// Tiles.
+    pub fn tiles(&self) -> u32 {
+        self.start.len() as u32 - 1
+    }
+
+    /// Shared memory a tile's CTA needs, bytes: the tile starts, its rows, four words a
+    /// vertex (label, list stamp, two lists) and its arcs.
+    pub fn shared_bytes(&self) -> u64 {
+        4 * (u64::from(self.tiles())
+            + 1
+            + u64::from(self.max_vertices)
+            + 1
+            + 4 * u64::from(self.max_vertices)
+            + u64::from(self.max_arcs))
+    }
+
+    /// Inbox entries per tile at growth `scale` (1, 4, 16): 16 per arc into the tile from
+    /// another (a vertex is sent a label again each time it drops) and 1,024 more.
+    pub fn inbox_capacity(&self, scale: u64) -> u64 {
+        let most = self.remote_in.iter().copied().max().unwrap_or(0);
+        (16 * u64::from(most) + 1024).saturating_mul(scale)
+    }
+
+    /// Why the layout cannot run on a GPU of `sm_count` SMs, if it cannot: every tile needs
+    /// its CTA resident at once (one an SM) and its rows in shared memory.
+    pub fn misfit(&self, sm_count: u32) -> Option<String> {
+        if self.tiles() > sm_count {
+            return Some(format!(
+                "{} tiles of at most {} vertices need {} resident CTAs, one an SM, and the GPU \
+                 has {sm_count} SMs",
+                self.tiles(),
+                self.max_vertices,
+                self.tiles()
+            ));
+        }
+        let bytes = self.shared_bytes();
+        (bytes > SHARED_LIMIT_BYTES).then(|| {
+            format!(
+                "a tile of {} vertices and {} arcs needs {bytes} bytes of shared memory, more \
+                 than the {SHARED_LIMIT_BYTES} a CTA gets",
+                self.max_vertices, self.max_arcs
+            )
+        })
+    }
+}
+
+/// Vertices a tile gets on a GPU of `sm_count` SMs: `tile_vertices`, or more so that the
+/// tiles fit one an SM.
+pub fn tile_size(graph: &Csr, sm_count: u32, tile_vertices: u32) -> u32 {
+    tile_vertices.max(graph.num_vertices().div_ceil(sm_count.max(1)))
+}
+
+/// Registers the simulator's tile kernel under `name` (the CUDA kernel of the same name
+/// is in `kernels/atos.cu`). Labels drop by one an arc: BFS.
+pub fn register(registry: &mut KernelRegistry, name: &'static str) {
+    registry.register(KernelDef {
+        name,
+        contract: "Atos on-chip tiles (runtime::atos::tiles): one CTA a tile, all resident; \
+                   each round a tile expands its list in shared memory (label + 1 along every \
+                   arc, an atomic min, a vertex listed once a round), lowers a remote target's \
+                   global label with an atomic min and on improvement pushes (index, label) \
+                   into the owner tile's inbox, then takes its inbox's new entries; token \
+                   termination; labels out by tile-ordered id, stats [expansions, messages, \
+                   most rounds, arcs], ctl [tokens, refused]. Scalars: tiles, inbox capacity",
+        sim: tiles_kernel,
+        cuda_name: Some(name),
+        remote_args: &[],
+    });
+}
+
+/// The simulator's tile kernel: lockstep rounds (see the module docs).
+fn tiles_kernel(ctx: &mut KernelContext<'_>) -> Result<(), BackendError> {
+    let kernel = ctx.kernel;
+    let bad = |m: String| BackendError::Kernel { kernel: kernel.to_string(), message: m };
+    let tiles = ctx.scalar_u32(0)? as usize;
+    let cap = ctx.scalar_u32(1)? as usize;
+    let [start, rows, cols, labels, inbox, tails, ctl, stats] = ctx.buffers::<{ slot::COUNT }>()?;
+    let start = start.as_u32()?.to_vec();
+    let rows = rows.as_u32()?;
+    let cols = cols.as_u32()?;
+    let glab = labels.as_u32_mut()?;
+    let inbox = inbox.as_u64_mut()?;
+    let tails = tails.as_u32_mut()?;
+    let ctl = ctl.as_u32_mut()?;
+    let stats = stats.as_u64_mut()?;
+    if start.len() != tiles + 1 || tails.len() < tiles || inbox.len() < tiles * cap {
+        return Err(bad(format!(
+            "{} tile starts, {} tails, {} inbox entries for {tiles} tiles of capacity {cap}",
+            start.len(),
+            tails.len(),
+            inbox.len()
+        )));
+    }
+    let n = glab.len();
+    if rows.len() != n + 1 || start[tiles] as usize != n || ctl.len() < 2 || stats.len() < 4 {
+        return Err(bad(format!("{} row offsets, {} labels", rows.len(), n)));
+    }
+    let owner = |g: u32| start.partition_point(|&s| s <= g) - 1;
+    // Per tile: labels, current list, consumed inbox entries.
+    let mut lab: Vec<Vec<u32>> = Vec::with_capacity(tiles);
+    let mut cur: Vec<Vec<u32>> = Vec::with_capacity(tiles);
+    for t in 0..tiles {
+        let (a, b) = (start[t] as usize, start[t + 1] as usize);
+        let l = glab[a..b].to_vec();
+        cur.push((0..(b - a) as u32).filter(|&i| l[i as usize] != u32::MAX).collect());
+        lab.push(l);
+    }
+    let mut head = vec![0usize; tiles];
+    let mut listed: Vec<Vec<bool>> = lab.iter().map(|l| vec![false; l.len()]).collect();
+    let (mut expansions, mut messages, mut arcs, mut refused, mut rounds) = (0u64, 0, 0, 0, 0);
+    loop {
+        let visible: Vec<usize> = (0..tiles).map(|t| (tails[t] as usize).min(cap)).collect();
+        if cur.iter().all(Vec::is_empty) && (0..tiles).all(|t| head[t] == visible[t]) {
+            break;
+        }
+        rounds += 1;
+        for t in 0..tiles {
+            let base = start[t];
+            let mut next: Vec<u32> = Vec::new();
+            for &v in &cur[t] {
+                expansions += 1;
+                let nl = lab[t][v as usize].saturating_add(1);
+                let g = (base + v) as usize;
+                for &c in &cols[rows[g] as usize..rows[g + 1] as usize] {
+                    arcs += 1;
+                    if c & REMOTE == 0 {
+                        let c = c as usize;
+                        if nl < lab[t][c] {
+                            lab[t][c] = nl;
+                            if !listed[t][c] {
+                                listed[t][c] = true;
+                                next.push(c as u32);
+                            }
+                        }
+                    } else {
+                        let w = c & !REMOTE;
+                        if nl < glab[w as usize] {
+                            glab[w as usize] = nl;
+                            messages += 1;
+                            let o = owner(w);
+                            let s = tails[o] as usize;
+                            tails[o] += 1;
+                            if s < cap {
+                                inbox[o * cap + s] =
+                                    (u64::from(nl) << 32) | u64::from(w - start[o]);
+                            } else {
+                                refused += 1;
+                            }
+                        }
+                    }
+                }
+            }
+            for k in head[t]..visible[t] {
+                let e = inbox[t * cap + k];
+                let (l, label) = ((e & 0xffff_ffff) as usize, (e >> 32) as u32);
+                if label < lab[t][l] {
+                    lab[t][l] = label;
+                    if !listed[t][l] {
+                        listed[t][l] = true;
+                        next.push(l as u32);
+                    }
+                }
+            }
+            head[t] = visible[t];
+            for &v in &next {
+                listed[t][v as usize] = false;
+            }
+            cur[t] = next;
+        }
+    }
+    for t in 0..tiles {
+        let a = start[t] as usize;
+        glab[a..a + lab[t].len()].copy_from_slice(&lab[t]);
+    }
+    ctl[0] = 0;
+    ctl[1] = ctl[1].saturating_add(refused);
+    stats[0] += expansions;
+    stats[1] += messages;
+    stats[2] = stats[2].max(rounds);
+    stats[3] += arcs;
+    let read_words = n as u64 + 1 + cols.len() as u64 + tiles as u64;
+    let e = &mut ctx.effects;
+    e.items = expansions;
+    e.edges = arcs;
+    e.atomics = 3 * messages;
+    e.rounds = rounds;
+    e.bytes_read = 4 * read_words;
+    e.bytes_written = 4 * n as u64 + 8 * messages;
+    Ok(())
+}
+
+/// Whether this run takes tiles: `Ok(Some(layout))` to run them, `Ok(None)` for the
+/// workers, an error where `--atos-tiles on` cannot be honoured.
+pub fn plan<B: Backend + ?Sized>(
+    backend: &B,
+    graph: &Csr,
+    gpus: u32,
+    app: &dyn AtosApp,
+    options: &AtosOptions,
+) -> Result<Option<TileLayout>, RuntimeError> {
+    let on = match options.tiles {
+        TileMode::Off => return Ok(None),
+        TileMode::On => true,
+        TileMode::Auto => false,
+    };
+    let refuse = |why: String| {
+        if on {
+            Err(RuntimeError::Options(format!(
+                "--atos-tiles on: {why}; choose --atos-tiles auto or off"
+            )))
+        } else {
+            Ok(None)
+        }
+    };
+    if app.tile_kernel().is_none() {
+        return refuse(format!("Atos {} has no tile kernel (BFS has)", app.label()));
+    }
+    if gpus != 1 {
+        return refuse(format!("tiles run on one GPU and this run has {gpus}"));
+    }
+    if options.permute_ids || options.priority.is_some() {
+        return refuse("tiles take neither --atos-permute nor the priority queue".into());
+    }
+    let n = graph.num_vertices();
+    if n == 0 {
+        return refuse("the graph has no vertex".into());
+    }
+    let mean = graph.num_arcs() as f64 / f64::from(n);
+    if !on && mean > ROAD_MAX_MEAN_DEGREE {
+        return Ok(None);
+    }
+    let sms = backend.device_info(DeviceId(0)).sm_count;
+    // Refuse before building: more vertices than the SMs can hold at the shared limit.
+    let most = u64::from(sms) * SHARED_LIMIT_BYTES / 20;
+    if u64::from(n) > most {
+        return refuse(format!(
+            "{n} vertices do not fit {sms} SMs' shared memory (about {most} at most)"
+        ));
+    }
+    let layout = TileLayout::build(graph, tile_size(graph, sms, options.tile_vertices));
+    match layout.misfit(sms) {
+        Some(why) => refuse(why),
+        None => Ok(Some(layout)),
+    }
+}
+
+/// What a run on tiles did (in [`AtosReport::tiles`]).
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct TileReport {
+    /// Tiles (CTAs).
+    pub tiles: u32,
+    /// Most vertices of a tile.
+    pub max_vertices: u32,
+    /// Most arcs of a tile.
+    pub max_arcs: u32,
+    /// Arcs between tiles.
+    pub remote_arcs: u64,
+    /// `(vertex, label)` messages between tiles.
+    pub messages: u64,
+    /// Rounds of the CTA that ran the most (the simulator: lockstep rounds).
+    pub rounds: u64,
+    /// Entries of each tile's inbox.
+    pub inbox_capacity: u64,
+}
+
+/// Times a run whose inboxes overflowed starts again with inboxes 4 times as large.
+pub const MAX_INBOX_GROWTHS: u32 = 2;
+
+/// Runs `app` on tiles (one GPU; see [`plan`]).
+pub fn run<B: Backend + ?Sized>(
+    backend: &mut B,
+    graph: &Csr,
+    app: &dyn AtosApp,
+    options: &AtosOptions,
+    layout: &TileLayout,
+) -> Result<Outcome, RuntimeError> {
+    let Some(kernel) = app.tile_kernel() else {
+        return Err(RuntimeError::Options(format!("Atos {} has no tile kernel", app.label())));
+    };
+    let n = graph.num_vertices() as usize;
+    let owner = vec![0u32; n];
+    let ag = AtosGraph::build(graph, &owner, 1);
+    let init = app.init(&ag, 0);
+    let mut labels = vec![u32::MAX; n];
+    for (new, &value) in init.value.iter().enumerate() {
+        labels[layout.new_of[ag.old_of[new] as usize] as usize] = value;
+    }
+    let tiles = layout.tiles();
+    let holders = (0..tiles as usize)
+        .filter(|&t| {
+            labels[layout.start[t] as usize..layout.start[t + 1] as usize]
+                .iter()
+                .any(|&l| l != u32::MAX)
+        })
+        .count() as u32;
+    let device = DeviceId(0);
+    let stream = backend.create_stream(device, StreamPriority::Normal)?;
+    let mut token = 0u64;
+    let mut next_token = || {
+        token += 1;
+        Token(token)
+    };
+    let fixed = [
+        ("atos tile starts", HostData::U32(layout.start.clone())),
+        ("atos tile rows", HostData::U32(layout.rows.clone())),
+        ("atos tile arcs", HostData::U32(layout.cols.clone())),
+    ];
+    let mut bufs: Vec<BufferId> = Vec::new();
+    let mut ups = Vec::new();
+    for (label, data) in fixed {
+        let b = backend.alloc(device, data.elem(), data.len().max(1), label)?;
+        let t = next_token();
+        backend.write_from_host(stream, b, 0, data, Some(t))?;
+        ups.push(t);
+        bufs.push(b);
+    }
+    wait_all(backend, &ups)?;
+    let mut first_start = None;
+    for growth in 0..=MAX_INBOX_GROWTHS {
+        let cap = layout.inbox_capacity(4u64.pow(growth));
+        let inbox_len = u64::from(tiles).saturating_mul(cap);
+        if cap > u64::from(u32::MAX)
+            || inbox_len.saturating_mul(8) > backend.device_info(device).memory_bytes / 2
+        {
+            return Err(RuntimeError::Options(format!(
+                "Atos tiles: {tiles} inboxes of {cap} entries do not fit gpu0's memory; run \
+                 with --atos-tiles off"
+            )));
+        }
+        let mut run_bufs = bufs.clone();
+        let per_run = [
+            ("atos tile labels", HostData::U32(labels.clone())),
+            ("atos tile inboxes", HostData::U64(vec![EMPTY; inbox_len as usize])),
+            ("atos tile tails", HostData::U32(vec![0; tiles as usize])),
+            ("atos tile control", HostData::U32(vec![holders, 0])),
+            ("atos tile stats", HostData::U64(vec![0; 4])),
+        ];
+        let mut ups = Vec::new();
+        for (label, data) in per_run {
+            let b = backend.alloc(device, data.elem(), data.len().max(1), label)?;
+            let t = next_token();
+            backend.write_from_host(stream, b, 0, data, Some(t))?;
+            ups.push(t);
+            run_bufs.push(b);
+        }
+        wait_all(backend, &ups)?;
+        let start_ps = backend.now_ps();
+        first_start.get_or_insert(start_ps);
+        let launch = Launch {
+            kernel,
+            buffers: run_bufs.clone(),
+            scalars: vec![Scalar::U32(tiles), Scalar::U32(cap as u32)],
+            work_items: n as u64,
+        };
+        let config = LaunchConfig {
+            block_threads: Some(BLOCK_THREADS),
+            blocks: Some(tiles),
+            shared_bytes: layout.shared_bytes() as u32,
+            // Every CTA resident at once (it ends itself, on the tokens): the simulator runs
+            // it as one step and charges its fitted rounds with no latency floor per round
+            // (its rounds are in shared memory).
+            persistent: true,
+            sm_limit: None,
+        };
+        let done = next_token();
+        backend.launch_with(stream, launch, config, Some(done))?;
+        wait_all(backend, &[done])?;
+        let end_ps = backend.now_ps();
+        let reads = [slot::LABELS, slot::CTL, slot::STATS].map(|s| (s, next_token()));
+        for &(s, t) in &reads {
+            let (_, len) = backend.buffer_shape(run_bufs[s])?;
+            backend.read_to_host(stream, BufferSlice::new(run_bufs[s], 0, len), t)?;
+        }
+        let mut got: Vec<HostData> = Vec::new();
+        let tokens: Vec<Token> = reads.iter().map(|r| r.1).collect();
+        let mut by_token = std::collections::BTreeMap::new();
+        for c in wait_all(backend, &tokens)? {
+            let CompletionKind::HostRead(data) = c.kind else {
+                return Err(
+                    BackendError::Usage("Atos tiles: a read returned no data".into()).into()
+                );
+            };
+            by_token.insert(c.token, data);
+        }
+        for t in &tokens {
+            got.push(by_token.remove(t).ok_or_else(|| {
+                BackendError::Usage("Atos tiles: a read did not complete".into())
+            })?);
+        }
+        for &b in &run_bufs[bufs.len()..] {
+            backend.free(b)?;
+        }
+        let (HostData::U32(out), HostData::U32(ctl), HostData::U64(stats)) =
+            (&got[0], &got[1], &got[2])
+        else {
+            return Err(BackendError::Usage("Atos tiles: a read of the wrong type".into()).into());
+        };
+        if ctl.get(1).copied().unwrap_or(0) > 0 {
+            if growth == MAX_INBOX_GROWTHS {
+                return Err(RuntimeError::Options(format!(
+                    "Atos tiles: inboxes of {cap} entries overflowed {} times after {growth} \
+                     growths (every refused entry counted; nothing was dropped silently); run \
+                     with --atos-tiles off",
+                    ctl[1]
+                )));
+            }
+            continue;
+        }
+        let values: Vec<u32> = (0..n).map(|v| out[layout.new_of[v] as usize]).collect();
+        let (expansions, messages, rounds, arcs) = (stats[0], stats[1], stats[2], stats[3]);
+        let (ideal, ideal_is) = app.ideal_visits(graph);
+        for b in bufs {
+            backend.free(b)?;
+        }
+        let mut resolved = *options;
+        resolved.tiles = TileMode::On;
+        let report = AtosReport {
+            options: resolved,
+            visits: expansions,
+            ideal_visits: ideal,
+            ideal_is,
+            extra_work: expansions as f64 / ideal.max(1) as f64,
+            termination_waves: 0,
+            queue_capacity: vec![cap],
+            queue_growths: growth,
+            per_gpu: vec![AtosGpuReport {
+                visits: expansions,
+                tasks: expansions,
+                edges: arcs,
+                steps: rounds,
+                launches: 1,
+                ..AtosGpuReport::default()
+            }],
+            tiles: Some(TileReport {
+                tiles,
+                max_vertices: layout.max_vertices,
+                max_arcs: layout.max_arcs,
+                remote_arcs: layout.remote_arcs,
+                messages,
+                rounds,
+                inbox_capacity: cap,
+            }),
+        };
+        return Ok(Outcome {
+            values,
+            aux: None,
+            compute_time_ps: end_ps - first_start.unwrap_or(start_ps),
+            work: WorkReport {
+                edges_visited: arcs,
+                work_items: expansions,
+                messages: 0,
+                bytes_sent: 0,
+                frontier_sizes: Vec::new(),
+            },
+            supersteps: 0,
+            groute: None,
+            gum: None,
+            atos: Some(report),
+        });
+    }
+    unreachable!("the last growth returns")
+}

@@ -1,0 +1,179 @@
+//! Atos's on-chip tiles (`runtime::atos::tiles`) on the simulator: exact BFS levels against
+//! petgraph on road-like graphs (paths, grids with holes, several components, a real road
+//! network), `auto` taking tiles only where they pay, a layout that covers every vertex and
+//! arc once, determinism, and the options refused with what to choose.
+
+use switchyard::algo::{Algorithm, AlgorithmParams};
+use switchyard::driver::{BackendSetup, RunOutput, RunSpec, RuntimeKind, SimSetup, run};
+use switchyard::graph::Csr;
+use switchyard::graph::generate::{GeneratorSpec, generate};
+use switchyard::graph::load::{LoadOptions, load_graph};
+use switchyard::graph::reference::bfs_levels;
+use switchyard::runtime::atos::AtosOptions;
+use switchyard::runtime::atos::tiles::{REMOTE, TileLayout, TileMode};
+use switchyard_sim::interconnect::Fidelity;
+use switchyard_sim::topology::Topology;
+
+fn graph(spec: &str) -> Csr {
+    generate(&GeneratorSpec::parse(spec).expect("spec")).expect("generates")
+}
+
+fn luxembourg() -> Csr {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/data/graphs/luxembourg_osm.mtx");
+    load_graph(&path, &LoadOptions::default()).expect("luxembourg loads").csr
+}
+
+fn machine() -> BackendSetup {
+    let topology = Topology::bundled("dgx-station-v100x4").expect("bundled topology");
+    BackendSetup::Sim(SimSetup { topology, fidelity: Fidelity::Flow, trace: false, jitter_ps: 0 })
+}
+
+fn spec(gpus: u32, source: u32, atos: AtosOptions, seed: u64) -> RunSpec {
+    RunSpec {
+        params: AlgorithmParams { source, ..AlgorithmParams::default() },
+        seed,
+        atos,
+        command_line: vec!["atos_tiles".into()],
+        ..RunSpec::new(Algorithm::Bfs, RuntimeKind::Atos, gpus)
+    }
+}
+
+fn tiles(mode: TileMode, tile_vertices: u32) -> AtosOptions {
+    AtosOptions { tiles: mode, tile_vertices, ..AtosOptions::default() }
+}
+
+/// Runs BFS on one simulated GPU and checks the levels against petgraph's BFS.
+fn run_exact(g: &Csr, name: &str, source: u32, o: AtosOptions) -> RunOutput {
+    let out = run(g, name, &spec(1, source, o, 5), &machine())
+        .unwrap_or_else(|e| panic!("{name} from {source}: {e}"));
+    let expected = bfs_levels(g, source).expect("reference BFS");
+    assert_eq!(out.values, expected, "{name} from {source}: levels differ from petgraph's");
+    let v = out.report.validation.as_ref().expect("validated");
+    assert!(v.is_ok(), "{name}: {v}");
+    out
+}
+
+fn took_tiles(out: &RunOutput) -> bool {
+    out.report.atos.as_ref().expect("an atos report").tiles.is_some()
+}
+
+#[test]
+fn tiles_give_petgraphs_levels_on_road_like_graphs() {
+    let cases = [
+        ("grid2d:w=2000,h=1", 0), // a path: one level a round, two tiles
+        ("grid2d:w=2000,h=1", 1999),
+        ("grid2d:w=48,h=40,drop=0.1,seed=2", 977),
+        ("grid2d:w=60,h=60,drop=0.35,seed=4", 0), // holes that cut it into components
+        ("grid2d:w=120,h=90,drop=0.1,seed=1", 5000),
+    ];
+    for (name, source) in cases {
+        let g = graph(name);
+        // Small tiles: many tiles and many messages between them.
+        for tile_vertices in [16, 1024] {
+            let out = run_exact(&g, name, source, tiles(TileMode::On, tile_vertices));
+            let atos = out.report.atos.as_ref().expect("an atos report");
+            let t = atos.tiles.as_ref().expect("a tile report");
+            assert!(atos.extra_work >= 1.0, "{name}: {atos:?}");
+            if tile_vertices == 16 && g.num_vertices() > 100 {
+                assert!(t.tiles > 10 && t.messages > 0, "{name}: {t:?}");
+            }
+        }
+    }
+    let lux = luxembourg();
+    for source in [0, 57_000] {
+        let out = run_exact(&lux, "luxembourg_osm", source, AtosOptions::default());
+        assert!(took_tiles(&out), "auto takes tiles on a road network on one GPU");
+    }
+}
+
+#[test]
+fn auto_takes_tiles_only_for_road_like_graphs_that_fit_on_one_gpu() {
+    let road = graph("grid2d:w=48,h=40,drop=0.1,seed=2");
+    let out = run_exact(&road, "grid", 3, AtosOptions::default());
+    assert!(took_tiles(&out));
+    assert!(out.report.runtime_label().contains("+tiles"), "{}", out.report.runtime_label());
+    // A scale-free graph (many arcs a vertex) stays on the workers.
+    let rmat = graph("rmat:scale=11,ef=8,seed=3");
+    assert!(!took_tiles(&run_exact(&rmat, "rmat", 0, AtosOptions::default())));
+    // Off is off.
+    assert!(!took_tiles(&run_exact(&road, "grid", 3, tiles(TileMode::Off, 1024))));
+    // Several GPUs: the workers, validated.
+    let two = run(&road, "grid", &spec(2, 3, AtosOptions::default(), 5), &machine()).expect("runs");
+    assert!(two.report.atos.as_ref().expect("atos").tiles.is_none());
+    assert_eq!(two.values, bfs_levels(&road, 3).expect("reference"));
+}
+
+#[test]
+fn the_layout_holds_every_vertex_and_arc_once() {
+    let g = graph("grid2d:w=70,h=50,drop=0.2,seed=9");
+    let layout = TileLayout::build(&g, 64);
+    let n = g.num_vertices() as usize;
+    let mut old_of = vec![u32::MAX; n];
+    for (old, &new) in layout.new_of.iter().enumerate() {
+        assert_eq!(old_of[new as usize], u32::MAX, "two vertices numbered {new}");
+        old_of[new as usize] = old as u32;
+    }
+    assert!(layout.max_vertices <= 64);
+    let mut remote = 0;
+    for t in 0..layout.tiles() as usize {
+        let (a, b) = (layout.start[t], layout.start[t + 1]);
+        assert!(a < b, "tile {t} is empty");
+        for new in a..b {
+            let old = old_of[new as usize];
+            let arcs = &layout.cols
+                [layout.rows[new as usize] as usize..layout.rows[new as usize + 1] as usize];
+            let targets: Vec<u32> = arcs
+                .iter()
+                .map(|&c| {
+                    let w = if c & REMOTE != 0 {
+                        remote += 1;
+                        let w = c & !REMOTE;
+                        assert!(!(a..b).contains(&w), "a remote arc inside tile {t}");
+                        w
+                    } else {
+                        a + c
+                    };
+                    old_of[w as usize]
+                })
+                .collect();
+            assert_eq!(targets, g.neighbors(old), "vertex {old}'s arcs");
+        }
+    }
+    assert_eq!(remote, layout.remote_arcs);
+    // The same graph gives the same layout.
+    assert_eq!(layout, TileLayout::build(&g, 64));
+}
+
+#[test]
+fn a_tile_run_is_a_pure_function_of_its_inputs() {
+    let g = graph("grid2d:w=90,h=40,drop=0.1,seed=3");
+    let a = run(&g, "grid", &spec(1, 7, tiles(TileMode::On, 32), 11), &machine()).expect("runs");
+    let b = run(&g, "grid", &spec(1, 7, tiles(TileMode::On, 32), 11), &machine()).expect("runs");
+    let json = |o: &RunOutput| serde_json::to_string(&o.report).expect("serialises");
+    assert_eq!(json(&a), json(&b));
+}
+
+#[test]
+fn tile_options_that_cannot_run_are_refused_with_what_to_choose() {
+    let road = graph("grid2d:w=48,h=40,drop=0.1,seed=2");
+    let err = |s: &RunSpec, g: &Csr| match run(g, "g", s, &machine()) {
+        Ok(_) => panic!("{:?} was accepted", s.atos),
+        Err(e) => e.to_string(),
+    };
+    let e = err(&spec(2, 0, tiles(TileMode::On, 1024), 1), &road);
+    assert!(
+        e.contains("--atos-tiles on") && e.contains("one GPU") && e.contains("auto or off"),
+        "{e}"
+    );
+    let e = err(&spec(1, 0, tiles(TileMode::On, 0), 1), &road);
+    assert!(e.contains("--atos-tile-vertices 0") && e.contains("1024"), "{e}");
+    // A graph too large for the 80 SMs' shared memory (tiles grow to fit the SMs, and then
+    // their rows do not fit a CTA).
+    let big = graph("grid2d:w=1000,h=1000");
+    let e = err(&spec(1, 0, tiles(TileMode::On, 1024), 1), &big);
+    assert!(e.contains("--atos-tiles on") && e.contains("do not fit"), "{e}");
+    let e =
+        err(&spec(1, 0, AtosOptions { permute_ids: true, ..tiles(TileMode::On, 1024) }, 1), &road);
+    assert!(e.contains("--atos-permute"), "{e}");
+}
