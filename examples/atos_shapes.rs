@@ -25,6 +25,7 @@ use switchyard::algo::{Algorithm, AlgorithmParams};
 use switchyard::driver::{BackendSetup, RunSpec, RuntimeKind, SimSetup, run};
 use switchyard::graph::Csr;
 use switchyard::graph::generate::{GeneratorSpec, generate};
+use switchyard::runtime::atos::tiles::TileMode;
 use switchyard::runtime::atos::{AtosOptions, Comm, KernelStrategy, WorkerWidth};
 use switchyard::runtime::bsp::BspOptions;
 use switchyard_sim::interconnect::Fidelity;
@@ -91,6 +92,8 @@ fn atos(worker: WorkerWidth, kernel: KernelStrategy, fetch: u32, permute_ids: bo
         kernel,
         fetch_size: if worker == WorkerWidth::Cta { fetch } else { 1 },
         permute_ids,
+        // The papers' workers, not the on-chip tiles (a different mechanism).
+        tiles: TileMode::Off,
         ..AtosOptions::default()
     }
 }
