@@ -23,12 +23,15 @@
 //! scan); its atomics are the model's count (warps with a kept element), reported as such.
 
 use std::collections::BTreeSet;
+use switchyard::algo::bfs::BFS_TILES;
 use switchyard::backend::sim::{SimBackend, SimConfig};
 use switchyard::backend::{
     Backend, BufferId, BufferSlice, CompletionKind, DeviceId, HostData, KernelCountsReport, Launch,
-    Scalar, StreamPriority, Token,
+    LaunchConfig, Scalar, StreamPriority, Token,
 };
 use switchyard::driver::builtin_kernels;
+use switchyard::graph::generate::{GeneratorSpec, generate};
+use switchyard::runtime::atos::tiles::{BLOCK_THREADS, EMPTY, TileLayout};
 use switchyard_sim::topology::Topology;
 
 struct Rng(u64);
@@ -206,6 +209,18 @@ fn run_one(
     scalars: Vec<Scalar>,
     work_items: u64,
 ) -> (Vec<HostData>, KernelCountsReport) {
+    run_one_with(backend, inputs, kernel, scalars, work_items, LaunchConfig::default())
+}
+
+/// [`run_one`] with a launch configuration (grid, block, shared memory).
+fn run_one_with(
+    backend: &mut dyn Backend,
+    inputs: &[HostData],
+    kernel: &'static str,
+    scalars: Vec<Scalar>,
+    work_items: u64,
+    config: LaunchConfig,
+) -> (Vec<HostData>, KernelCountsReport) {
     let stream = backend.create_stream(DeviceId(0), StreamPriority::Normal).unwrap();
     let mut ids: Vec<BufferId> = Vec::new();
     let mut tokens = 0u64;
@@ -217,9 +232,10 @@ fn run_one(
         ids.push(id);
     }
     backend
-        .launch(
+        .launch_with(
             stream,
             Launch { kernel, buffers: ids.clone(), scalars, work_items },
+            config,
             Some(Token(1)),
         )
         .unwrap();
@@ -1222,13 +1238,78 @@ fn every_cuda_kernel_matches_its_rust_contract() {
     // isolation: Atos's aggregator runs until the host raises STOP (checked by the runtime's
     // aggregated runs, `gpu_bench.sh atos`).
     let covered: BTreeSet<&str> = checks.iter().map(|c| c.kernel).collect();
-    let not_isolated = [switchyard::runtime::atos::kernels::AGGREGATOR];
+    // The on-chip tiles need their launch configuration: `atos_tiles_match_their_rust_contract`.
+    let not_isolated = [switchyard::runtime::atos::kernels::AGGREGATOR, BFS_TILES];
     for def in registry.iter().filter(|d| d.cuda_name.is_some() && !not_isolated.contains(&d.name))
     {
         assert!(covered.contains(def.name), "no conformance check for `{}`", def.name);
     }
     // GUM's kernels run in their own test (one a GPU script can pick by name).
     conform(checks.iter().filter(|c| !is_gum(c)));
+}
+
+/// Atos's on-chip tiles (`runtime::atos::tiles`) on a grid with holes from vertex 0: one
+/// tile (level-synchronous inside the CTA: the counts are deterministic and must match) and
+/// many tiles (asynchronous between tiles: the levels must match, the counts may not).
+#[test]
+fn atos_tiles_match_their_rust_contract() {
+    let spec = GeneratorSpec::parse("grid2d:w=40,h=30,drop=0.1,seed=3").unwrap();
+    let g = generate(&spec).unwrap();
+    let n = g.num_vertices() as usize;
+    let expected = switchyard::graph::reference::bfs_levels(&g, 0).unwrap();
+    let mut gpu = gpu();
+    for (tile_vertices, counts_match) in [(1024, true), (40, false)] {
+        let layout = TileLayout::build(&g, tile_vertices);
+        let tiles = layout.tiles();
+        let cap = layout.inbox_capacity(1);
+        let mut labels = vec![u32::MAX; n];
+        labels[layout.new_of[0] as usize] = 0;
+        let inputs = vec![
+            HostData::U32(layout.start.clone()),
+            HostData::U32(layout.rows.clone()),
+            HostData::U32(layout.cols.clone()),
+            HostData::U32(labels),
+            HostData::U64(vec![EMPTY; tiles as usize * cap as usize]),
+            HostData::U32(vec![0; tiles as usize]),
+            HostData::U32(vec![1, 0]),
+            HostData::U64(vec![0; 4]),
+        ];
+        let config = LaunchConfig {
+            block_threads: Some(BLOCK_THREADS),
+            blocks: Some(tiles),
+            shared_bytes: layout.shared_bytes() as u32,
+            persistent: true,
+            sm_limit: None,
+        };
+        let scalars = vec![Scalar::U32(tiles), Scalar::U32(cap as u32)];
+        let levels = |out: &[HostData]| -> Vec<u32> {
+            let by_tile = out[3].as_u32().unwrap();
+            (0..n).map(|v| by_tile[layout.new_of[v] as usize]).collect()
+        };
+        let (want, want_counts) =
+            run_one_with(&mut sim(), &inputs, BFS_TILES, scalars.clone(), n as u64, config);
+        assert_eq!(levels(&want), expected, "{tiles} tiles: the simulator's levels");
+        assert_eq!(want[6].as_u32().unwrap(), &[0, 0], "{tiles} tiles: tokens left, refused");
+        if tiles > 1 {
+            assert!(want[7].as_u64().unwrap()[1] > 0, "{tiles} tiles send no message");
+        }
+        let Some(g) = gpu.as_mut() else {
+            println!(
+                "cuda conformance: no GPU here, the GPU half is skipped (simulator half runs)"
+            );
+            continue;
+        };
+        let (got, got_counts) =
+            run_one_with(g, &inputs, BFS_TILES, scalars.clone(), n as u64, config);
+        assert_eq!(levels(&got), expected, "{tiles} tiles: the GPU's levels");
+        assert_eq!(got[6].as_u32().unwrap(), &[0, 0], "{tiles} tiles on the GPU: tokens, refused");
+        if counts_match {
+            assert_eq!(want_counts.items, got_counts.items, "one tile: expansions");
+            assert_eq!(want_counts.edges, got_counts.edges, "one tile: arcs");
+            assert_eq!(want_counts.atomics, got_counts.atomics, "one tile: messages");
+        }
+        println!("cuda conformance: {BFS_TILES} matches on {tiles} tiles ({got_counts:?})");
+    }
 }
 
 /// Whether a check is of one of GUM's framework kernels.
