@@ -110,7 +110,7 @@ pub struct RunOptions {
     pub bsp_exchange: switchyard::runtime::bsp::Exchange,
     /// BSP and GUM on several GPUs: split each superstep's output in the advance itself where
     /// the algorithm can (BFS: what it discovers goes straight to the next frontier or its
-    /// owner's package; GUM: in supersteps where nothing is stolen or delegated), or in a
+    /// owner's package; GUM: in supersteps where nothing is stolen), or in a
     /// split kernel after every advance (seed 002's scheme).
     #[arg(long, value_enum, default_value = "in-advance")]
     pub bsp_split: switchyard::runtime::bsp::Split,

@@ -18,9 +18,14 @@
 //! 4. each GPU runs the algorithm's advance on its own range, and a separate kernel per
 //!    stolen range that reads the victim's adjacency lists and values through peer access
 //!    while it runs; stolen results return to the victim and are merged before the split;
-//! 5. split (in the advance itself, BFS's routed advance, where nothing was stolen or
-//!    delegated: [`GumOptions::split`]), exchange, merge (and the algorithm's apply), then
-//!    the next statistics.
+//! 5. split (in the advance itself, BFS's routed advance, where nothing was stolen:
+//!    [`GumOptions::split`]), exchange, merge (and the algorithm's apply), then the next
+//!    statistics.
+//!
+//! OSteal (Alg. 2, before FSteal) moves ownership of fragments to fewer workers and back
+//! ([`OstealMove`]): by rebuilding and uploading the fragments, or by the paper's
+//! extended-memory move, where a fragment keeps its topology on its own GPU and its host
+//! runs its kernels through peer access.
 //!
 //! Every superstep leaves an [`IterationRecord`] (per-GPU busy and starved time, loads,
 //! stolen edges, the plan, the decision and its cost) in the run's [`GumReport`].
@@ -155,10 +160,10 @@ pub struct GumOptions {
     /// runtime's; peer reads only while every GPU works).
     pub exchange: Exchange,
     /// Where a superstep splits its output among the owners, as the bulk-synchronous
-    /// runtime's: with [`Split::InAdvance`], a superstep in which no GPU steals and no
-    /// fragment is delegated runs the primitive's routed advance where it has one (BFS),
-    /// which writes owned vertices to the next frontier and proxies to their owners'
-    /// packages as it discovers them, and no split kernel; otherwise a split after the advance.
+    /// runtime's: with [`Split::InAdvance`], a superstep in which no GPU steals runs the
+    /// primitive's routed advance where it has one (BFS), which writes owned vertices to
+    /// the next frontier and proxies to their owners' packages as it discovers them, and no
+    /// split kernel; otherwise a split after the advance.
     pub split: Split,
     /// How OSteal hands an evicted GPU's fragment to its survivor.
     pub osteal_move: OstealMove,
@@ -288,11 +293,11 @@ pub enum OstealDecision {
 pub struct IterationRecord {
     /// Superstep number.
     pub iteration: u32,
-    /// Frontier vertices per GPU.
+    /// Frontier vertices per fragment (fragment `i` is GPU `i`'s; `hosts` says where it ran).
     pub frontier: Vec<u64>,
-    /// Active edges `l_i` per GPU.
+    /// Active edges `l_i` per fragment.
     pub active_edges: Vec<u64>,
-    /// Table I features of each GPU's frontier.
+    /// Table I features of each fragment's frontier.
     pub features: Vec<Features>,
     /// Kernel-busy time per GPU in the compute phase (advance and stolen ranges), ps.
     pub busy_ps: Vec<u64>,
@@ -302,7 +307,8 @@ pub struct IterationRecord {
     /// ranges, split, merge, statistics, a re-upload's statistics), ps: a GPU OSteal
     /// evicted reads 0. A device-side loop's is shared evenly among its supersteps.
     pub kernel_ps: Vec<u64>,
-    /// Edges each GPU processed (own and stolen).
+    /// Edges each GPU processed (its own fragment's, those of the fragments it hosts, and
+    /// stolen ones).
     pub processed_edges: Vec<u64>,
     /// Edges processed by a GPU other than their fragment's.
     pub stolen_edges: u64,
