@@ -203,7 +203,7 @@ pub fn register(registry: &mut KernelRegistry) {
                    and append them (once) to frontier_out",
         sim: advance,
         cuda_name: Some("bfs_advance"),
-        remote_args: &[],
+        remote_args: &crate::runtime::bsp::kernels::TOPOLOGY_SLOTS,
     });
     registry.register(KernelDef {
         name: "bfs_advance_routed",
@@ -217,7 +217,7 @@ pub fn register(registry: &mut KernelRegistry) {
                    peers u32, bits u32",
         sim: advance_routed,
         cuda_name: Some("bfs_advance_routed"),
-        remote_args: &[],
+        remote_args: &crate::runtime::bsp::kernels::TOPOLOGY_SLOTS,
     });
     registry.register(KernelDef {
         name: "bfs_levels",
@@ -340,6 +340,10 @@ fn advance_routed(ctx: &mut KernelContext<'_>) -> Result<(), BackendError> {
     let moved = sent.iter().sum::<usize>() as u64;
     a.effects.bytes_written += if bits { 4 * moved } else { 8 * moved };
     a.effects.outputs += moved;
+    // Each labelled vertex's owner, and each proxy's id on it: scattered topology reads.
+    let sector = crate::runtime::bsp::kernels::SECTOR_BYTES;
+    a.effects.peer_read(10, sector * (moved + a.out.len() as u64));
+    a.effects.peer_read(11, sector * moved);
     if a.counters.len() < 2 + peers {
         return Err(BackendError::Kernel {
             kernel: kernel.into(),

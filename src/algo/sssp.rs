@@ -388,7 +388,7 @@ pub fn register(registry: &mut KernelRegistry) {
                    never expanded",
         sim: advance_f32,
         cuda_name: Some("sssp_advance_f32"),
-        remote_args: &[],
+        remote_args: &crate::runtime::bsp::kernels::TOPOLOGY_SLOTS,
     });
     registry.register(KernelDef {
         name: "sssp_advance",
@@ -396,7 +396,7 @@ pub fn register(registry: &mut KernelRegistry) {
                    improved targets (once) to frontier_out",
         sim: advance,
         cuda_name: Some("sssp_advance"),
-        remote_args: &[],
+        remote_args: &crate::runtime::bsp::kernels::TOPOLOGY_SLOTS,
     });
     registry.register(KernelDef {
         name: "sssp_levels",

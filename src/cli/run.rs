@@ -110,7 +110,7 @@ pub struct RunOptions {
     pub bsp_exchange: switchyard::runtime::bsp::Exchange,
     /// BSP and GUM on several GPUs: split each superstep's output in the advance itself where
     /// the algorithm can (BFS: what it discovers goes straight to the next frontier or its
-    /// owner's package; GUM: in supersteps where nothing is stolen or delegated), or in a
+    /// owner's package; GUM: in supersteps where nothing is stolen), or in a
     /// split kernel after every advance (seed 002's scheme).
     #[arg(long, value_enum, default_value = "in-advance")]
     pub bsp_split: switchyard::runtime::bsp::Split,
@@ -206,10 +206,10 @@ pub struct RunOptions {
     pub gum_osteal: OnOff,
     /// GUM: how an OSteal move hands an evicted GPU's fragment to its survivor: `reupload`
     /// (values and frontier to the host, every fragment rebuilt and uploaded again) or
-    /// `extended` (the evicted GPU keeps its fragment as extended memory; each superstep the
-    /// survivor runs its edge work through peer access and returns the improved pairs,
-    /// which the evicted GPU still merges, splits and exchanges; algorithms with a steal
-    /// rule, between GPUs with peer access).
+    /// `extended` (the paper's: the evicted GPU keeps its fragment's topology as extended
+    /// memory, the fragment's values and residual frontier go to the survivor by a peer
+    /// copy, and the survivor runs the fragment's kernels reading the topology through peer
+    /// access; the evicted GPU runs nothing; only to hosts with peer access).
     #[arg(long, value_enum, default_value = "reupload")]
     pub gum_osteal_move: OstealMoveArg,
     /// GUM: supersteps between two runs of OSteal's Alg. 2 while the load stays within a

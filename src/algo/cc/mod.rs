@@ -82,7 +82,7 @@ pub fn register(registry: &mut KernelRegistry) {
                    atomic min and append lowered neighbours (once) to frontier_out",
         sim: advance,
         cuda_name: Some("cc_advance"),
-        remote_args: &[],
+        remote_args: &crate::runtime::bsp::kernels::TOPOLOGY_SLOTS,
     });
     registry.register(KernelDef {
         name: "cc_levels",

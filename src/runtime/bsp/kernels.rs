@@ -19,6 +19,15 @@ use crate::backend::{BackendError, HostData, KernelContext, KernelDef, KernelReg
 /// Number of fixed buffer slots before the per-peer packages.
 pub const FIXED_SLOTS: usize = 14;
 
+/// The fixed slots no kernel writes (a fragment's topology: offsets, targets, weights,
+/// degrees, owners, owner ids, the reverse CSR). GUM's extended-memory move leaves them on
+/// the fragment's own GPU while a survivor runs its kernels: every kernel that takes the
+/// fixed slots lists them in its `remote_args` and reports what it reads from them.
+pub const TOPOLOGY_SLOTS: [usize; 8] = [0, 1, 2, 5, 10, 11, 12, 13];
+
+/// Bytes a scattered read of a peer's memory costs on the wire (one 32-byte sector).
+pub const SECTOR_BYTES: u64 = 32;
+
 /// Index into the counters of the reduction value, for `peers` GPUs.
 pub fn reduce_counter(peers: usize) -> usize {
     2 + peers
@@ -71,7 +80,7 @@ pub fn register(registry: &mut KernelRegistry) {
                    1 add f32, 2 add f64 with f32 packages, 3 assign)",
         sim: split,
         cuda_name: Some("bsp_split"),
-        remote_args: &[],
+        remote_args: &TOPOLOGY_SLOTS,
     });
     registry.register(KernelDef {
         name: "bsp_merge",
@@ -81,7 +90,7 @@ pub fn register(registry: &mut KernelRegistry) {
                    then one u64 length per peer",
         sim: merge,
         cuda_name: Some("bsp_merge"),
-        remote_args: &[],
+        remote_args: &TOPOLOGY_SLOTS,
     });
     registry.register(KernelDef {
         name: "bsp_merge_peer",
@@ -228,6 +237,7 @@ fn merge_bits_peer(ctx: &mut KernelContext<'_>) -> Result<(), BackendError> {
     ctx.effects.items = items;
     ctx.effects.atomics = items;
     ctx.effects.bytes_written = items * 4;
+    ctx.effects.peer_read(10, SECTOR_BYTES * items);
     for (p, &words) in words_read.iter().enumerate().filter(|(p, _)| *p != gpu) {
         ctx.effects.peer_read(FIXED_SLOTS + p, 4 * words);
     }
@@ -238,12 +248,17 @@ fn merge_bits_peer(ctx: &mut KernelContext<'_>) -> Result<(), BackendError> {
 /// slots, within the CUDA ABI's 32 buffers).
 pub const MERGE_PEER_MAX_PEERS: usize = (32 - FIXED_SLOTS) / 2;
 
-/// The buffer positions of `bsp_merge_peer` that may lie on other GPUs.
-const MERGE_PEER_ARGS: [usize; 2 * MERGE_PEER_MAX_PEERS] = {
-    let mut args = [0; 2 * MERGE_PEER_MAX_PEERS];
+/// The buffer positions of `bsp_merge_peer` that may lie on other GPUs: the topology
+/// slots, then every peer's package and counter block.
+const MERGE_PEER_ARGS: [usize; TOPOLOGY_SLOTS.len() + 2 * MERGE_PEER_MAX_PEERS] = {
+    let mut args = [0; TOPOLOGY_SLOTS.len() + 2 * MERGE_PEER_MAX_PEERS];
     let mut i = 0;
     while i < args.len() {
-        args[i] = FIXED_SLOTS + i;
+        args[i] = if i < TOPOLOGY_SLOTS.len() {
+            TOPOLOGY_SLOTS[i]
+        } else {
+            FIXED_SLOTS + i - TOPOLOGY_SLOTS.len()
+        };
         i += 1;
     }
     args
@@ -367,6 +382,9 @@ fn split(ctx: &mut KernelContext<'_>) -> Result<(), BackendError> {
     ctx.effects.items = items;
     ctx.effects.bytes_read = items * 12;
     ctx.effects.bytes_written = moved * 8 + next_len as u64 * 4;
+    // Each output vertex's owner, and each proxy's id on it: scattered topology reads.
+    ctx.effects.peer_read(10, SECTOR_BYTES * items);
+    ctx.effects.peer_read(11, SECTOR_BYTES * moved);
     Ok(())
 }
 
@@ -470,5 +488,7 @@ fn merge_packages(
     ctx.effects.atomics = items;
     ctx.effects.bytes_read = items * 8;
     ctx.effects.bytes_written = items * 4;
+    // Each received vertex's owner (whether it joins the next frontier): a scattered read.
+    ctx.effects.peer_read(10, SECTOR_BYTES * items);
     Ok(())
 }

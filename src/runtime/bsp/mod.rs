@@ -225,6 +225,16 @@ pub struct FrontierOut<'a> {
 }
 
 impl FrontierOut<'_> {
+    /// Vertices appended so far.
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    /// Whether nothing was appended yet.
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
     /// Appends local vertex `v` unless it is already in this output frontier.
     pub fn push(&mut self, v: u32) {
         let slot = &mut self.marker[v as usize];
@@ -307,8 +317,10 @@ impl<'a> AdvanceArgs<'a> {
         // the frontier (H100 spans of BSP BFS: 14 us a launch at 115k local vertices, 22 us
         // at 21M; reports/calibration.md): a per-kernel cost charges them per vertex.
         effects.vertices += owner.len() as u64;
+        let offsets = offsets.as_u64()?;
+        report_list_reads(effects, offsets, &frontier_in[..frontier_len], !weights.is_empty());
         Ok(AdvanceArgs {
-            offsets: offsets.as_u64()?,
+            offsets,
             targets: targets.as_u32()?,
             weights: if weights.is_empty() { None } else { Some(weights) },
             values,
@@ -334,6 +346,30 @@ impl<'a> AdvanceArgs<'a> {
             },
             effects,
         })
+    }
+}
+
+/// Reports what an advance reads of its fragment's topology (the offsets of every frontier
+/// vertex, a scattered sector each; its adjacency list and weights, 4 bytes an arc each) as
+/// peer reads: nothing where the slots are local, the bytes over the path where GUM's
+/// extended-memory move left them on another GPU.
+fn report_list_reads(
+    effects: &mut KernelEffects,
+    offsets: &[u64],
+    frontier: &[u32],
+    weighted: bool,
+) {
+    let arcs: u64 = frontier
+        .iter()
+        .map(|&v| {
+            let at = |i: usize| offsets.get(i).copied().unwrap_or(0);
+            at(v as usize + 1).saturating_sub(at(v as usize))
+        })
+        .sum();
+    effects.peer_read(0, kernels::SECTOR_BYTES * frontier.len() as u64);
+    effects.peer_read(1, 4 * arcs);
+    if weighted {
+        effects.peer_read(2, 4 * arcs);
     }
 }
 

@@ -27,7 +27,7 @@ pub const STATS_WORDS: usize = 8 + 2 * HISTOGRAM_BUCKETS;
 /// used. `gum_steal_min` charges its scattered peer reads (a stolen vertex's offsets and
 /// value, every stolen edge's target value) at this size; runs of consecutive words
 /// (targets, weights, frontier ids) at their own size.
-pub const REMOTE_SECTOR_BYTES: u64 = 32;
+pub const REMOTE_SECTOR_BYTES: u64 = crate::runtime::bsp::kernels::SECTOR_BYTES;
 
 /// Most workers a cut handles (the stats buffer holds two words per cut after the
 /// statistics).
@@ -83,7 +83,8 @@ pub fn register(registry: &mut KernelRegistry) {
                    length), stats[TOTALS_AT + c] the out-degree sum of chunk c",
         sim: frontier_stats,
         cuda_name: Some("gum_frontier_stats"),
-        remote_args: &[],
+        // A fragment's degrees stay on its GPU when OSteal's extended move hosts it elsewhere.
+        remote_args: &[0, 1],
     });
     registry.register(KernelDef {
         name: "gum_frontier_prefix",
@@ -92,7 +93,7 @@ pub fn register(registry: &mut KernelRegistry) {
                    inclusive prefix sums of the frontier's out-degrees",
         sim: frontier_prefix,
         cuda_name: Some("gum_frontier_prefix"),
-        remote_args: &[],
+        remote_args: &[0],
     });
     registry.register(KernelDef {
         name: "gum_cut",
@@ -154,6 +155,10 @@ fn frontier_stats(ctx: &mut KernelContext<'_>) -> Result<(), BackendError> {
     ctx.effects.items = len as u64;
     ctx.effects.bytes_read = len as u64 * 12;
     ctx.effects.atomics = len as u64 / 32;
+    // The degrees, scattered reads of the fragment's topology (remote while it is hosted
+    // elsewhere).
+    ctx.effects.peer_read(0, REMOTE_SECTOR_BYTES * len as u64);
+    ctx.effects.peer_read(1, REMOTE_SECTOR_BYTES * len as u64);
     Ok(())
 }
 
@@ -172,6 +177,7 @@ fn frontier_prefix(ctx: &mut KernelContext<'_>) -> Result<(), BackendError> {
     ctx.effects.items = len as u64;
     ctx.effects.bytes_read = len as u64 * 8;
     ctx.effects.bytes_written = len as u64 * 8;
+    ctx.effects.peer_read(0, REMOTE_SECTOR_BYTES * len as u64);
     Ok(())
 }
 

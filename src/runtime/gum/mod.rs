@@ -18,9 +18,14 @@
 //! 4. each GPU runs the algorithm's advance on its own range, and a separate kernel per
 //!    stolen range that reads the victim's adjacency lists and values through peer access
 //!    while it runs; stolen results return to the victim and are merged before the split;
-//! 5. split (in the advance itself, BFS's routed advance, where nothing was stolen or
-//!    delegated: [`GumOptions::split`]), exchange, merge (and the algorithm's apply), then
-//!    the next statistics.
+//! 5. split (in the advance itself, BFS's routed advance, where nothing was stolen:
+//!    [`GumOptions::split`]), exchange, merge (and the algorithm's apply), then the next
+//!    statistics.
+//!
+//! OSteal (Alg. 2, before FSteal) moves ownership of fragments to fewer workers and back
+//! ([`OstealMove`]): by rebuilding and uploading the fragments, or by the paper's
+//! extended-memory move, where a fragment keeps its topology on its own GPU and its host
+//! runs its kernels through peer access.
 //!
 //! Every superstep leaves an [`IterationRecord`] (per-GPU busy and starved time, loads,
 //! stolen edges, the plan, the decision and its cost) in the run's [`GumReport`].
@@ -155,10 +160,10 @@ pub struct GumOptions {
     /// runtime's; peer reads only while every GPU works).
     pub exchange: Exchange,
     /// Where a superstep splits its output among the owners, as the bulk-synchronous
-    /// runtime's: with [`Split::InAdvance`], a superstep in which no GPU steals and no
-    /// fragment is delegated runs the primitive's routed advance where it has one (BFS),
-    /// which writes owned vertices to the next frontier and proxies to their owners'
-    /// packages as it discovers them, and no split kernel; otherwise a split after the advance.
+    /// runtime's: with [`Split::InAdvance`], a superstep in which no GPU steals runs the
+    /// primitive's routed advance where it has one (BFS), which writes owned vertices to
+    /// the next frontier and proxies to their owners' packages as it discovers them, and no
+    /// split kernel; otherwise a split after the advance.
     pub split: Split,
     /// How OSteal hands an evicted GPU's fragment to its survivor.
     pub osteal_move: OstealMove,
@@ -180,14 +185,17 @@ pub enum OstealMove {
     /// uploaded again (the evicted GPUs keep nothing and run nothing).
     #[default]
     Reupload,
-    /// The evicted GPUs keep their fragments as extended memory: nothing is copied at the
-    /// move; each superstep the survivor runs the evicted fragment's edge work (the whole
-    /// frontier, FSteal's `gum_steal_min` kernel reading the evicted GPU's lists, values
-    /// and frontier through peer access) and returns the improved pairs, which the
-    /// evicted GPU merges before its split, exchange, merge and statistics (those kernels
-    /// still run on the evicted GPU and it still takes part in the barrier: a step toward
-    /// the paper's move, not all of it). Only for algorithms with a steal rule, between
-    /// GPUs with peer access (a choice that would need a peerless pair is not executed).
+    /// The paper's move (§IV-B, §V-A step 2): an evicted GPU stays as extended memory.
+    /// Its fragment's topology (offsets, targets, weights, degrees, owners) stays where it
+    /// is; its mutable state (values, frontier, marker, counters, packages, statistics)
+    /// goes to the survivor by a peer copy of the values, the residual frontier, the
+    /// counters and the statistics, and from then on every kernel of the fragment
+    /// (advance, split, merge, statistics) runs on streams of its own on the survivor
+    /// (whose fragments' kernels take turns on its SMs), reading the topology through peer
+    /// access. Packages still go to fragments by id. The evicted GPU runs nothing and takes
+    /// no part in the barrier. A hand-back copies the same state home, where the
+    /// fragment's own buffers waited. Alg. 2 chooses only worker counts whose hosts have
+    /// peer access to the fragments they host.
     Extended,
 }
 
@@ -285,17 +293,22 @@ pub enum OstealDecision {
 pub struct IterationRecord {
     /// Superstep number.
     pub iteration: u32,
-    /// Frontier vertices per GPU.
+    /// Frontier vertices per fragment (fragment `i` is GPU `i`'s; `hosts` says where it ran).
     pub frontier: Vec<u64>,
-    /// Active edges `l_i` per GPU.
+    /// Active edges `l_i` per fragment.
     pub active_edges: Vec<u64>,
-    /// Table I features of each GPU's frontier.
+    /// Table I features of each fragment's frontier.
     pub features: Vec<Features>,
     /// Kernel-busy time per GPU in the compute phase (advance and stolen ranges), ps.
     pub busy_ps: Vec<u64>,
     /// Compute phase length minus busy time, per GPU, ps.
     pub starved_ps: Vec<u64>,
-    /// Edges each GPU processed (own and stolen).
+    /// Kernel-busy time per GPU over the whole superstep (every kernel: advance, stolen
+    /// ranges, split, merge, statistics, a re-upload's statistics), ps: a GPU OSteal
+    /// evicted reads 0. A device-side loop's is shared evenly among its supersteps.
+    pub kernel_ps: Vec<u64>,
+    /// Edges each GPU processed (its own fragment's, those of the fragments it hosts, and
+    /// stolen ones).
     pub processed_edges: Vec<u64>,
     /// Edges processed by a GPU other than their fragment's.
     pub stolen_edges: u64,
@@ -451,8 +464,9 @@ impl From<GumOutcome> for crate::runtime::Outcome {
 /// of the edges leave hubs whose lists the thief caches (§V-B Ex. 6): their target and
 /// weight are read locally. FSteal passes [`kernels::REMOTE_SECTOR_BYTES`], what its kernel
 /// is charged (until scattered reads were charged a sector, the simulator made stolen edges
-/// 3-6x cheaper than two H100s did, `reports/findings_sim.md` (a)); OSteal passes 4, the
-/// bytes used: its moves re-upload the fragments, so survivors never read an evicted
+/// 3-6x cheaper than two H100s did, `reports/findings_sim.md` (a)) and so does OSteal with
+/// the extended move (a host reads its fragments' topology through the peer path); OSteal
+/// with the re-upload passes 4, the bytes used: its survivors never read an evicted
 /// fragment through the peer path (and a sector there turned 4 into 8 moves on the road CC).
 pub fn bytes_per_edge(
     stats: &FrontierStats,
@@ -478,9 +492,9 @@ fn plan_features(gpus: &[Gpu], which: CostFeatures) -> Vec<Features> {
     }
 }
 
-/// Who reads a fragment's edges in a plan: an FSteal thief (through the peer path, scattered
-/// reads a sector each, cached hubs locally) or an OSteal survivor (bytes as used: see
-/// [`bytes_per_edge`]).
+/// Who reads a fragment's edges in a plan: an FSteal thief or the host of a fragment under
+/// the extended move (through the peer path, scattered reads a sector each, cached hubs
+/// locally) or an OSteal survivor after a re-upload (bytes as used: see [`bytes_per_edge`]).
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Reader {
     Thief,
@@ -547,9 +561,80 @@ struct Gpu {
     stats_now: FrontierStats,
     /// The largest out-degree of the vertices this GPU owns (bounds its frontier's edges).
     max_out_degree: u64,
-    /// Whether this GPU owns a fragment (OSteal evicts GPUs: they sit out every kernel and
-    /// every synchronisation until ownership is handed back).
+    /// Whether this fragment has work to run (a re-upload move empties the evicted GPUs'
+    /// fragments: they sit out every kernel and every synchronisation until ownership is
+    /// handed back; with the extended move every fragment stays active, on its host).
     active: bool,
+    /// The streams of this fragment's own GPU (its kernels' while it is at home; `compute`
+    /// and `comm` are its host's).
+    home_streams: (StreamId, StreamId),
+    /// Streams of its own on each GPU that has hosted it (the extended move), by device:
+    /// a host's fragments serialise on its SMs (each kernel takes the whole GPU) while one
+    /// fragment's reads and copies overlap another's kernels.
+    hosted_streams: Vec<Option<(StreamId, StreamId)>>,
+    /// While the extended move hosts the fragment on another GPU: its mutable buffers left
+    /// on its own GPU, used again when it comes back.
+    parked: Option<Mutable>,
+}
+
+/// The fixed slots a fragment's kernels write (values, aux, marker, the two frontiers, the
+/// counters): what the extended move puts on the fragment's host.
+const MUTABLE_SLOTS: [usize; 6] = [3, 4, 6, SLOT_FRONTIER_IN, SLOT_FRONTIER_OUT, SLOT_COUNTERS];
+
+/// A fragment's mutable buffers (everything but its topology and in-degrees), on one device.
+struct Mutable {
+    /// The buffers of [`MUTABLE_SLOTS`], in that order.
+    slots: Vec<BufferId>,
+    send: Vec<BufferId>,
+    recv: Vec<BufferId>,
+    scratch: Vec<BufferId>,
+    /// Frontier statistics, prefix sums, the empty placeholder.
+    own: [BufferId; 3],
+}
+
+impl Mutable {
+    /// `gpu`'s mutable buffers as they are now.
+    fn of(gpu: &Gpu) -> Mutable {
+        Mutable {
+            slots: MUTABLE_SLOTS.iter().map(|&s| gpu.fixed[s]).collect(),
+            send: gpu.send.clone(),
+            recv: gpu.recv.clone(),
+            scratch: gpu.scratch.clone(),
+            own: [gpu.stats, gpu.prefix, gpu.empty],
+        }
+    }
+
+    /// Makes these `gpu`'s mutable buffers.
+    fn install(self, gpu: &mut Gpu) {
+        for (&s, b) in MUTABLE_SLOTS.iter().zip(self.slots) {
+            gpu.fixed[s] = b;
+        }
+        (gpu.send, gpu.recv, gpu.scratch) = (self.send, self.recv, self.scratch);
+        [gpu.stats, gpu.prefix, gpu.empty] = self.own;
+    }
+
+    /// Every buffer, in a fixed order.
+    fn buffers(&self) -> impl Iterator<Item = BufferId> + '_ {
+        let lists = self.slots.iter().chain(&self.send).chain(&self.recv).chain(&self.scratch);
+        lists.chain(&self.own).copied()
+    }
+
+    /// Buffers of the same shapes on `device`, zeroed.
+    fn alloc_like<B: Backend + ?Sized>(
+        &self,
+        backend: &mut B,
+        device: DeviceId,
+    ) -> Result<Mutable, RuntimeError> {
+        let mut like = |b: &BufferId| -> Result<BufferId, RuntimeError> {
+            let (elem, len) = backend.buffer_shape(*b)?;
+            Ok(backend.alloc(device, elem, len, "hosted fragment state")?)
+        };
+        let mut list = |l: &[BufferId]| l.iter().map(&mut like).collect::<Result<Vec<_>, _>>();
+        let (slots, send, recv, scratch) =
+            (list(&self.slots)?, list(&self.send)?, list(&self.recv)?, list(&self.scratch)?);
+        let own = list(&self.own)?;
+        Ok(Mutable { slots, send, recv, scratch, own: [own[0], own[1], own[2]] })
+    }
 }
 
 fn token(phase: u8, step: u32, gpu: u32, peer: u32) -> Token {
@@ -683,16 +768,19 @@ pub fn run<B: Backend + ?Sized>(
         && primitive.value_elem() == ElemType::U32
         && primitive.initial_aux(0, n).is_none();
     let mut hosts: Vec<u32> = (0..parts).collect();
-    // The extended-memory move (`OstealMove::Extended`): `delegate[e]` is the survivor that
-    // runs evicted GPU `e`'s edge work on `e`'s buffers (none: `e` works itself).
-    let extended =
-        can_move && options.osteal_move == OstealMove::Extended && operators.steal.is_some();
-    let mut delegate: Vec<Option<u32>> = vec![None; peers];
+    // The extended-memory move (`OstealMove::Extended`): fragments keep their topology
+    // where it is and their mutable state goes to their host.
+    let extended = can_move && options.osteal_move == OstealMove::Extended;
     if extended {
-        // Nothing is copied when ownership moves: the move's cost is in the supersteps'
-        // remote reads, which Alg. 2's cost matrix charges (a thief's peer reads).
-        move_estimate_ps = 0;
+        // Until a move is measured: the peer copy of every fragment's state (the supersteps'
+        // remote topology reads are in Alg. 2's cost matrix, a thief's peer reads).
+        move_estimate_ps = extended_move_estimate_ps(backend, &gpus, &bandwidth)?;
     }
+    // The worker counts the extended move cannot reach: a host reads its fragments'
+    // topology through peer access (the DGX-1's pairs across QPI have none).
+    let unreachable: u64 = (1..=peers.min(63))
+        .filter(|&m| extended && (0..parts).any(|f| !peer[f as usize][tree.owner(m, f) as usize]))
+        .fold(0, |bits, m| bits | 1 << m);
     // One worker that hosts every fragment (one GPU, or OSteal's last worker) steals
     // nothing and sends nothing, and its advance already de-duplicates its output by the
     // superstep's stamp: as in the bulk-synchronous runtime, the frontier buffers swap roles
@@ -715,6 +803,11 @@ pub fn run<B: Backend + ?Sized>(
     // The latest synchronisation time (a superstep less its compute phase, decisions and
     // moves) seen with each worker count, ps: `p` of Eq. 4 is their slope.
     let mut sync_by_workers: std::collections::BTreeMap<usize, u64> = Default::default();
+    // With the extended move: what each fragment a host runs adds to a superstep, ps (the
+    // latest superstep in which a GPU hosted several, its time less decisions and moves
+    // over the most fragments one GPU ran; 0 until one has), Alg. 2's
+    // `MoveCost::per_hosted_fragment_ps`.
+    let mut per_hosted_fragment_ps = 0.0f64;
     // The superstep and total load of Alg. 2's last run.
     let mut last_osteal: Option<(u32, u64)> = None;
     let mut step = 0u32;
@@ -723,9 +816,12 @@ pub fn run<B: Backend + ?Sized>(
         if total == 0 {
             break;
         }
+        // The device-side loop runs one fragment: never while a GPU hosts several (the
+        // extended move keeps every fragment active, and co-hosted fragments still
+        // exchange their proxies every superstep, which the loop kernel does not do).
         let mut active_now = (0..peers).filter(|&g| gpus[g].active);
         let alone = match (active_now.next(), active_now.next()) {
-            (Some(w), None) if delegate.iter().all(Option::is_none) => Some(w),
+            (Some(w), None) => Some(w),
             _ => None,
         };
         // OSteal's last worker: Alg. 2 must see the supersteps where it is due (the interval
@@ -749,6 +845,7 @@ pub fn run<B: Backend + ?Sized>(
             }
             if let Some(Some(device_loop)) = slot {
                 let started = backend.now_ps();
+                let kernels_before = kernel_busy(backend, peers);
                 let most = (max_supersteps - step).min(LOOP_LEVELS).min(cap);
                 let gpu = &mut gpus[w];
                 let frontier = LoopFrontier {
@@ -761,10 +858,15 @@ pub fn run<B: Backend + ?Sized>(
                 // Grown, or at Alg. 2's next check: the next superstep goes through the host.
                 grew = run.grew || levels >= u64::from(cap);
                 let loop_ps = backend.now_ps() - started;
+                let loop_kernels = since(&kernels_before, &kernel_busy(backend, peers));
                 for (i, &input) in run.inputs.iter().enumerate() {
                     // The launch's time shared evenly; the last superstep takes the remainder.
-                    let share = loop_ps / levels
-                        + if i as u64 + 1 == levels { loop_ps % levels } else { 0 };
+                    let last = i as u64 + 1 == levels;
+                    let share = loop_ps / levels + if last { loop_ps % levels } else { 0 };
+                    let kernel_ps = loop_kernels
+                        .iter()
+                        .map(|&k| k / levels + if last { k % levels } else { 0 })
+                        .collect();
                     report.iterations.push(IterationRecord {
                         iteration: step + i as u32,
                         frontier: (0..peers).map(|g| if g == w { input } else { 0 }).collect(),
@@ -772,6 +874,7 @@ pub fn run<B: Backend + ?Sized>(
                         features: vec![Features::default(); peers],
                         busy_ps: vec![0; peers],
                         starved_ps: vec![0; peers],
+                        kernel_ps,
                         processed_edges: vec![0; peers],
                         stolen_edges: 0,
                         plan: None,
@@ -818,13 +921,14 @@ pub fn run<B: Backend + ?Sized>(
         }
         grew = false;
         let iteration_start = backend.now_ps();
+        let kernels_before = kernel_busy(backend, peers);
         let mut skipped_now = stats_skipped;
         outcome.frontier_sizes.push(total);
         let mut loads: Vec<u64> = gpus.iter().map(|g| g.stats_now.out_edges).collect();
         let mut features: Vec<Features> = gpus.iter().map(|g| g.stats_now.features()).collect();
         // 1. OSteal (Alg. 2) before FSteal (§V-A step 2).
         let decisions_start = backend.now_ps();
-        let workers = (0..peers).filter(|&g| gpus[g].active && delegate[g].is_none()).count();
+        let workers = (0..peers).filter(|&g| gpus[g].active && at_home(&gpus[g], g)).count();
         let due = last_osteal.is_none_or(|(s, t)| {
             step >= s.saturating_add(options.osteal_interval) || total >= 2 * t || 2 * total <= t
         });
@@ -835,7 +939,8 @@ pub fn run<B: Backend + ?Sized>(
             && options.triggers.osteal_fires(Some(previous_ps), workers < peers)
         {
             // Alg. 2's survivors get the evicted fragments uploaded (no scattered peer reads),
-            // or, with the extended-memory move, read them through the peer path as a thief.
+            // or, with the extended-memory move, read their topology through the peer path
+            // (priced as a thief's reads).
             let reader = if extended { Reader::Thief } else { Reader::Survivor };
             let cost = plan_costs(&gpus, &bandwidth, model, options, operators.steal, reader);
             let per_worker_ps = sync_per_worker_ps(&sync_by_workers);
@@ -846,6 +951,8 @@ pub fn run<B: Backend + ?Sized>(
             let moving = planner::MoveCost {
                 current: workers,
                 penalty_ps: move_estimate_ps as f64 / horizon,
+                per_hosted_fragment_ps,
+                unreachable,
             };
             let decision_ps = options.decision.osteal_ps(peers);
             let gain = planner::osteal::may_pay(&cost, &loads, &tree, per_worker_ps, moving);
@@ -883,29 +990,12 @@ pub fn run<B: Backend + ?Sized>(
                     osteal = OstealDecision::Kept;
                     osteal_estimates = choice.estimates;
                 }
-                Some(Ok(choice))
-                    if extended
-                        && (0..parts)
-                            .any(|f| !peer[f as usize][tree.owner(choice.workers, f) as usize]) =>
-                {
-                    osteal_estimates = choice.estimates;
-                    osteal = OstealDecision::Fallback(
-                        "extended-memory move: a survivor has no peer access to its evicted GPU"
-                            .into(),
-                    );
-                }
                 Some(Ok(choice)) => {
                     osteal_estimates = choice.estimates;
                     hosts = (0..parts).map(|f| tree.owner(choice.workers, f)).collect();
                     let moved_at = backend.now_ps();
                     if extended {
-                        // Only ownership changes: every fragment stays where it is.
-                        for (f, d) in delegate.iter_mut().enumerate() {
-                            *d = (hosts[f] != f as u32).then_some(hosts[f]);
-                        }
-                        if stats_skipped {
-                            collect_stats(backend, &mut gpus, step)?;
-                        }
+                        move_extended(backend, &mut gpus, &hosts, step)?;
                     } else {
                         move_ownership(
                             backend,
@@ -917,7 +1007,8 @@ pub fn run<B: Backend + ?Sized>(
                         )?;
                     }
                     move_ps = backend.now_ps() - moved_at;
-                    skipped_now = false;
+                    // The re-upload read every fragment's statistics again.
+                    skipped_now &= extended;
                     move_estimate_ps = move_ps;
                     osteal =
                         OstealDecision::Moved { from: workers as u32, to: choice.workers as u32 };
@@ -929,14 +1020,14 @@ pub fn run<B: Backend + ?Sized>(
         }
         let frontier_now: Vec<u64> = gpus.iter().map(|g| g.frontier_len).collect();
         let active: Vec<u32> = (0..parts).filter(|&g| gpus[g as usize].active).collect();
-        // The GPUs that run edge work (with the extended-memory move, the evicted GPUs stay
-        // active for their merges but are no workers).
+        // The workers: GPUs hosting their own fragment (and, with the extended move, the
+        // fragments of the GPUs they evicted).
         let working: Vec<u32> =
-            active.iter().copied().filter(|&g| delegate[g as usize].is_none()).collect();
-        let delegating = working.len() < active.len();
-        // FSteal plans among the workers: a delegated fragment's edges are its survivor's.
+            active.iter().copied().filter(|&g| at_home(&gpus[g as usize], g as usize)).collect();
+        // FSteal plans among the workers and steals from their own fragments only: a hosted
+        // fragment's frontier runs whole on its host (its load is not in the plan).
         let fsteal_loads: Vec<u64> =
-            (0..peers).map(|g| if delegate[g].is_some() { 0 } else { loads[g] }).collect();
+            (0..peers).map(|g| if at_home(&gpus[g], g) { loads[g] } else { 0 }).collect();
         let single_worker = may_run_alone && active.len() == 1;
         // Peer reads while every GPU works (an idle GPU's counters are stale).
         let read_peers = may_read_peers && active.len() == peers;
@@ -993,29 +1084,15 @@ pub fn run<B: Backend + ?Sized>(
         let decision_time_ps = (backend.now_ps() - decisions_start).saturating_sub(move_ps);
         let plan = plan.filter(|p| (0..peers).any(|i| (0..peers).any(|j| i != j && p[i][j] > 0)));
         // 3. Alg. 1 on every victim: own range first, then the thieves in id order.
-        let mut ranges = match &plan {
+        let ranges = match &plan {
             Some(p) => cut_ranges(backend, &gpus, p, step)?,
             None => Vec::new(),
         };
-        // The extended-memory move: a survivor takes its evicted GPUs' whole frontiers.
-        if delegating {
-            ranges.retain(|(v, _)| delegate[*v as usize].is_none());
-            for (e, &d) in delegate.iter().enumerate() {
-                let (Some(h), len) = (d, gpus[e].frontier_len as usize) else { continue };
-                if len > 0 {
-                    let edges = gpus[e].stats_now.out_edges;
-                    ranges.push((e as u32, VertexRange { worker: h, start: 0, end: len, edges }));
-                }
-            }
-        }
         // 4. Compute phase.
         let busy_before: Vec<u64> = backend.kernel_busy_ps().into_iter().take(peers).collect();
         let phase_start = backend.now_ps();
         let own_len: Vec<u64> = (0..peers)
             .map(|g| {
-                if delegate[g].is_some() {
-                    return 0;
-                }
                 if plan.is_none() {
                     return gpus[g].frontier_len;
                 }
@@ -1027,14 +1104,11 @@ pub fn run<B: Backend + ?Sized>(
             .collect();
         let stamp = 2 * step + 1;
         let param = primitive.advance_param(&outcome.frontier_sizes, n);
-        // Split at discovery when nothing is stolen or delegated this superstep (stolen
-        // results merged into a victim's output, and a delegated fragment's, need a split).
+        // Split at discovery when nothing is stolen this superstep (stolen results merged
+        // into a victim's output need a split).
         let routed = match primitive.routed_advance_kernel() {
             Some(kernel)
-                if options.split == Split::InAdvance
-                    && !single_worker
-                    && plan.is_none()
-                    && delegate.iter().all(Option::is_none) =>
+                if options.split == Split::InAdvance && !single_worker && plan.is_none() =>
             {
                 Some(kernel)
             }
@@ -1058,14 +1132,16 @@ pub fn run<B: Backend + ?Sized>(
                 },
                 None,
             )?;
-            processed[g] += ranges
-                .iter()
-                .filter(|(v, r)| *v as usize == g && r.worker as usize == g)
-                .map(|(_, r)| r.edges)
-                .sum::<u64>();
-            if plan.is_none() {
-                processed[g] = if delegate[g].is_some() { 0 } else { gpu.stats_now.out_edges };
-            }
+            // Processed by the fragment's host.
+            processed[gpu.device as usize] += if plan.is_none() {
+                gpu.stats_now.out_edges
+            } else {
+                ranges
+                    .iter()
+                    .filter(|(v, r)| *v as usize == g && r.worker as usize == g)
+                    .map(|(_, r)| r.edges)
+                    .sum::<u64>()
+            };
         }
         let mut reads = Vec::new();
         let mut stolen = 0u64;
@@ -1087,7 +1163,6 @@ pub fn run<B: Backend + ?Sized>(
                     scalars: vec![
                         Scalar::U64(r.start as u64),
                         Scalar::U64(r.end as u64),
-                        // FSteal's rule, or the extended-memory move's (FSteal may be off).
                         Scalar::U32(operators.steal.map_or(0, StealRule::code)),
                         Scalar::U32(0b11111),
                     ],
@@ -1099,11 +1174,10 @@ pub fn run<B: Backend + ?Sized>(
             backend.read_to_host(gpus[t].compute, BufferSlice::new(len_buf, 0, 1), tk)?;
             reads.push(tk);
             processed[t] += r.edges;
-            if delegate[v].is_none() {
-                stolen += r.edges;
-            }
+            stolen += r.edges;
         }
-        // Every GPU's compute stream drains before the phase ends (the barrier).
+        // Every fragment's compute stream drains before the phase ends (the barrier; a
+        // hosted fragment's stream is on its host, an evicted GPU has nothing to drain).
         for (g, gpu) in gpus.iter().enumerate().filter(|(_, gpu)| gpu.active && !single_worker) {
             let tk = token(STOLEN, step, g as u32, 0xffff);
             backend.host_callback(gpu.compute, tk)?;
@@ -1326,9 +1400,8 @@ pub fn run<B: Backend + ?Sized>(
             && options
                 .triggers
                 .osteal_fires(Some(backend.now_ps() - iteration_start), working.len() < peers);
-        // A delegated fragment's range needs its edge count (the survivor's output buffer).
-        stats_skipped = next_total == 0
-            || (!delegating && (options.fsteal || options.osteal) && !fsteal_may && !osteal_may);
+        stats_skipped =
+            next_total == 0 || ((options.fsteal || options.osteal) && !fsteal_may && !osteal_may);
         if stats_skipped {
             for &g in &active {
                 let gpu = &mut gpus[g as usize];
@@ -1355,6 +1428,7 @@ pub fn run<B: Backend + ?Sized>(
             active_edges: loads.clone(),
             features,
             starved_ps: busy.iter().map(|&b| compute_ps.saturating_sub(b)).collect(),
+            kernel_ps: since(&kernels_before, &kernel_busy(backend, peers)),
             busy_ps: busy,
             active_gpus: processed.iter().filter(|&&e| e > 0).count() as u32,
             processed_edges: processed,
@@ -1375,7 +1449,15 @@ pub fn run<B: Backend + ?Sized>(
             time_ps: backend.now_ps() - iteration_start,
         };
         let sync_ps = record.time_ps.saturating_sub(compute_ps + decision_ps + move_ps);
-        sync_by_workers.insert(working.len(), sync_ps);
+        // Synchronisation per worker count where each worker runs one fragment; what more
+        // fragments on one GPU cost is measured apart.
+        let hosted = most_hosted(&gpus);
+        if hosted > 1 {
+            let ps = record.time_ps.saturating_sub(decision_ps + move_ps);
+            per_hosted_fragment_ps = ps as f64 / hosted as f64;
+        } else {
+            sync_by_workers.insert(working.len(), sync_ps);
+        }
         previous = Some(record.time_ps);
         report.move_ps += move_ps;
         report.stolen_edges += stolen;
@@ -1472,6 +1554,171 @@ fn move_ownership<B: Backend + ?Sized>(
         gpu.active = hosts.contains(&(g as u32));
     }
     collect_stats(backend, gpus, step)
+}
+
+/// Every one of the first `peers` GPUs' kernel-busy time so far, ps.
+fn kernel_busy<B: Backend + ?Sized>(backend: &B, peers: usize) -> Vec<u64> {
+    let mut busy: Vec<u64> = backend.kernel_busy_ps().into_iter().take(peers).collect();
+    busy.resize(peers, 0);
+    busy
+}
+
+/// `after - before`, element by element.
+fn since(before: &[u64], after: &[u64]) -> Vec<u64> {
+    before.iter().zip(after).map(|(&b, &a)| a.saturating_sub(b)).collect()
+}
+
+/// The most active fragments one GPU runs.
+fn most_hosted(gpus: &[Gpu]) -> usize {
+    let mut hosted = vec![0usize; gpus.len()];
+    for gpu in gpus.iter().filter(|g| g.active) {
+        hosted[gpu.device as usize] += 1;
+    }
+    hosted.into_iter().max().unwrap_or(0)
+}
+
+/// Whether fragment `f` runs on its own GPU.
+fn at_home(gpu: &Gpu, f: usize) -> bool {
+    gpu.device as usize == f
+}
+
+/// The extended move before any was measured: every fragment's values, frontier and
+/// counters over its slowest link to another GPU, one after another, ps.
+fn extended_move_estimate_ps<B: Backend + ?Sized>(
+    backend: &B,
+    gpus: &[Gpu],
+    bandwidth: &[Vec<u64>],
+) -> Result<u64, RuntimeError> {
+    let mut total = 0.0;
+    for (f, gpu) in gpus.iter().enumerate() {
+        let slowest = (0..gpus.len())
+            .filter(|&j| j != f && bandwidth[f][j] > 0)
+            .map(|j| bandwidth[f][j])
+            .min()
+            .unwrap_or(1);
+        let bytes = state_bytes(backend, gpu)?;
+        total += bytes as f64 * 1e12 / slowest as f64;
+    }
+    Ok(total as u64)
+}
+
+/// Bytes the extended move copies for `gpu`'s fragment: values, aux, the residual
+/// frontier, the counters and the frontier statistics.
+fn state_bytes<B: Backend + ?Sized>(backend: &B, gpu: &Gpu) -> Result<u64, RuntimeError> {
+    let mut bytes = 4 * gpu.frontier_len + 8 * STATS_BUFFER_WORDS as u64;
+    for slot in [3, 4, SLOT_COUNTERS] {
+        let (elem, len) = backend.buffer_shape(gpu.fixed[slot])?;
+        bytes += elem.size_bytes() * len as u64;
+    }
+    Ok(bytes)
+}
+
+/// The extended move (§IV-B, §V-A step 2): every fragment `f` not on `hosts[f]` goes there
+/// ([`relocate`]). Waits for the copies and frees the state a GPU no longer hosts.
+fn move_extended<B: Backend + ?Sized>(
+    backend: &mut B,
+    gpus: &mut [Gpu],
+    hosts: &[u32],
+    step: u32,
+) -> Result<(), RuntimeError> {
+    let mut copies = Vec::new();
+    let mut unused = Vec::new();
+    for (f, gpu) in gpus.iter_mut().enumerate() {
+        let to = hosts[f];
+        if gpu.device != to {
+            let streams = streams_on(backend, gpu, f, to)?;
+            unused.extend(relocate(backend, gpu, f, (to, streams), step, &mut copies)?);
+        }
+    }
+    wait_all(backend, &copies)?;
+    for b in unused.iter().flat_map(Mutable::buffers) {
+        backend.free(b)?;
+    }
+    Ok(())
+}
+
+/// Fragment `f`'s streams on device `to`: its own GPU's, or a pair of its own there
+/// (created the first time `to` hosts it).
+fn streams_on<B: Backend + ?Sized>(
+    backend: &mut B,
+    gpu: &mut Gpu,
+    f: usize,
+    to: u32,
+) -> Result<(StreamId, StreamId), RuntimeError> {
+    if to as usize == f {
+        return Ok(gpu.home_streams);
+    }
+    if let Some(streams) = gpu.hosted_streams[to as usize] {
+        return Ok(streams);
+    }
+    let device = DeviceId(to);
+    let streams = (
+        backend.create_stream(device, StreamPriority::Normal)?,
+        backend.create_stream(device, StreamPriority::Normal)?,
+    );
+    gpu.hosted_streams[to as usize] = Some(streams);
+    Ok(streams)
+}
+
+/// Moves fragment `f`'s mutable state to device `to` (whose streams are `streams`): fresh
+/// buffers there, or the fragment's own parked ones when it comes home; the values, aux,
+/// residual frontier, counters and frontier statistics (a cut reads its victim's) are
+/// copied on the fragment's current compute stream (tokens into `copies`; the rest is
+/// rebuilt every superstep). Returns the state left
+/// behind when it is not the fragment's own (for the caller to free once the copies are
+/// done); the fragment's own is parked.
+fn relocate<B: Backend + ?Sized>(
+    backend: &mut B,
+    gpu: &mut Gpu,
+    f: usize,
+    (to, streams): (u32, (StreamId, StreamId)),
+    step: u32,
+    copies: &mut Vec<Token>,
+) -> Result<Option<Mutable>, RuntimeError> {
+    let from = Mutable::of(gpu);
+    let dest = match gpu.parked.take() {
+        Some(own) if to as usize == f => own,
+        parked => {
+            gpu.parked = parked;
+            from.alloc_like(backend, DeviceId(to))?
+        }
+    };
+    for (k, &slot) in MUTABLE_SLOTS.iter().enumerate() {
+        let len = match slot {
+            SLOT_FRONTIER_IN => gpu.frontier_len as usize,
+            3 | 4 | SLOT_COUNTERS => backend.buffer_shape(from.slots[k])?.1,
+            _ => 0,
+        };
+        if len > 0 {
+            let tk = token(MOVE, step, f as u32, k as u32);
+            let (src, dst) = (from.slots[k], dest.slots[k]);
+            backend.copy(
+                gpu.compute,
+                BufferSlice::new(src, 0, len),
+                BufferSlice::new(dst, 0, len),
+                Some(tk),
+            )?;
+            copies.push(tk);
+        }
+    }
+    let tk = token(MOVE, step, f as u32, MUTABLE_SLOTS.len() as u32);
+    let stats = BufferSlice::new(from.own[0], 0, STATS_BUFFER_WORDS);
+    backend.copy(
+        gpu.compute,
+        stats,
+        BufferSlice::new(dest.own[0], 0, STATS_BUFFER_WORDS),
+        Some(tk),
+    )?;
+    copies.push(tk);
+    let leaving_home = at_home(gpu, f);
+    dest.install(gpu);
+    gpu.device = to;
+    (gpu.compute, gpu.comm) = streams;
+    if leaving_home {
+        gpu.parked = Some(from);
+        return Ok(None);
+    }
+    Ok(Some(from))
 }
 
 /// `B_ij` between the first `peers` devices (the diagonal: the device's memory bandwidth).
@@ -1880,6 +2127,9 @@ fn upload<B: Backend + ?Sized>(
         stats_now: FrontierStats::default(),
         max_out_degree,
         active: true,
+        home_streams: (compute, comm),
+        hosted_streams: vec![None; peers],
+        parked: None,
     })
 }
 
@@ -1962,7 +2212,8 @@ fn release<B: Backend + ?Sized>(backend: &mut B, gpu: Gpu) -> Result<(), Runtime
     let fixed = gpu.fixed.into_iter().chain(gpu.send).chain(gpu.recv).chain(gpu.scratch);
     let own = [gpu.in_degree, gpu.stats, gpu.prefix, gpu.empty];
     let hubs = gpu.hubs.into_iter().flatten().flat_map(|c| c.buffers);
-    for b in fixed.chain(own).chain(steal).chain(returned).chain(hubs) {
+    let parked: Vec<BufferId> = gpu.parked.iter().flat_map(Mutable::buffers).collect();
+    for b in fixed.chain(own).chain(steal).chain(returned).chain(hubs).chain(parked) {
         backend.free(b)?;
     }
     Ok(())

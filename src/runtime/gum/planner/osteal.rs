@@ -5,10 +5,13 @@
 //! cost per worker. The cheapest m wins (ties: the fewer workers).
 //!
 //! Ours, not the paper's: every m other than the current worker count also pays
-//! [`MoveCost::penalty_ps`], the cost of moving ownership amortised per superstep. The
-//! paper's move hands only the residual frontier over (evicted GPUs stay as extended
-//! memory); here a move gathers the values and re-uploads the fragments, which on a large
-//! graph costs far more than the synchronisation it saves in a few supersteps.
+//! [`MoveCost::penalty_ps`], the cost of moving ownership amortised per superstep (the
+//! re-upload move gathers the values and uploads every fragment again, which on a large
+//! graph costs far more than the synchronisation it saves in a few supersteps; the paper's
+//! extended-memory move copies only values and the residual frontier), and with the
+//! extended move every m pays [`MoveCost::per_hosted_fragment_ps`] for each fragment its
+//! busiest worker hosts beyond its own (a host runs its fragments' kernels one after
+//! another).
 
 use super::milp::{SolveError, SolverLimits, StealPlan, solve_min_max};
 use super::reduction_tree::ReductionTree;
@@ -22,6 +25,8 @@ pub struct WorkerEstimate {
     pub makespan_ps: f64,
     /// The move's amortised cost (0 for the current worker count).
     pub move_penalty_ps: f64,
+    /// What hosting several fragments on one worker adds (the extended move), ps.
+    pub hosting_ps: f64,
     /// `z + p * m` plus the move penalty.
     pub estimate_ps: f64,
 }
@@ -33,11 +38,39 @@ pub struct MoveCost {
     pub current: usize,
     /// Added to `E` of every other m, in picoseconds.
     pub penalty_ps: f64,
+    /// What each fragment the busiest worker of `R(m)` hosts beyond its own adds to `E`
+    /// of m, in picoseconds: with the extended move a host runs its fragments' kernels one
+    /// after another (0 with the re-upload, whose workers' fragments become one).
+    pub per_hosted_fragment_ps: f64,
+    /// Worker counts the move cannot reach (bit `m` set: some fragment's host in `R(m)` has
+    /// no peer access to the fragment's GPU, which the extended move needs); never chosen.
+    pub unreachable: u64,
 }
 
 impl MoveCost {
     /// Moves cost nothing (Eq. 4 as the paper states it).
-    pub const FREE: MoveCost = MoveCost { current: 0, penalty_ps: 0.0 };
+    pub const FREE: MoveCost =
+        MoveCost { current: 0, penalty_ps: 0.0, per_hosted_fragment_ps: 0.0, unreachable: 0 };
+
+    /// Whether `m` workers can be reached (the current count always can).
+    pub fn reachable(&self, m: usize) -> bool {
+        m == self.current || m >= 64 || self.unreachable & (1 << m) == 0
+    }
+
+    /// What hosting fragments adds to `E` of `m` workers: [`Self::per_hosted_fragment_ps`]
+    /// for every fragment beyond the first on the worker of `R(m)` that hosts the most.
+    pub fn hosting_ps(&self, tree: &ReductionTree, m: usize) -> f64 {
+        if self.per_hosted_fragment_ps <= 0.0 {
+            return 0.0;
+        }
+        let n = tree.gpus();
+        let mut hosted = vec![0usize; n];
+        for f in 0..n as u32 {
+            hosted[tree.owner(m, f) as usize] += 1;
+        }
+        let most = hosted.into_iter().max().unwrap_or(1);
+        self.per_hosted_fragment_ps * most.saturating_sub(1) as f64
+    }
 }
 
 /// Alg. 2's answer.
@@ -83,7 +116,8 @@ pub fn may_pay(
         .filter(|&j| loads[j] > 0 && cost[j][j].is_finite())
         .map(|j| cost[j][j] * loads[j] as f64)
         .fold(0.0, f64::max)
-        + sync_per_worker_ps * current as f64;
+        + sync_per_worker_ps * current as f64
+        + moving.hosting_ps(tree, current);
     let work: f64 = (0..n)
         .map(|i| {
             let cheapest =
@@ -92,8 +126,11 @@ pub fn may_pay(
         })
         .sum();
     (1..=n)
-        .filter(|&m| m != current)
-        .map(|m| keep - (work / m as f64 + sync_per_worker_ps * m as f64 + moving.penalty_ps))
+        .filter(|&m| m != current && moving.reachable(m))
+        .map(|m| {
+            let hosting = moving.hosting_ps(tree, m);
+            keep - (work / m as f64 + sync_per_worker_ps * m as f64 + moving.penalty_ps + hosting)
+        })
         .fold(0.0, f64::max)
 }
 
@@ -113,11 +150,17 @@ pub fn choose_workers(
     for m in 1..=n {
         let plan = solve_min_max(&restrict(cost, &tree.workers(m)), loads, limits)?;
         let penalty = if m == moving.current { 0.0 } else { moving.penalty_ps };
-        let estimate = plan.makespan + sync_per_worker_ps * m as f64 + penalty;
+        let hosting = moving.hosting_ps(tree, m);
+        let estimate = if moving.reachable(m) {
+            plan.makespan + sync_per_worker_ps * m as f64 + penalty + hosting
+        } else {
+            f64::INFINITY
+        };
         estimates.push(WorkerEstimate {
             workers: m as u32,
             makespan_ps: plan.makespan,
             move_penalty_ps: penalty,
+            hosting_ps: hosting,
             estimate_ps: estimate,
         });
         if best.as_ref().is_none_or(|b| estimate < b.1) {
@@ -193,15 +236,47 @@ mod tests {
         // synchronisation it saves keeps all eight, and the penalty shows in the estimates.
         let free = choose_workers(&costs(), &[5; 8], &tree, 20e6, MoveCost::FREE, &limits);
         assert_eq!(free.unwrap().workers, 1);
-        let costly = MoveCost { current: 8, penalty_ps: 200e6 };
+        let costly =
+            MoveCost { current: 8, penalty_ps: 200e6, per_hosted_fragment_ps: 0.0, unreachable: 0 };
         let kept = choose_workers(&costs(), &[5; 8], &tree, 20e6, costly, &limits).unwrap();
         assert_eq!(kept.workers, 8);
         assert_eq!(kept.estimates[7].move_penalty_ps, 0.0);
         assert!(kept.estimates[..7].iter().all(|e| e.move_penalty_ps == 200e6));
         // A cheaper move (less than the 7 x 20 us it saves) still shrinks.
-        let cheap = MoveCost { current: 8, penalty_ps: 100e6 };
+        let cheap =
+            MoveCost { current: 8, penalty_ps: 100e6, per_hosted_fragment_ps: 0.0, unreachable: 0 };
         let shrunk = choose_workers(&costs(), &[5; 8], &tree, 20e6, cheap, &limits).unwrap();
         assert_eq!(shrunk.workers, 1);
+    }
+
+    #[test]
+    fn hosting_fragments_costs_per_extra_fragment() {
+        let tree = ReductionTree::build(dgx1()).unwrap();
+        let limits = SolverLimits::default();
+        // The extended move: one worker would run all eight fragments one after another.
+        // At 30 us per extra fragment and 20 us of synchronisation per worker, E is 160 us
+        // at 8 workers, 80 + 30 at 4 (two fragments each), 40 + 90 at 2, 20 + 210 at 1.
+        let hosted =
+            MoveCost { current: 8, penalty_ps: 0.0, per_hosted_fragment_ps: 30e6, unreachable: 0 };
+        assert_eq!(hosted.hosting_ps(&tree, 8), 0.0);
+        assert_eq!(hosted.hosting_ps(&tree, 1), 7.0 * 30e6);
+        let four = choose_workers(&costs(), &[5; 8], &tree, 20e6, hosted, &limits).unwrap();
+        assert_eq!(four.workers, 4);
+        assert!((four.estimates[0].hosting_ps - 210e6).abs() < 1.0);
+        assert!((four.estimates[3].hosting_ps - 30e6).abs() < 1.0);
+        // At 100 us per extra fragment no count beats all eight, and the bound knows it.
+        let dear = MoveCost { per_hosted_fragment_ps: 100e6, ..hosted };
+        let kept = choose_workers(&costs(), &[5; 8], &tree, 20e6, dear, &limits).unwrap();
+        assert_eq!(kept.workers, 8);
+        assert_eq!(may_pay(&costs(), &[5; 8], &tree, 20e6, dear), 0.0);
+        // From one worker hosting everything, handing back gains.
+        let back = MoveCost { current: 1, ..dear };
+        assert!(may_pay(&costs(), &[5; 8], &tree, 20e6, back) > 0.0);
+        // Counts the move cannot reach are never chosen.
+        let no_one = MoveCost { unreachable: 1 << 1, ..MoveCost { current: 8, ..MoveCost::FREE } };
+        let two = choose_workers(&costs(), &[5; 8], &tree, 20e6, no_one, &limits).unwrap();
+        assert_eq!(two.workers, 2);
+        assert!(two.estimates[0].estimate_ps.is_infinite());
     }
 
     #[test]
@@ -209,11 +284,13 @@ mod tests {
         let tree = ReductionTree::build(dgx1()).unwrap();
         // A tail of a few edges with 20 us of synchronisation per worker: shrinking to one
         // worker could save up to 7 x 20 us a superstep.
-        let free = MoveCost { current: 8, penalty_ps: 0.0 };
+        let free =
+            MoveCost { current: 8, penalty_ps: 0.0, per_hosted_fragment_ps: 0.0, unreachable: 0 };
         let gain = may_pay(&costs(), &[5; 8], &tree, 20e6, free);
         assert!(gain > 139e6 && gain <= 140e6, "{gain}");
         // A move that costs more per superstep than that: nothing can gain.
-        let costly = MoveCost { current: 8, penalty_ps: 200e6 };
+        let costly =
+            MoveCost { current: 8, penalty_ps: 200e6, per_hosted_fragment_ps: 0.0, unreachable: 0 };
         assert_eq!(may_pay(&costs(), &[5; 8], &tree, 20e6, costly), 0.0);
         // Fifty million balanced edges each: fewer workers only add work.
         assert_eq!(may_pay(&costs(), &[50_000_000; 8], &tree, 20e6, free), 0.0);
@@ -234,7 +311,12 @@ mod tests {
         let tree =
             ReductionTree::build(vec![vec![1, 25_000_000_000], vec![25_000_000_000, 1]]).unwrap();
         let cost = vec![vec![100.0, 500.0], vec![500.0, 100.0]];
-        let moving = MoveCost { current: 2, penalty_ps: 1.6e12 / 10.0 };
+        let moving = MoveCost {
+            current: 2,
+            penalty_ps: 1.6e12 / 10.0,
+            per_hosted_fragment_ps: 0.0,
+            unreachable: 0,
+        };
         assert_eq!(may_pay(&cost, &[50, 40], &tree, 1e9, moving), 0.0);
         let kept = choose_workers(&cost, &[50, 40], &tree, 1e9, moving, &SolverLimits::default());
         assert_eq!(kept.unwrap().workers, 2);
