@@ -1983,5 +1983,7 @@ extern "C" __global__ void __launch_bounds__(AT_TILE_BLOCK) atos_bfs_tiles(const
         atomicMax(stats + 2, (u64)round);
         atomicAdd(stats + 3, s_sum[2]);
     }
-    sy_count(a, expansions, arcs, messages);
+    // Three global atomics a message (its token, the label's min, the inbox's tail), as the
+    // simulator counts them.
+    sy_count(a, expansions, arcs, 3 * messages);
 }

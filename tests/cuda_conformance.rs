@@ -1258,9 +1258,11 @@ fn atos_tiles_match_their_rust_contract() {
     let n = g.num_vertices() as usize;
     let expected = switchyard::graph::reference::bfs_levels(&g, 0).unwrap();
     let mut gpu = gpu();
-    for (tile_vertices, counts_match) in [(1024, true), (40, false)] {
+    // 1,200 vertices: one tile of 2,048, or 30-odd of 40.
+    for (tile_vertices, counts_match) in [(2048, true), (40, false)] {
         let layout = TileLayout::build(&g, tile_vertices);
         let tiles = layout.tiles();
+        assert_eq!(tiles == 1, counts_match, "{tiles} tiles of at most {tile_vertices}");
         let cap = layout.inbox_capacity(1);
         let mut labels = vec![u32::MAX; n];
         labels[layout.new_of[0] as usize] = 0;
