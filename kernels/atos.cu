@@ -1820,7 +1820,10 @@ extern "C" __global__ void atos_aggregator(const SyArgs a) {
 // the tile, or AT_TILE_REMOTE | tile-ordered id), 3 labels (in and out), 4 inboxes (tiles x
 // capacity u64, all ones until written), 5 tails (tiles), 6 ctl (tokens, refused),
 // 7 stats (u64: expansions, messages, most rounds of a CTA, arcs). Scalars: tiles, capacity.
+// ctl: [0] tokens (the host gives every CTA one), [1] refused entries, [2] stalled (a CTA
+// waited AT_TILE_STALL_NS for a message or the end: every CTA stops, the run fails).
 #define AT_TILE_BLOCK 256
+#define AT_TILE_STALL_NS 10000000000ull
 #define AT_TILE_REMOTE 0x80000000u
 #define AT_TILE_EMPTY 0xffffffffffffffffull
 extern __shared__ u32 at_tile_smem[];
@@ -1832,6 +1835,21 @@ __device__ __forceinline__ u32 at_tile_owner(const u32 *s_start, u32 tiles, u32 
         if (s_start[mid] <= g) lo = mid; else hi = mid;
     }
     return lo;
+}
+
+__device__ __forceinline__ u64 at_tile_now() {
+    u64 t;
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+    return t;
+}
+
+// An inbox entry, spinning until its sender has written it; AT_TILE_EMPTY if the run was
+// stopped as stalled meanwhile (checked every 4,096 spins).
+__device__ __forceinline__ u64 at_tile_entry(const u64 *entry, const u32 *ctl) {
+    u64 x;
+    for (u32 spins = 1; (x = *(volatile const u64 *)entry) == AT_TILE_EMPTY; spins++)
+        if ((spins & 4095) == 0 && *(volatile const u32 *)(ctl + 2)) break;
+    return x;
 }
 
 extern "C" __global__ void __launch_bounds__(AT_TILE_BLOCK) atos_bfs_tiles(const SyArgs a) {
@@ -1875,7 +1893,9 @@ extern "C" __global__ void __launch_bounds__(AT_TILE_BLOCK) atos_bfs_tiles(const
         if (l != SY_UNREACHED) s_cur[atomicAdd(&s_ncur, 1)] = i;
     }
     __syncthreads();
-    if (threadIdx.x == 0 && s_ncur > 0) s_tokens = 1;
+    // Every CTA holds one token from the start (the host counted them): its starting labels
+    // may already carry a neighbour's early message, whose token the sender added.
+    if (threadIdx.x == 0) s_tokens = 1;
     u64 *inbox = inboxes + (u64)t * cap;
     u32 round = 1;
     u64 expansions = 0, messages = 0, arcs = 0;
@@ -1923,7 +1943,7 @@ extern "C" __global__ void __launch_bounds__(AT_TILE_BLOCK) atos_bfs_tiles(const
         u32 head = s_head, tl = s_tail;
         for (u32 k = head + threadIdx.x; k < tl; k += blockDim.x) {
             u64 x;
-            do { x = *(volatile u64 *)(inbox + k); } while (x == AT_TILE_EMPTY);
+            if ((x = at_tile_entry(inbox + k, ctl)) == AT_TILE_EMPTY) continue;
             const u32 l = (u32)x, lab = (u32)(x >> 32);
             if (lab < s_lab[l] && atomicMin(&s_lab[l], lab) > lab &&
                 atomicExch(&s_flag[l], round + 1) != round + 1)
@@ -1938,10 +1958,18 @@ extern "C" __global__ void __launch_bounds__(AT_TILE_BLOCK) atos_bfs_tiles(const
             if (s_ncur == 0) {
                 // Out of work: the tokens go back, then wait for a message or the end.
                 if (s_tokens) { atomicSub(ctl, s_tokens); s_tokens = 0; }
+                const u64 since = at_tile_now();
                 while (true) {
                     const u32 now = (u32)min((u64)*(volatile u32 *)(tails + t), cap);
                     if (now > s_head) { s_tail = now; break; }
                     if (*(volatile u32 *)ctl == 0) { s_done = 1; break; }
+                    if (*(volatile u32 *)(ctl + 2)) { s_done = 1; break; }
+                    if (at_tile_now() - since > AT_TILE_STALL_NS) {
+                        atomicExch(ctl + 2, 1u);
+                        sy_fail(a, SY_ERR_STALLED, AT_TILE_STALL_NS, t);
+                        s_done = 1;
+                        break;
+                    }
                     __nanosleep(64);
                 }
             }
@@ -1958,7 +1986,7 @@ extern "C" __global__ void __launch_bounds__(AT_TILE_BLOCK) atos_bfs_tiles(const
             head = s_head; tl = s_tail;
             for (u32 k = head + threadIdx.x; k < tl; k += blockDim.x) {
                 u64 x;
-                do { x = *(volatile u64 *)(inbox + k); } while (x == AT_TILE_EMPTY);
+                if ((x = at_tile_entry(inbox + k, ctl)) == AT_TILE_EMPTY) continue;
                 const u32 l = (u32)x, lab = (u32)(x >> 32);
                 if (lab < s_lab[l] && atomicMin(&s_lab[l], lab) > lab &&
                     atomicExch(&s_flag[l], round) != round)

@@ -62,6 +62,7 @@ struct SyArgs {
 #define SY_ERR_OUT_SMALL 14     // [1] arcs of the first item, [2] Out's capacity
 #define SY_ERR_INJECTED 15      // a failure drill (SWITCHYARD_CUDA_FAULT=error:KERNEL)
 #define SY_ERR_GRID 16          // [1] blocks launched, [2] blocks the kernel needs
+#define SY_ERR_STALLED 17       // [1] ns waited, [2] block (a persistent kernel's wait)
 
 template <class T> __device__ __forceinline__ T *sy_buf(const SyArgs &a, int i) {
     return reinterpret_cast<T *>(a.ptr[i]);

@@ -177,3 +177,20 @@ fn tile_options_that_cannot_run_are_refused_with_what_to_choose() {
         err(&spec(1, 0, AtosOptions { permute_ids: true, ..tiles(TileMode::On, 1024) }, 1), &road);
     assert!(e.contains("--atos-permute"), "{e}");
 }
+
+#[test]
+fn a_full_inbox_stops_the_run_with_every_refused_message_counted() {
+    let g = graph("grid2d:w=60,h=60,drop=0.1,seed=4");
+    let o = AtosOptions { queue_capacity: Some(1), ..tiles(TileMode::On, 16) };
+    let e = match run(&g, "grid", &spec(1, 0, o, 1), &machine()) {
+        Ok(_) => panic!("inboxes of one entry held every message"),
+        Err(e) => e.to_string(),
+    };
+    assert!(
+        e.contains("inboxes of 1 entries refused") && e.contains("--atos-queue-capacity"),
+        "{e}"
+    );
+    // Large enough, the same run validates.
+    let o = AtosOptions { queue_capacity: Some(4096), ..tiles(TileMode::On, 16) };
+    run_exact(&g, "grid", 0, o);
+}

@@ -1273,7 +1273,7 @@ fn atos_tiles_match_their_rust_contract() {
             HostData::U32(labels),
             HostData::U64(vec![EMPTY; tiles as usize * cap as usize]),
             HostData::U32(vec![0; tiles as usize]),
-            HostData::U32(vec![1, 0]),
+            HostData::U32(vec![tiles, 0, 0]),
             HostData::U64(vec![0; 4]),
         ];
         let config = LaunchConfig {
@@ -1291,7 +1291,11 @@ fn atos_tiles_match_their_rust_contract() {
         let (want, want_counts) =
             run_one_with(&mut sim(), &inputs, BFS_TILES, scalars.clone(), n as u64, config);
         assert_eq!(levels(&want), expected, "{tiles} tiles: the simulator's levels");
-        assert_eq!(want[6].as_u32().unwrap(), &[0, 0], "{tiles} tiles: tokens left, refused");
+        assert_eq!(
+            want[6].as_u32().unwrap(),
+            &[0, 0, 0],
+            "{tiles} tiles: tokens, refused, stalled"
+        );
         if tiles > 1 {
             assert!(want[7].as_u64().unwrap()[1] > 0, "{tiles} tiles send no message");
         }
@@ -1304,7 +1308,11 @@ fn atos_tiles_match_their_rust_contract() {
         let (got, got_counts) =
             run_one_with(g, &inputs, BFS_TILES, scalars.clone(), n as u64, config);
         assert_eq!(levels(&got), expected, "{tiles} tiles: the GPU's levels");
-        assert_eq!(got[6].as_u32().unwrap(), &[0, 0], "{tiles} tiles on the GPU: tokens, refused");
+        assert_eq!(
+            got[6].as_u32().unwrap(),
+            &[0, 0, 0],
+            "{tiles} tiles on the GPU: tokens, refused, stalled"
+        );
         if counts_match {
             assert_eq!(want_counts.items, got_counts.items, "one tile: expansions");
             assert_eq!(want_counts.edges, got_counts.edges, "one tile: arcs");

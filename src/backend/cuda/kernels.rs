@@ -244,6 +244,10 @@ pub fn error_message(code: u64, d1: u64, d2: u64) -> String {
             super::faults::FAULT_ENV
         ),
         16 => format!("launched with {d1} blocks; it needs exactly {d2}, all resident at once"),
+        17 => format!(
+            "block {d2} waited {d1} ns for work or the end and stopped the run (a lost token or \
+             a block that never ran); rerun, and report it with the graph and options"
+        ),
         _ => format!("unknown kernel error code {code} ({d1}, {d2})"),
     }
 }

@@ -37,9 +37,10 @@ use serde::Serialize;
 pub enum TileMode {
     /// On one GPU, for an algorithm with a tile kernel, when the graph fits the SMs (one tile
     /// a CTA, one CTA an SM) and is road-like (at most [`ROAD_MAX_MEAN_DEGREE`] arcs a vertex
-    /// on average: deep, narrow levels). One H200 (c77): luxembourg_osm 1.66-1.99 ms with
-    /// tiles against 2.80-2.86 with the CTA workers; delaunay_n16 (a mesh, 6 arcs a vertex,
-    /// 109 levels) 1.09-1.15 against 0.51-0.54, so meshes stay on the workers.
+    /// on average: deep, narrow levels). One H200 (c77, reports/atos.md): luxembourg_osm
+    /// 1.46-1.52 ms with tiles against 2.81-2.86 with the CTA workers; delaunay_n16 (a mesh,
+    /// 6 arcs a vertex, 109 levels) 0.99-1.06 against 0.51-0.55, so meshes stay on the
+    /// workers.
     Auto,
     /// Always (an error where the run cannot: several GPUs, no tile kernel, a graph that does
     /// not fit).
@@ -60,6 +61,13 @@ pub const SHARED_LIMIT_BYTES: u64 = 48 * 1024;
 pub const REMOTE: u32 = 1 << 31;
 /// An inbox entry not yet written.
 pub const EMPTY: u64 = u64::MAX;
+/// How long a CUDA tile CTA waits for a message or the end before it stops the run with an
+/// error (`AT_TILE_STALL_NS` in `kernels/atos.cu`): a run that fits on chip ends in
+/// milliseconds, so a wait this long means a lost token or a CTA that never ran.
+pub const STALL_NS: u64 = 10_000_000_000;
+/// Shared memory the tile kernel keeps for its own words (counters, sums), bytes, left out
+/// of [`SHARED_LIMIT_BYTES`] for the tile.
+pub const STATIC_SHARED_MARGIN_BYTES: u64 = 1024;
 
 /// Buffer slots of the tile kernel.
 pub mod slot {
@@ -76,7 +84,8 @@ pub mod slot {
     pub const INBOX: usize = 4;
     /// Entries reserved in each tile's inbox.
     pub const TAILS: usize = 5;
-    /// `[0]` tokens outstanding, `[1]` inbox entries refused (full).
+    /// `[0]` tokens outstanding (the host sets one a CTA), `[1]` inbox entries refused
+    /// (full), `[2]` set when a CTA waited [`super::STALL_NS`] for work or the end (CUDA).
     pub const CTL: usize = 6;
     /// `[0]` expansions, `[1]` messages, `[2]` the most rounds of a CTA, `[3]` arcs.
     pub const STATS: usize = 7;
@@ -240,10 +249,11 @@ impl TileLayout {
             ));
         }
         let bytes = self.shared_bytes();
-        (bytes > SHARED_LIMIT_BYTES).then(|| {
+        let room = SHARED_LIMIT_BYTES - STATIC_SHARED_MARGIN_BYTES;
+        (bytes > room).then(|| {
             format!(
                 "a tile of {} vertices and {} arcs needs {bytes} bytes of shared memory, more \
-                 than the {SHARED_LIMIT_BYTES} a CTA gets",
+                 than the {room} a CTA has for it",
                 self.max_vertices, self.max_arcs
             )
         })
@@ -299,7 +309,14 @@ fn tiles_kernel(ctx: &mut KernelContext<'_>) -> Result<(), BackendError> {
     }
     let n = glab.len();
     if rows.len() != n + 1 || start[tiles] as usize != n || ctl.len() < 2 || stats.len() < 4 {
-        return Err(bad(format!("{} row offsets, {} labels", rows.len(), n)));
+        return Err(bad(format!(
+            "{} row offsets and {} labels (want one more offset than labels), {} control \
+             words (at least 2), {} stats words (at least 4)",
+            rows.len(),
+            n,
+            ctl.len(),
+            stats.len()
+        )));
     }
     let owner = |g: u32| start.partition_point(|&s| s <= g) - 1;
     // Per tile: labels, current list, consumed inbox entries.
@@ -472,7 +489,18 @@ pub struct TileReport {
 /// Times a run whose inboxes overflowed starts again with inboxes 4 times as large.
 pub const MAX_INBOX_GROWTHS: u32 = 2;
 
-/// Runs `app` on tiles (one GPU; see [`plan`]).
+/// What one launch on tiles left behind.
+struct Attempt {
+    labels: Vec<u32>,
+    refused: u32,
+    stats: Vec<u64>,
+    start_ps: u64,
+    end_ps: u64,
+}
+
+/// Runs `app` on tiles (one GPU; see [`plan`]). Inboxes sized from the layout grow 4 times
+/// on overflow (up to [`MAX_INBOX_GROWTHS`] restarts, the time counted from the first start);
+/// `--atos-queue-capacity` sets their size and an overflow at it is an error.
 pub fn run<B: Backend + ?Sized>(
     backend: &mut B,
     graph: &Csr,
@@ -491,178 +519,215 @@ pub fn run<B: Backend + ?Sized>(
     for (new, &value) in init.value.iter().enumerate() {
         labels[layout.new_of[ag.old_of[new] as usize] as usize] = value;
     }
-    let tiles = layout.tiles();
-    let holders = (0..tiles as usize)
-        .filter(|&t| {
-            labels[layout.start[t] as usize..layout.start[t + 1] as usize]
-                .iter()
-                .any(|&l| l != u32::MAX)
-        })
-        .count() as u32;
     let device = DeviceId(0);
     let stream = backend.create_stream(device, StreamPriority::Normal)?;
-    let mut token = 0u64;
-    let mut next_token = || {
-        token += 1;
-        Token(token)
-    };
     let fixed = [
         ("atos tile starts", HostData::U32(layout.start.clone())),
         ("atos tile rows", HostData::U32(layout.rows.clone())),
         ("atos tile arcs", HostData::U32(layout.cols.clone())),
     ];
     let mut bufs: Vec<BufferId> = Vec::new();
-    let mut ups = Vec::new();
-    for (label, data) in fixed {
-        let b = backend.alloc(device, data.elem(), data.len().max(1), label)?;
-        let t = next_token();
-        backend.write_from_host(stream, b, 0, data, Some(t))?;
-        ups.push(t);
+    let uploaded = upload(backend, stream, fixed, &mut bufs, 0);
+    let result =
+        uploaded.and_then(|()| attempts(backend, stream, kernel, layout, &labels, &bufs, options));
+    for b in bufs {
+        backend.free(b)?;
+    }
+    let (attempt, growth, cap) = result?;
+    let values: Vec<u32> = (0..n).map(|v| attempt.labels[layout.new_of[v] as usize]).collect();
+    let (expansions, messages, rounds, arcs) =
+        (attempt.stats[0], attempt.stats[1], attempt.stats[2], attempt.stats[3]);
+    let (ideal, ideal_is) = app.ideal_visits(graph);
+    let mut resolved = *options;
+    resolved.tiles = TileMode::On;
+    let report = AtosReport {
+        options: resolved,
+        visits: expansions,
+        ideal_visits: ideal,
+        ideal_is,
+        extra_work: expansions as f64 / ideal.max(1) as f64,
+        termination_waves: 0,
+        queue_capacity: vec![cap],
+        queue_growths: growth,
+        per_gpu: vec![AtosGpuReport {
+            visits: expansions,
+            tasks: expansions,
+            edges: arcs,
+            steps: rounds,
+            launches: 1,
+            ..AtosGpuReport::default()
+        }],
+        tiles: Some(TileReport {
+            tiles: layout.tiles(),
+            max_vertices: layout.max_vertices,
+            max_arcs: layout.max_arcs,
+            remote_arcs: layout.remote_arcs,
+            messages,
+            rounds,
+            inbox_capacity: cap,
+        }),
+    };
+    Ok(Outcome {
+        values,
+        aux: None,
+        compute_time_ps: attempt.end_ps - attempt.start_ps,
+        work: WorkReport {
+            edges_visited: arcs,
+            work_items: expansions,
+            messages: 0,
+            bytes_sent: 0,
+            frontier_sizes: Vec::new(),
+        },
+        supersteps: 0,
+        groute: None,
+        gum: None,
+        atos: Some(report),
+    })
+}
+
+/// Allocates and uploads `data` on gpu0, appending the buffers to `bufs` (which the caller
+/// frees, also on error); tokens from `first_token` on.
+fn upload<B: Backend + ?Sized, const N: usize>(
+    backend: &mut B,
+    stream: crate::backend::StreamId,
+    data: [(&str, HostData); N],
+    bufs: &mut Vec<BufferId>,
+    first_token: u64,
+) -> Result<(), RuntimeError> {
+    let mut ups = Vec::with_capacity(N);
+    for (i, (label, d)) in data.into_iter().enumerate() {
+        let b = backend.alloc(DeviceId(0), d.elem(), d.len().max(1), label)?;
         bufs.push(b);
+        let t = Token(first_token + i as u64 + 1);
+        backend.write_from_host(stream, b, 0, d, Some(t))?;
+        ups.push(t);
     }
     wait_all(backend, &ups)?;
+    Ok(())
+}
+
+/// Launches until the inboxes hold every message: the attempt, the growths it took and the
+/// inbox capacity it ran with. Time counts from the first launch.
+fn attempts<B: Backend + ?Sized>(
+    backend: &mut B,
+    stream: crate::backend::StreamId,
+    kernel: &'static str,
+    layout: &TileLayout,
+    labels: &[u32],
+    fixed: &[BufferId],
+    options: &AtosOptions,
+) -> Result<(Attempt, u32, u64), RuntimeError> {
+    let tiles = layout.tiles();
     let mut first_start = None;
     for growth in 0..=MAX_INBOX_GROWTHS {
-        let cap = layout.inbox_capacity(4u64.pow(growth));
+        let cap = options.queue_capacity.unwrap_or_else(|| layout.inbox_capacity(4u64.pow(growth)));
         let inbox_len = u64::from(tiles).saturating_mul(cap);
-        if cap > u64::from(u32::MAX)
-            || inbox_len.saturating_mul(8) > backend.device_info(device).memory_bytes / 2
-        {
+        let memory = backend.device_info(DeviceId(0)).memory_bytes;
+        if cap == 0 || cap > u64::from(u32::MAX) || inbox_len.saturating_mul(8) > memory / 2 {
             return Err(RuntimeError::Options(format!(
-                "Atos tiles: {tiles} inboxes of {cap} entries do not fit gpu0's memory; run \
-                 with --atos-tiles off"
+                "Atos tiles: {tiles} inboxes of {cap} entries cannot be held (gpu0 has {memory} \
+                 bytes); choose another --atos-queue-capacity, or --atos-tiles off"
             )));
         }
-        let mut run_bufs = bufs.clone();
-        let per_run = [
-            ("atos tile labels", HostData::U32(labels.clone())),
-            ("atos tile inboxes", HostData::U64(vec![EMPTY; inbox_len as usize])),
-            ("atos tile tails", HostData::U32(vec![0; tiles as usize])),
-            ("atos tile control", HostData::U32(vec![holders, 0])),
-            ("atos tile stats", HostData::U64(vec![0; 4])),
-        ];
-        let mut ups = Vec::new();
-        for (label, data) in per_run {
-            let b = backend.alloc(device, data.elem(), data.len().max(1), label)?;
-            let t = next_token();
-            backend.write_from_host(stream, b, 0, data, Some(t))?;
-            ups.push(t);
-            run_bufs.push(b);
-        }
-        wait_all(backend, &ups)?;
-        let start_ps = backend.now_ps();
-        first_start.get_or_insert(start_ps);
-        let launch = Launch {
-            kernel,
-            buffers: run_bufs.clone(),
-            scalars: vec![Scalar::U32(tiles), Scalar::U32(cap as u32)],
-            work_items: n as u64,
-        };
-        let config = LaunchConfig {
-            block_threads: Some(BLOCK_THREADS),
-            blocks: Some(tiles),
-            shared_bytes: layout.shared_bytes() as u32,
-            // Every CTA resident at once (it ends itself, on the tokens): the simulator runs
-            // it as one step and charges its fitted rounds with no latency floor per round
-            // (its rounds are in shared memory).
-            persistent: true,
-            sm_limit: None,
-        };
-        let done = next_token();
-        backend.launch_with(stream, launch, config, Some(done))?;
-        wait_all(backend, &[done])?;
-        let end_ps = backend.now_ps();
-        let reads = [slot::LABELS, slot::CTL, slot::STATS].map(|s| (s, next_token()));
-        for &(s, t) in &reads {
-            let (_, len) = backend.buffer_shape(run_bufs[s])?;
-            backend.read_to_host(stream, BufferSlice::new(run_bufs[s], 0, len), t)?;
-        }
-        let mut got: Vec<HostData> = Vec::new();
-        let tokens: Vec<Token> = reads.iter().map(|r| r.1).collect();
-        let mut by_token = std::collections::BTreeMap::new();
-        for c in wait_all(backend, &tokens)? {
-            let CompletionKind::HostRead(data) = c.kind else {
-                return Err(
-                    BackendError::Usage("Atos tiles: a read returned no data".into()).into()
-                );
-            };
-            by_token.insert(c.token, data);
-        }
-        for t in &tokens {
-            got.push(by_token.remove(t).ok_or_else(|| {
-                BackendError::Usage("Atos tiles: a read did not complete".into())
-            })?);
-        }
-        for &b in &run_bufs[bufs.len()..] {
+        let mut mine = Vec::new();
+        let attempt = launch(backend, stream, kernel, layout, labels, fixed, cap, &mut mine);
+        for b in mine {
             backend.free(b)?;
         }
-        let (HostData::U32(out), HostData::U32(ctl), HostData::U64(stats)) =
-            (&got[0], &got[1], &got[2])
-        else {
-            return Err(BackendError::Usage("Atos tiles: a read of the wrong type".into()).into());
-        };
-        if ctl.get(1).copied().unwrap_or(0) > 0 {
-            if growth == MAX_INBOX_GROWTHS {
-                return Err(RuntimeError::Options(format!(
-                    "Atos tiles: inboxes of {cap} entries overflowed {} times after {growth} \
-                     growths (every refused entry counted; nothing was dropped silently); run \
-                     with --atos-tiles off",
-                    ctl[1]
-                )));
-            }
-            continue;
+        let mut attempt = attempt?;
+        let first = *first_start.get_or_insert(attempt.start_ps);
+        attempt.start_ps = first;
+        if attempt.refused == 0 {
+            return Ok((attempt, growth, cap));
         }
-        let values: Vec<u32> = (0..n).map(|v| out[layout.new_of[v] as usize]).collect();
-        let (expansions, messages, rounds, arcs) = (stats[0], stats[1], stats[2], stats[3]);
-        let (ideal, ideal_is) = app.ideal_visits(graph);
-        for b in bufs {
-            backend.free(b)?;
+        if options.queue_capacity.is_some() || growth == MAX_INBOX_GROWTHS {
+            return Err(RuntimeError::Options(format!(
+                "Atos tiles: inboxes of {cap} entries refused {} messages (counted, nothing \
+                 dropped silently; {growth} growths); choose a larger --atos-queue-capacity \
+                 (e.g. {}), or --atos-tiles off",
+                attempt.refused,
+                cap.saturating_mul(4)
+            )));
         }
-        let mut resolved = *options;
-        resolved.tiles = TileMode::On;
-        let report = AtosReport {
-            options: resolved,
-            visits: expansions,
-            ideal_visits: ideal,
-            ideal_is,
-            extra_work: expansions as f64 / ideal.max(1) as f64,
-            termination_waves: 0,
-            queue_capacity: vec![cap],
-            queue_growths: growth,
-            per_gpu: vec![AtosGpuReport {
-                visits: expansions,
-                tasks: expansions,
-                edges: arcs,
-                steps: rounds,
-                launches: 1,
-                ..AtosGpuReport::default()
-            }],
-            tiles: Some(TileReport {
-                tiles,
-                max_vertices: layout.max_vertices,
-                max_arcs: layout.max_arcs,
-                remote_arcs: layout.remote_arcs,
-                messages,
-                rounds,
-                inbox_capacity: cap,
-            }),
-        };
-        return Ok(Outcome {
-            values,
-            aux: None,
-            compute_time_ps: end_ps - first_start.unwrap_or(start_ps),
-            work: WorkReport {
-                edges_visited: arcs,
-                work_items: expansions,
-                messages: 0,
-                bytes_sent: 0,
-                frontier_sizes: Vec::new(),
-            },
-            supersteps: 0,
-            groute: None,
-            gum: None,
-            atos: Some(report),
-        });
     }
     unreachable!("the last growth returns")
+}
+
+/// One launch with inboxes of `cap` entries; its buffers go into `mine` (freed by the caller).
+#[allow(clippy::too_many_arguments)]
+fn launch<B: Backend + ?Sized>(
+    backend: &mut B,
+    stream: crate::backend::StreamId,
+    kernel: &'static str,
+    layout: &TileLayout,
+    labels: &[u32],
+    fixed: &[BufferId],
+    cap: u64,
+    mine: &mut Vec<BufferId>,
+) -> Result<Attempt, RuntimeError> {
+    let tiles = layout.tiles();
+    let per_run = [
+        ("atos tile labels", HostData::U32(labels.to_vec())),
+        ("atos tile inboxes", HostData::U64(vec![EMPTY; (u64::from(tiles) * cap) as usize])),
+        ("atos tile tails", HostData::U32(vec![0; tiles as usize])),
+        // Every CTA starts holding one token: a CTA's starting labels may already carry an
+        // early message of a neighbour (whose own token the sender added), so a token per
+        // CTA that starts with a label would be miscounted.
+        ("atos tile control", HostData::U32(vec![tiles, 0, 0])),
+        ("atos tile stats", HostData::U64(vec![0; 4])),
+    ];
+    upload(backend, stream, per_run, mine, 100)?;
+    let mut buffers = fixed.to_vec();
+    buffers.extend_from_slice(mine);
+    let start_ps = backend.now_ps();
+    let l = Launch {
+        kernel,
+        buffers: buffers.clone(),
+        scalars: vec![Scalar::U32(tiles), Scalar::U32(cap as u32)],
+        work_items: labels.len() as u64,
+    };
+    let config = LaunchConfig {
+        block_threads: Some(BLOCK_THREADS),
+        blocks: Some(tiles),
+        shared_bytes: layout.shared_bytes() as u32,
+        // Every CTA resident at once (it ends itself, on the tokens): the simulator runs it
+        // as one step and charges its fitted rounds with no latency floor per round (its
+        // rounds are in shared memory).
+        persistent: true,
+        sm_limit: None,
+    };
+    let done = Token(200);
+    backend.launch_with(stream, l, config, Some(done))?;
+    wait_all(backend, &[done])?;
+    let end_ps = backend.now_ps();
+    let reads = [slot::LABELS, slot::CTL, slot::STATS];
+    let tokens: Vec<Token> = (0..reads.len()).map(|i| Token(300 + i as u64)).collect();
+    for (&s, &t) in reads.iter().zip(&tokens) {
+        let (_, len) = backend.buffer_shape(buffers[s])?;
+        backend.read_to_host(stream, BufferSlice::new(buffers[s], 0, len), t)?;
+    }
+    let mut by_token = std::collections::BTreeMap::new();
+    for c in wait_all(backend, &tokens)? {
+        let CompletionKind::HostRead(data) = c.kind else {
+            return Err(BackendError::Usage("Atos tiles: a read returned no data".into()).into());
+        };
+        by_token.insert(c.token, data);
+    }
+    let mut take = |t: &Token| {
+        by_token
+            .remove(t)
+            .ok_or_else(|| BackendError::Usage("Atos tiles: a read did not complete".into()))
+    };
+    match (take(&tokens[0])?, take(&tokens[1])?, take(&tokens[2])?) {
+        (HostData::U32(labels), HostData::U32(ctl), HostData::U64(stats)) if stats.len() >= 4 => {
+            Ok(Attempt {
+                labels,
+                refused: ctl.get(1).copied().unwrap_or(0),
+                stats,
+                start_ps,
+                end_ps,
+            })
+        }
+        _ => Err(BackendError::Usage("Atos tiles: a read of the wrong type".into()).into()),
+    }
 }
