@@ -31,7 +31,7 @@ use switchyard::backend::{
 };
 use switchyard::driver::builtin_kernels;
 use switchyard::graph::generate::{GeneratorSpec, generate};
-use switchyard::runtime::atos::tiles::{BLOCK_THREADS, EMPTY, TileLayout};
+use switchyard::runtime::atos::tiles::TileLayout;
 use switchyard_sim::topology::Topology;
 
 struct Rng(u64);
@@ -1266,23 +1266,13 @@ fn atos_tiles_match_their_rust_contract() {
         let cap = layout.inbox_capacity(1);
         let mut labels = vec![u32::MAX; n];
         labels[layout.new_of[0] as usize] = 0;
-        let inputs = vec![
+        let mut inputs = vec![
             HostData::U32(layout.start.clone()),
             HostData::U32(layout.rows.clone()),
             HostData::U32(layout.cols.clone()),
-            HostData::U32(labels),
-            HostData::U64(vec![EMPTY; tiles as usize * cap as usize]),
-            HostData::U32(vec![0; tiles as usize]),
-            HostData::U32(vec![tiles, 0, 0]),
-            HostData::U64(vec![0; 4]),
         ];
-        let config = LaunchConfig {
-            block_threads: Some(BLOCK_THREADS),
-            blocks: Some(tiles),
-            shared_bytes: layout.shared_bytes() as u32,
-            persistent: true,
-            sm_limit: None,
-        };
+        inputs.extend(layout.run_buffers(&labels, cap).map(|(_, data)| data));
+        let config = layout.launch_config();
         let scalars = vec![Scalar::U32(tiles), Scalar::U32(cap as u32)];
         let levels = |out: &[HostData]| -> Vec<u32> {
             let by_tile = out[3].as_u32().unwrap();

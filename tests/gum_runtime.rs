@@ -243,14 +243,7 @@ fn ownership_is_handed_back_when_work_grows() {
         assert!(out.report.validation.as_ref().unwrap().is_ok());
         let report = out.report.gum.as_ref().unwrap();
         check_ownership(report);
-        let moves: Vec<(u32, u32)> = report
-            .iterations
-            .iter()
-            .filter_map(|r| match r.osteal {
-                OstealDecision::Moved { from, to } => Some((from, to)),
-                _ => None,
-            })
-            .collect();
+        let moves = ownership_moves(report);
         let shrink = moves.iter().position(|&(a, b)| b < a).expect("a shrink");
         assert!(moves[shrink..].iter().any(|&(a, b)| b > a), "no hand-back: {moves:?}");
     }
@@ -430,14 +423,7 @@ fn the_extended_move_hands_ownership_back_when_work_grows() {
         assert!(out.report.validation.as_ref().unwrap().is_ok(), "fsteal {fsteal}");
         let report = out.report.gum.as_ref().unwrap();
         check_extended(report);
-        let moves: Vec<(u32, u32)> = report
-            .iterations
-            .iter()
-            .filter_map(|r| match r.osteal {
-                OstealDecision::Moved { from, to } => Some((from, to)),
-                _ => None,
-            })
-            .collect();
+        let moves = ownership_moves(report);
         let shrink = moves.iter().position(|&(a, b)| b < a).expect("a shrink");
         assert!(
             moves[shrink..].iter().any(|&(a, b)| b > a),
@@ -573,4 +559,16 @@ fn bfs_splits_in_the_advance_when_nothing_is_stolen() {
         let stealing = run(Split::InAdvance, GumOptions { fsteal: true, ..forced });
         assert!(stealing.report.gum.expect("GUM report").planned > 0, "{gpus} GPUs: no plan");
     }
+}
+
+/// Every ownership move of a run, `(workers before, workers after)`, in superstep order.
+fn ownership_moves(report: &GumReport) -> Vec<(u32, u32)> {
+    report
+        .iterations
+        .iter()
+        .filter_map(|r| match r.osteal {
+            OstealDecision::Moved { from, to } => Some((from, to)),
+            _ => None,
+        })
+        .collect()
 }

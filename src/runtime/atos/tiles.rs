@@ -260,6 +260,39 @@ impl TileLayout {
     }
 }
 
+impl TileLayout {
+    /// The tile kernel's launch: one CTA a tile, all resident at once (the kernel ends itself,
+    /// on the tokens), the tile in dynamic shared memory. Persistent: the simulator runs it as
+    /// one step and charges its fitted rounds with no latency floor per round (its rounds are
+    /// in shared memory).
+    pub fn launch_config(&self) -> LaunchConfig {
+        LaunchConfig {
+            block_threads: Some(BLOCK_THREADS),
+            blocks: Some(self.tiles()),
+            shared_bytes: self.shared_bytes() as u32,
+            persistent: true,
+            sm_limit: None,
+        }
+    }
+
+    /// The buffers a launch starts from, after the layout's own three ([`slot::LABELS`] on):
+    /// the starting labels by tile-ordered id, `cap` empty entries an inbox, the tails, the
+    /// control words and the stats.
+    pub fn run_buffers(&self, labels: &[u32], cap: u64) -> [(&'static str, HostData); 5] {
+        let tiles = self.tiles();
+        [
+            ("atos tile labels", HostData::U32(labels.to_vec())),
+            ("atos tile inboxes", HostData::U64(vec![EMPTY; (u64::from(tiles) * cap) as usize])),
+            ("atos tile tails", HostData::U32(vec![0; tiles as usize])),
+            // Every CTA starts holding one token: a CTA's starting labels may already carry
+            // an early message of a neighbour (whose own token the sender added), so a token
+            // per CTA that starts with a label would be miscounted.
+            ("atos tile control", HostData::U32(vec![tiles, 0, 0])),
+            ("atos tile stats", HostData::U64(vec![0; 4])),
+        ]
+    }
+}
+
 /// Vertices a tile gets on a GPU of `sm_count` SMs: `tile_vertices`, or more so that the
 /// tiles fit one an SM.
 pub fn tile_size(graph: &Csr, sm_count: u32, tile_vertices: u32) -> u32 {
@@ -528,8 +561,8 @@ pub fn run<B: Backend + ?Sized>(
     ];
     let mut bufs: Vec<BufferId> = Vec::new();
     let uploaded = upload(backend, stream, fixed, &mut bufs, 0);
-    let result =
-        uploaded.and_then(|()| attempts(backend, stream, kernel, layout, &labels, &bufs, options));
+    let job = Job { stream, kernel, layout, labels: &labels, fixed: &bufs };
+    let result = uploaded.and_then(|()| attempts(backend, &job, options));
     for b in bufs {
         backend.free(b)?;
     }
@@ -606,21 +639,29 @@ fn upload<B: Backend + ?Sized, const N: usize>(
     Ok(())
 }
 
+/// What every launch of a run shares.
+struct Job<'a> {
+    stream: crate::backend::StreamId,
+    kernel: &'static str,
+    layout: &'a TileLayout,
+    /// Starting labels by tile-ordered id.
+    labels: &'a [u32],
+    /// The layout's buffers on gpu0 (starts, rows, arcs).
+    fixed: &'a [BufferId],
+}
+
 /// Launches until the inboxes hold every message: the attempt, the growths it took and the
 /// inbox capacity it ran with. Time counts from the first launch.
 fn attempts<B: Backend + ?Sized>(
     backend: &mut B,
-    stream: crate::backend::StreamId,
-    kernel: &'static str,
-    layout: &TileLayout,
-    labels: &[u32],
-    fixed: &[BufferId],
+    job: &Job<'_>,
     options: &AtosOptions,
 ) -> Result<(Attempt, u32, u64), RuntimeError> {
-    let tiles = layout.tiles();
+    let tiles = job.layout.tiles();
     let mut first_start = None;
     for growth in 0..=MAX_INBOX_GROWTHS {
-        let cap = options.queue_capacity.unwrap_or_else(|| layout.inbox_capacity(4u64.pow(growth)));
+        let cap =
+            options.queue_capacity.unwrap_or_else(|| job.layout.inbox_capacity(4u64.pow(growth)));
         let inbox_len = u64::from(tiles).saturating_mul(cap);
         let memory = backend.device_info(DeviceId(0)).memory_bytes;
         if cap == 0 || cap > u64::from(u32::MAX) || inbox_len.saturating_mul(8) > memory / 2 {
@@ -630,7 +671,7 @@ fn attempts<B: Backend + ?Sized>(
             )));
         }
         let mut mine = Vec::new();
-        let attempt = launch(backend, stream, kernel, layout, labels, fixed, cap, &mut mine);
+        let attempt = launch(backend, job, cap, &mut mine);
         for b in mine {
             backend.free(b)?;
         }
@@ -654,57 +695,31 @@ fn attempts<B: Backend + ?Sized>(
 }
 
 /// One launch with inboxes of `cap` entries; its buffers go into `mine` (freed by the caller).
-#[allow(clippy::too_many_arguments)]
 fn launch<B: Backend + ?Sized>(
     backend: &mut B,
-    stream: crate::backend::StreamId,
-    kernel: &'static str,
-    layout: &TileLayout,
-    labels: &[u32],
-    fixed: &[BufferId],
+    job: &Job<'_>,
     cap: u64,
     mine: &mut Vec<BufferId>,
 ) -> Result<Attempt, RuntimeError> {
-    let tiles = layout.tiles();
-    let per_run = [
-        ("atos tile labels", HostData::U32(labels.to_vec())),
-        ("atos tile inboxes", HostData::U64(vec![EMPTY; (u64::from(tiles) * cap) as usize])),
-        ("atos tile tails", HostData::U32(vec![0; tiles as usize])),
-        // Every CTA starts holding one token: a CTA's starting labels may already carry an
-        // early message of a neighbour (whose own token the sender added), so a token per
-        // CTA that starts with a label would be miscounted.
-        ("atos tile control", HostData::U32(vec![tiles, 0, 0])),
-        ("atos tile stats", HostData::U64(vec![0; 4])),
-    ];
-    upload(backend, stream, per_run, mine, 100)?;
-    let mut buffers = fixed.to_vec();
+    upload(backend, job.stream, job.layout.run_buffers(job.labels, cap), mine, 100)?;
+    let mut buffers = job.fixed.to_vec();
     buffers.extend_from_slice(mine);
     let start_ps = backend.now_ps();
     let l = Launch {
-        kernel,
+        kernel: job.kernel,
         buffers: buffers.clone(),
-        scalars: vec![Scalar::U32(tiles), Scalar::U32(cap as u32)],
-        work_items: labels.len() as u64,
-    };
-    let config = LaunchConfig {
-        block_threads: Some(BLOCK_THREADS),
-        blocks: Some(tiles),
-        shared_bytes: layout.shared_bytes() as u32,
-        // Every CTA resident at once (it ends itself, on the tokens): the simulator runs it
-        // as one step and charges its fitted rounds with no latency floor per round (its
-        // rounds are in shared memory).
-        persistent: true,
-        sm_limit: None,
+        scalars: vec![Scalar::U32(job.layout.tiles()), Scalar::U32(cap as u32)],
+        work_items: job.labels.len() as u64,
     };
     let done = Token(200);
-    backend.launch_with(stream, l, config, Some(done))?;
+    backend.launch_with(job.stream, l, job.layout.launch_config(), Some(done))?;
     wait_all(backend, &[done])?;
     let end_ps = backend.now_ps();
     let reads = [slot::LABELS, slot::CTL, slot::STATS];
     let tokens: Vec<Token> = (0..reads.len()).map(|i| Token(300 + i as u64)).collect();
     for (&s, &t) in reads.iter().zip(&tokens) {
         let (_, len) = backend.buffer_shape(buffers[s])?;
-        backend.read_to_host(stream, BufferSlice::new(buffers[s], 0, len), t)?;
+        backend.read_to_host(job.stream, BufferSlice::new(buffers[s], 0, len), t)?;
     }
     let mut by_token = std::collections::BTreeMap::new();
     for c in wait_all(backend, &tokens)? {
