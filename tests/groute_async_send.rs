@@ -234,3 +234,47 @@ fn a_road_grid_validates_with_asynchronous_sends_and_about_the_one_gpu_work() {
         assert!(items * 100 <= one * 120, "{gpus} GPUs: {items} work items, one GPU {one}");
     }
 }
+
+/// The CLI's default (`--fused auto --groute-send auto`): the fused worker with the
+/// asynchronous send on several GPUs on a graph that is not road-like, where the ring
+/// router's host round trips made 4 H200s 56x slower than one on R-MAT 22 BFS; `end`
+/// on one GPU and on road-like graphs (where the fused worker with soft priority and the
+/// ring was measured faster than the asynchronous send).
+#[test]
+fn auto_send_takes_the_asynchronous_send_on_several_gpus_off_road_graphs_only() {
+    let auto = |gpus: u32, algorithm: Algorithm| {
+        let mut c = groute_support::config("dgx1-v100", gpus, algorithm);
+        c.spec.groute = WorklistOptions {
+            auto_fused: true,
+            auto_send: true,
+            auto_priority: true,
+            ..c.spec.groute
+        };
+        c
+    };
+    let resolved = |graph: &Csr, source: &str, c: &SimRun| {
+        let out = groute_support::check(graph, source, c);
+        let g = out.report.runtime.groute.expect("groute options in the report");
+        (g.fused, g.send, out.report.runtime_label())
+    };
+    let rmat = generated("rmat:scale=10,ef=8,seed=3");
+    let grid = generated("grid2d:w=40,h=40,drop=0.1");
+    for algorithm in [Algorithm::Bfs, Algorithm::Sssp, Algorithm::PrResidual] {
+        let graph = if algorithm == Algorithm::Sssp { weighted(&rmat) } else { rmat.clone() };
+        for gpus in [2, 4] {
+            let (fused, send, label) = resolved(&graph, "rmat", &auto(gpus, algorithm));
+            assert!(fused && send == SendMode::Async, "{algorithm:?} at {gpus} GPUs: {label}");
+            assert!(label.contains("+fused+async"), "{label}");
+        }
+        let (_, send, label) = resolved(&graph, "rmat", &auto(1, algorithm));
+        assert_eq!(send, SendMode::End, "{algorithm:?} on one GPU: {label}");
+    }
+    // Road-like: BFS keeps the fused worker with the ring's end-of-launch send.
+    let (fused, send, label) = resolved(&grid, "grid", &auto(2, Algorithm::Bfs));
+    assert!(fused && send == SendMode::End, "{label}");
+    // Only while both are auto: an explicit --fused off keeps a launch per batch.
+    let mut off = auto(2, Algorithm::Bfs);
+    off.spec.groute.auto_fused = false;
+    let (fused, send, label) = resolved(&rmat, "rmat", &off);
+    assert!(!fused && send == SendMode::End, "{label}");
+}

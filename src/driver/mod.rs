@@ -22,7 +22,7 @@ use crate::runtime::atos::tiles::TileMode;
 use crate::runtime::atos::{self, AtosOptions};
 use crate::runtime::bsp::{self, BspOptions, BspPrimitive};
 use crate::runtime::groute::GrouteOperators;
-use crate::runtime::groute::worklist::{self, WorklistApp, WorklistOptions};
+use crate::runtime::groute::worklist::{self, SendMode, WorklistApp, WorklistOptions};
 use crate::runtime::gum::{self, GumOptions};
 use crate::runtime::{Outcome, RuntimeError};
 use report::{
@@ -348,7 +348,7 @@ pub fn prepare<'g>(graph: &'g Csr, spec: &RunSpec) -> Result<Prepared<'g>, RunEr
     let metrics = partition_metrics(graph.as_ref(), &partition)?;
     let groute = match algorithm.groute() {
         Some(GrouteOperators::Worklist(app)) => {
-            groute_options(app.as_ref(), graph.as_ref(), spec.groute)
+            groute_options(app.as_ref(), graph.as_ref(), spec.gpus, spec.groute)
         }
         _ => spec.groute,
     };
@@ -417,14 +417,27 @@ pub fn check_on_cuda(graph: &Csr, spec: &RunSpec) -> Result<(), RunError> {
     }
 }
 
-/// Groute's worklist options for `app` on `graph`, as asked with
-/// [`WorklistOptions::auto_fused`] resolved: the fused worker where the application asks for
-/// it on a road-like graph ([`crate::graph::partition::is_road_like`]).
-fn groute_options(app: &dyn WorklistApp, graph: &Csr, asked: WorklistOptions) -> WorklistOptions {
-    let fused = asked.fused
-        || asked.auto_fused
-            && app.fused_on_road_like()
-            && crate::graph::partition::is_road_like(graph);
+/// Groute's worklist options for `app` on `graph` over `gpus` GPUs, as asked with
+/// [`WorklistOptions::auto_fused`] and [`WorklistOptions::auto_send`] resolved: the fused
+/// worker where the application asks for it on a road-like graph
+/// ([`crate::graph::partition::is_road_like`]); on several GPUs and any other graph, the
+/// fused worker with the asynchronous send (all-to-all, no pass-through hops).
+fn groute_options(
+    app: &dyn WorklistApp,
+    graph: &Csr,
+    gpus: u32,
+    asked: WorklistOptions,
+) -> WorklistOptions {
+    let road_like = crate::graph::partition::is_road_like(graph);
+    let fused = asked.fused || asked.auto_fused && app.fused_on_road_like() && road_like;
+    let send_async = asked.auto_send
+        && asked.auto_fused
+        && !road_like
+        && gpus > 1
+        && gpus as usize <= worklist::kernels::MAX_PARTS;
+    if send_async {
+        return WorklistOptions { fused: true, send: SendMode::Async, ..asked };
+    }
     WorklistOptions { fused, ..asked }
 }
 

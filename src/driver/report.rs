@@ -237,7 +237,8 @@ impl RunReport {
     }
 
     /// The runtime with the options that change its behaviour, for tables and plot
-    /// legends: `bsp`, `groute`, `groute+prio64`, `groute+fused`, `groute+widest-ring`,
+    /// legends: `bsp`, `groute`, `groute+prio64`, `groute+fused`, `groute+fused+async`,
+    /// `groute+widest-ring`,
     /// `atos+persistent-cta32`, `atos+discrete-warp+prio1+agg`.
     pub fn runtime_label(&self) -> String {
         let mut label = self.runtime.name.clone();
@@ -247,6 +248,9 @@ impl RunReport {
             }
             if g.fused {
                 label += "+fused";
+            }
+            if g.send == crate::runtime::groute::worklist::SendMode::Async {
+                label += "+async";
             }
             if g.ring == crate::runtime::groute::worklist::RingOrder::Widest {
                 label += "+widest-ring";

@@ -597,6 +597,7 @@ pub fn draw(seed: u64, options: &SwarmOptions) -> Result<(SwarmCase, Topology, C
         auto_priority: false,
         send: crate::runtime::groute::worklist::SendMode::End,
         auto_fused: false,
+        auto_send: false,
     };
     // GUM options, drawn last and only for GUM cases (the other draws stay as they were):
     // low thresholds so that small graphs steal.

@@ -100,6 +100,11 @@ pub struct WorklistOptions {
     /// graph ([`WorklistApp::fused_on_road_like`]), resolved by the driver: off here, on in
     /// the CLI unless `--fused on|off` is given.
     pub auto_fused: bool,
+    /// The asynchronous send with the fused worker on several GPUs when `auto_fused` is on
+    /// and the graph is not road-like (there a launch per batch routes through the ring,
+    /// a host round trip a hop), resolved by the driver: off here, on in the CLI unless
+    /// `--groute-send end|async` is given.
+    pub auto_send: bool,
 }
 
 impl Default for WorklistOptions {
@@ -118,6 +123,7 @@ impl Default for WorklistOptions {
             auto_priority: false,
             send: SendMode::End,
             auto_fused: false,
+            auto_send: false,
         }
     }
 }
