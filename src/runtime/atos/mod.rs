@@ -173,7 +173,7 @@ pub struct AtosOptions {
     pub permute_ids: bool,
     /// Worker CTAs an SM (the worker kernel the run launches).
     pub ctas_per_sm: CtasPerSm,
-    /// On-chip tiles instead of the workers ([`tiles`]: BFS on one GPU).
+    /// On-chip tiles instead of the workers ([`tiles`]: BFS, each GPU the tiles of its part).
     pub tiles: tiles::TileMode,
     /// Vertices a tile holds at least (more where the graph needs them to fit the SMs).
     pub tile_vertices: u32,
@@ -433,6 +433,10 @@ pub trait AtosApp {
     fn tile_kernel(&self) -> Option<&'static str> {
         None
     }
+    /// Its on-chip tile kernel for several GPUs ([`tiles::register_peer`]), if it has one.
+    fn peer_tile_kernel(&self) -> Option<&'static str> {
+        None
+    }
 }
 
 /// One GPU's initial state.
@@ -556,7 +560,7 @@ pub fn run<B: Backend + ?Sized>(
     seed: u64,
 ) -> Result<Outcome, RuntimeError> {
     options.check()?;
-    if let Some(layout) = tiles::plan(backend, graph, gpus, app, options)? {
+    if let Some(layout) = tiles::plan(backend, graph, owner, gpus, app, options)? {
         return tiles::run(backend, graph, app, options, &layout);
     }
     let mut scale = 1u64;
