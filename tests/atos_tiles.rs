@@ -104,7 +104,11 @@ fn auto_takes_tiles_only_for_road_like_graphs_that_fit() {
     let t = two.report.atos.as_ref().expect("atos").tiles.as_ref().expect("tiles at 2 GPUs");
     assert_eq!(t.per_gpu.len(), 2, "{t:?}");
     assert!(t.per_gpu.iter().all(|g| g.tiles > 0), "{t:?}");
-    assert!(!took_tiles(&run_gpus(&rmat, "rmat", 2, 0, AtosOptions::default(), "metis")));
+    let out = run_gpus(&rmat, "rmat", 2, 0, AtosOptions::default(), "metis");
+    let atos = out.report.atos.as_ref().expect("atos");
+    assert!(atos.tiles.is_none());
+    let why = atos.tiles_declined.as_deref().expect("auto says why not");
+    assert!(why.contains("not road-like"), "{why}");
 }
 
 /// Runs BFS on `gpus` simulated GPUs partitioned by `partitioner` and checks the levels.
@@ -266,6 +270,8 @@ fn tile_options_that_cannot_run_are_refused_with_what_to_choose() {
     // Auto there: the workers, validated.
     let out = run(&road, "g", &spec(8, 0, AtosOptions::default(), 1), &ib).expect("runs");
     assert!(!took_tiles(&out));
+    let why = out.report.atos.as_ref().and_then(|a| a.tiles_declined.as_deref()).expect("why");
+    assert!(why.contains("peer access"), "{why}");
     assert_eq!(out.values, bfs_levels(&road, 0).expect("reference"));
     let e = err(&spec(1, 0, tiles(TileMode::On, 0), 1), &road);
     assert!(e.contains("--atos-tile-vertices 0") && e.contains("1024"), "{e}");

@@ -792,8 +792,9 @@ fn lockstep(l: Lanes<'_>, glab: &mut [u32], inbox: &mut [u64], tails: &mut [u32]
     run
 }
 
-/// Whether this run takes tiles: `Ok(Some(layout))` to run them, `Ok(None)` for the
-/// workers, an error where `--atos-tiles on` cannot be honoured. On several GPUs (`owner[v]`:
+/// Whether this run takes tiles: `Ok(Ok(layout))` to run them, `Ok(Err(why))` for the
+/// workers (why not tiles, for [`AtosReport::tiles_declined`]), an error where `--atos-tiles
+/// on` cannot be honoured. On several GPUs (`owner[v]`:
 /// the GPU of vertex `v`) each GPU tiles its own part; every GPU's tiles must fit its SMs, one
 /// tile an SM, the SMs of a GPU shared by logical GPUs split evenly among them.
 pub fn plan<B: Backend + ?Sized>(
@@ -803,9 +804,9 @@ pub fn plan<B: Backend + ?Sized>(
     gpus: u32,
     app: &dyn AtosApp,
     options: &AtosOptions,
-) -> Result<Option<TileLayout>, RuntimeError> {
+) -> Result<Result<TileLayout, String>, RuntimeError> {
     let on = match options.tiles {
-        TileMode::Off => return Ok(None),
+        TileMode::Off => return Ok(Err("--atos-tiles off".into())),
         TileMode::On => true,
         TileMode::Auto => false,
     };
@@ -815,7 +816,7 @@ pub fn plan<B: Backend + ?Sized>(
                 "--atos-tiles on: {why}; choose --atos-tiles auto or off"
             )))
         } else {
-            Ok(None)
+            Ok(Err(why))
         }
     };
     if app.tile_kernel().is_none() {
@@ -842,7 +843,9 @@ pub fn plan<B: Backend + ?Sized>(
     }
     let mean = graph.num_arcs() as f64 / f64::from(n);
     if !on && mean > ROAD_MAX_MEAN_DEGREE {
-        return Ok(None);
+        return Ok(Err(format!(
+            "not road-like: {mean:.1} arcs a vertex on average, more than {ROAD_MAX_MEAN_DEGREE}"
+        )));
     }
     if gpus <= 1 {
         let sms = backend.device_info(DeviceId(0)).sm_count;
@@ -856,7 +859,7 @@ pub fn plan<B: Backend + ?Sized>(
         let layout = TileLayout::build(graph, tile_size(graph, sms, options.tile_vertices));
         return match layout.misfit(sms) {
             Some(why) => refuse(why),
-            None => Ok(Some(layout)),
+            None => Ok(Ok(layout)),
         };
     }
     for a in 0..gpus {
@@ -876,14 +879,14 @@ pub fn plan<B: Backend + ?Sized>(
         in_part[(o as usize).min(gpus as usize - 1)] += 1;
     }
     // One tile an SM: a GPU's SMs, split among the logical GPUs that share them.
+    let sms: Vec<u32> = (0..gpus).map(|g| backend.device_info(DeviceId(g)).sm_count).collect();
+    let physical: Vec<u32> = (0..gpus).map(|g| backend.physical_gpu(DeviceId(g))).collect();
+    let rooms = sm_rooms(&sms, &physical);
     let mut budget = Vec::with_capacity(gpus as usize);
     let mut sizes = Vec::with_capacity(gpus as usize);
     for g in 0..gpus {
-        let sms = backend.device_info(DeviceId(g)).sm_count;
-        let physical = backend.physical_gpu(DeviceId(g));
-        let sharers =
-            (0..gpus).filter(|&h| backend.physical_gpu(DeviceId(h)) == physical).count() as u32;
-        let room = sms / sharers.max(1);
+        let (sms, room) = (sms[g as usize], rooms[g as usize]);
+        let sharers = physical.iter().filter(|&&p| p == physical[g as usize]).count();
         let shared = if sharers > 1 {
             format!(" (its {sms} SMs shared by {sharers} logical GPUs)")
         } else {
@@ -898,28 +901,45 @@ pub fn plan<B: Backend + ?Sized>(
         }
         let most = u64::from(room) * SHARED_LIMIT_BYTES / 20;
         if u64::from(vertices) > most {
+            let more = if sharers > 1 { "fewer logical GPUs a physical GPU" } else { "more GPUs" };
             return refuse(format!(
                 "gpu{g}'s {vertices} vertices do not fit {room} SMs' shared memory (about {most} \
-                 at most){shared}; choose more GPUs"
+                 at most){shared}; choose {more}"
             ));
         }
-        budget.push((room, shared));
+        let fix = if sharers > 1 {
+            "choose fewer logical GPUs a physical GPU or a larger --atos-tile-vertices"
+        } else {
+            "choose a larger --atos-tile-vertices or more GPUs"
+        };
+        budget.push((room, shared, fix));
         sizes.push(options.tile_vertices.max(vertices.div_ceil(room)));
     }
     let layout = TileLayout::build_parts(graph, owner, &sizes);
-    for (g, (room, shared)) in budget.iter().enumerate() {
+    for (g, (room, shared, fix)) in budget.iter().enumerate() {
         let t = layout.gpu_tile_count(g as u32);
         if t > *room {
             return refuse(format!(
                 "gpu{g}'s {t} tiles need {t} resident CTAs, one an SM, and it has {room}{shared}; \
-                 choose more GPUs or a partition with fewer components a GPU"
+                 {fix}"
             ));
         }
     }
     if let Some(why) = layout.shared_misfit() {
         return refuse(why);
     }
-    Ok(Some(layout))
+    Ok(Ok(layout))
+}
+
+/// The SMs each GPU's tiles may take, one tile an SM, all resident at once: GPU `g` has
+/// `sms[g]` SMs and runs on physical GPU `physical[g]`; the logical GPUs that share a
+/// physical GPU split its SMs evenly (rounded down).
+pub fn sm_rooms(sms: &[u32], physical: &[u32]) -> Vec<u32> {
+    physical
+        .iter()
+        .zip(sms)
+        .map(|(p, &s)| s / (physical.iter().filter(|&q| q == p).count() as u32).max(1))
+        .collect()
 }
 
 /// What a run on tiles did (in [`AtosReport::tiles`]).
@@ -1036,6 +1056,7 @@ pub fn run<B: Backend + ?Sized>(
             launches: 1,
             ..AtosGpuReport::default()
         }],
+        tiles_declined: None,
         tiles: Some(TileReport {
             tiles: layout.tiles(),
             max_vertices: layout.max_vertices,
@@ -1211,5 +1232,21 @@ fn launch<B: Backend + ?Sized>(
             })
         }
         _ => Err(BackendError::Usage("Atos tiles: a read of the wrong type".into()).into()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::sm_rooms;
+
+    #[test]
+    fn logical_gpus_split_their_physical_gpus_sms() {
+        // Two real GPUs: each its own SMs.
+        assert_eq!(sm_rooms(&[132, 132], &[0, 1]), vec![132, 132]);
+        // Two logical GPUs on one: half each, so that every tile of both is resident.
+        assert_eq!(sm_rooms(&[132, 132], &[0, 0]), vec![66, 66]);
+        // Three on one, rounded down; four over two physical GPUs.
+        assert_eq!(sm_rooms(&[132; 3], &[0, 0, 0]), vec![44, 44, 44]);
+        assert_eq!(sm_rooms(&[132; 4], &[0, 1, 0, 1]), vec![66; 4]);
     }
 }

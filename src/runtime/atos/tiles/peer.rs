@@ -154,6 +154,7 @@ pub(super) fn run<B: Backend + ?Sized>(
         queue_capacity: vec![cap; gpus as usize],
         queue_growths: growth,
         per_gpu,
+        tiles_declined: None,
         tiles: Some(TileReport {
             tiles: layout.tiles(),
             max_vertices: layout.max_vertices,
