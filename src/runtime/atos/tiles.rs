@@ -21,6 +21,17 @@
 //! The CUDA kernel is `atos_bfs_tiles` in `kernels/atos.cu`; the simulator runs the same
 //! algorithm in lockstep rounds ([`tiles_kernel`]): in a round every tile expands its list and
 //! takes the messages sent in earlier rounds.
+//!
+//! Several GPUs (real, or logical GPUs sharing one: [`peer`]): each GPU tiles its own part of
+//! the run's partition ([`TileLayout::build_parts`]: a tile never spans GPUs) and launches
+//! `atos_bfs_tiles_peer`, one CTA a tile of its own, every CTA of every GPU resident at once
+//! (one an SM; logical GPUs split their physical GPU's SMs, [`sm_rooms`]). A tile's labels,
+//! inbox and tail live in its GPU's memory; an arc to another GPU's tile does the atomic min
+//! and the push there through peer pointers (the launch's remote buffer arguments, as the
+//! workers' pushes), with system-scope atomics and fences; one token word on GPU 0 serves
+//! every GPU (the termination argument is in the kernel's comment). The simulator's copy on
+//! each GPU runs the whole lockstep run and keeps its part, charging a message to another GPU
+//! as the peer atomics and store it costs over the link ([`register_peer`]).
 
 use super::{AtosApp, AtosGpuReport, AtosOptions, AtosReport, graph::AtosGraph};
 use crate::backend::{
@@ -38,15 +49,16 @@ mod peer;
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum, Serialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum TileMode {
-    /// On one GPU, for an algorithm with a tile kernel, when the graph fits the SMs (one tile
-    /// a CTA, one CTA an SM) and is road-like (at most [`ROAD_MAX_MEAN_DEGREE`] arcs a vertex
+    /// For an algorithm with a tile kernel, when every GPU's part of the graph fits its SMs
+    /// (one tile a CTA, one CTA an SM; logical GPUs split their GPU's SMs, every pair of GPUs
+    /// with a peer path) and the graph is road-like (at most [`ROAD_MAX_MEAN_DEGREE`] arcs a vertex
     /// on average: deep, narrow levels). One H200 (c77, reports/atos.md): luxembourg_osm
     /// 1.46-1.52 ms with tiles against 2.81-2.86 with the CTA workers; delaunay_n16 (a mesh,
     /// 6 arcs a vertex, 109 levels) 0.99-1.06 against 0.51-0.55, so meshes stay on the
     /// workers.
     Auto,
-    /// Always (an error where the run cannot: several GPUs, no tile kernel, a graph that does
-    /// not fit).
+    /// Always (an error where the run cannot: no tile kernel, GPUs without peer paths or
+    /// more than [`MAX_TILE_GPUS`], a graph that does not fit).
     On,
     /// Never.
     Off,
@@ -994,7 +1006,7 @@ struct Attempt {
     end_ps: u64,
 }
 
-/// Runs `app` on tiles (one GPU; see [`plan`]). Inboxes sized from the layout grow 4 times
+/// Runs `app` on tiles (on several GPUs: [`peer`]; see [`plan`]). Inboxes sized from the layout grow 4 times
 /// on overflow (up to [`MAX_INBOX_GROWTHS`] restarts, the time counted from the first start);
 /// `--atos-queue-capacity` sets their size and an overflow at it is an error.
 pub fn run<B: Backend + ?Sized>(
