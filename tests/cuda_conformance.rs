@@ -1313,6 +1313,68 @@ fn atos_tiles_match_their_rust_contract() {
     }
 }
 
+/// The peer tile kernel (`atos_bfs_tiles_peer`) as one GPU of one (its peer pointers are
+/// its own buffers), so that it runs in isolation: the same grid with holes, one tile (the
+/// counts must match the simulator's) and many (the levels must).
+#[test]
+fn atos_peer_tiles_on_one_gpu_match_their_rust_contract() {
+    let spec = GeneratorSpec::parse("grid2d:w=40,h=30,drop=0.1,seed=3").unwrap();
+    let g = generate(&spec).unwrap();
+    let n = g.num_vertices() as usize;
+    let expected = switchyard::graph::reference::bfs_levels(&g, 0).unwrap();
+    let mut gpu = gpu();
+    for (tile_vertices, counts_match) in [(2048, true), (40, false)] {
+        let layout = TileLayout::build(&g, tile_vertices);
+        let tiles = layout.tiles();
+        let cap = layout.inbox_capacity(1);
+        let mut labels = vec![u32::MAX; n];
+        labels[layout.new_of[0] as usize] = 0;
+        let inputs = vec![
+            HostData::U32(layout.start.clone()),
+            HostData::U32(layout.rows.clone()),
+            HostData::U32(layout.cols.clone()),
+            HostData::U32(labels.clone()),
+            HostData::U32(layout.gpu_tiles.clone()),
+            HostData::U64(vec![0; 5]),
+            HostData::U32(vec![tiles, 0, 0]),
+            HostData::U32(labels),
+            HostData::U64(vec![u64::MAX; (u64::from(tiles) * cap) as usize]),
+            HostData::U32(vec![0; tiles as usize]),
+        ];
+        let config = layout.launch_config();
+        let scalars = vec![Scalar::U32(0), Scalar::U32(1), Scalar::U32(cap as u32)];
+        let levels = |out: &[HostData]| -> Vec<u32> {
+            let by_tile = out[7].as_u32().unwrap();
+            (0..n).map(|v| by_tile[layout.new_of[v] as usize]).collect()
+        };
+        let (want, want_counts) =
+            run_one_with(&mut sim(), &inputs, BFS_TILES_PEER, scalars.clone(), n as u64, config);
+        assert_eq!(levels(&want), expected, "{tiles} tiles: the simulator's levels");
+        assert_eq!(want[6].as_u32().unwrap(), &[0, 0, 0], "{tiles} tiles: tokens, refused");
+        assert_eq!(want[5].as_u64().unwrap()[4], 0, "one GPU sends nothing to another");
+        let Some(g) = gpu.as_mut() else {
+            println!(
+                "cuda conformance: no GPU here, the GPU half is skipped (simulator half runs)"
+            );
+            continue;
+        };
+        let (got, got_counts) =
+            run_one_with(g, &inputs, BFS_TILES_PEER, scalars.clone(), n as u64, config);
+        assert_eq!(levels(&got), expected, "{tiles} tiles: the GPU's levels");
+        assert_eq!(
+            got[6].as_u32().unwrap(),
+            &[0, 0, 0],
+            "{tiles} tiles on the GPU: tokens, refused, stalled"
+        );
+        if counts_match {
+            assert_eq!(want_counts.items, got_counts.items, "one tile: expansions");
+            assert_eq!(want_counts.edges, got_counts.edges, "one tile: arcs");
+            assert_eq!(want_counts.atomics, got_counts.atomics, "one tile: messages");
+        }
+        println!("cuda conformance: {BFS_TILES_PEER} matches on {tiles} tiles ({got_counts:?})");
+    }
+}
+
 /// Atos's on-chip tiles on two GPUs (`atos_bfs_tiles_peer`, one launch a GPU, all resident
 /// at once, messages between GPUs through peer pointers), through the runtime: the levels of
 /// the simulator's and of two logical GPUs (on one physical GPU, or two where the machine has
