@@ -2015,3 +2015,226 @@ extern "C" __global__ void __launch_bounds__(AT_TILE_BLOCK) atos_bfs_tiles(const
     // simulator counts them.
     sy_count(a, expansions, arcs, 3 * messages);
 }
+
+// ---------------------------------------------------------------------------------------
+// On-chip tiles on several GPUs (tiles.rs, tiles/peer.rs): one launch a GPU, its CTAs the
+// tiles of its part, every CTA of every GPU resident at once. The algorithm of
+// atos_bfs_tiles; a tile's labels, inbox and tail live in its owner GPU's memory, reached
+// through peer pointers (the remote buffer arguments the Atos workers push through; between
+// logical GPUs of one physical GPU, plain pointers), with system-scope atomics because CTAs
+// of several GPUs update the same words. One token word for every GPU, on GPU 0.
+// Buffers: 0 tile starts (every GPU's tiles + 1), 1 rows (n + 1), 2 arcs (as atos_bfs_tiles),
+// 3 starting labels (every tile-ordered id), 4 first tile of every GPU (gpus + 1), 5 this
+// GPU's stats (u64: expansions, messages, most rounds of a CTA, arcs, messages to other
+// GPUs), 6 GPU 0's ctl (tokens: the host gives every CTA of every GPU one; refused; stalled),
+// then per GPU h: 7 + 3h its labels (its tile-ordered ids from its first), 8 + 3h its inboxes
+// (its tiles x capacity), 9 + 3h its tails. Scalars: gpu, gpus, capacity.
+//
+// Termination (why ctl[0] == 0 means every CTA of every GPU is done): ctl[0] is the tokens
+// held by CTAs that have work plus the messages sent and not yet taken back by their
+// receiver. A CTA holds at least one token while it works (its own, or those of the messages
+// it took), so a sender holds one while it adds its message's token: ctl[0] >= 1 throughout.
+// The sender adds the message's token to ctl[0] (GPU 0), then __threadfence_system(), then
+// reserves the slot in the owner's tail and stores the entry (the owner's GPU): any CTA that
+// sees the slot (the receiver) sees it after the token's add, system-wide. The receiver counts
+// a token per slot it saw and gives its tokens back only after it has taken their entries
+// and found no more work, after its own __threadfence_system(); the adds and the give-back
+// are atomics on one word, so the give-back follows the add in that word's order and the
+// word never drops below the tokens of work outstanding. A CTA that reads 0 thus reads it
+// when no CTA works and no message is in flight, and no message can be sent any more.
+#define AT_TILE_PEERS 7
+#define AT_TILE_MAX_GPUS 8
+
+extern "C" __global__ void __launch_bounds__(AT_TILE_BLOCK) atos_bfs_tiles_peer(const SyArgs a) {
+    const u32 gpu = sy_u32(a, 0), gpus = sy_u32(a, 1);
+    const u64 cap = sy_u32(a, 2);
+    const u32 *start = (const u32 *)a.ptr[0];
+    const u32 *rows = (const u32 *)a.ptr[1];
+    const u32 *cols = (const u32 *)a.ptr[2];
+    const u32 *init = (const u32 *)a.ptr[3];
+    const u32 *gtiles = (const u32 *)a.ptr[4];
+    u64 *stats = (u64 *)a.ptr[5];
+    u32 *ctl = (u32 *)a.ptr[6];
+    if (gpus == 0 || gpus > AT_TILE_MAX_GPUS || gpu >= gpus ||
+        a.nbuffers != AT_TILE_PEERS + 3 * (u64)gpus || gridDim.x != gtiles[gpu + 1] - gtiles[gpu] ||
+        blockDim.x > AT_TILE_BLOCK) {
+        if (threadIdx.x == 0 && blockIdx.x == 0) {
+            // Every other GPU's CTAs stop too (they would wait for this GPU's tokens).
+            atomicExch_system(ctl + 2, 1u);
+            sy_fail(a, SY_ERR_GRID, gridDim.x, gpus > gpu ? gtiles[gpu + 1] - gtiles[gpu] : 0);
+        }
+        return;
+    }
+    __shared__ u32 *s_plab[AT_TILE_MAX_GPUS];
+    __shared__ u64 *s_pinbox[AT_TILE_MAX_GPUS];
+    __shared__ u32 *s_ptail[AT_TILE_MAX_GPUS];
+    __shared__ u32 s_gt[AT_TILE_MAX_GPUS + 1];  // first tile of every GPU, then the tiles
+    __shared__ u32 s_vb[AT_TILE_MAX_GPUS];      // first tile-ordered id of every GPU
+    const u32 tiles = gtiles[gpus];
+    const u32 t = gtiles[gpu] + blockIdx.x;  // this CTA's tile, among every GPU's
+    const u32 base = start[t], nv = start[t + 1] - base;
+    const u32 ebase = rows[base], ne = rows[base + nv] - ebase;
+    u32 *s_start = at_tile_smem;        // tiles + 1
+    u32 *s_row = s_start + tiles + 1;   // nv + 1, relative
+    u32 *s_lab = s_row + nv + 1;        // nv
+    u32 *s_flag = s_lab + nv;           // nv: the round whose list holds the vertex
+    u32 *s_cur = s_flag + nv;           // nv
+    u32 *s_next = s_cur + nv;           // nv
+    u32 *s_col = s_next + nv;           // ne
+    __shared__ u32 s_ncur, s_nnext, s_head, s_tail, s_tokens, s_done;
+    if (threadIdx.x < gpus) {
+        const u32 h = threadIdx.x;
+        s_plab[h] = sy_buf<u32>(a, AT_TILE_PEERS + 3 * h);
+        s_pinbox[h] = sy_buf<u64>(a, AT_TILE_PEERS + 3 * h + 1);
+        s_ptail[h] = sy_buf<u32>(a, AT_TILE_PEERS + 3 * h + 2);
+        s_vb[h] = start[gtiles[h]];
+    }
+    if (threadIdx.x <= gpus) s_gt[threadIdx.x] = gtiles[threadIdx.x];
+    for (u32 i = threadIdx.x; i <= tiles; i += blockDim.x) s_start[i] = start[i];
+    for (u32 i = threadIdx.x; i <= nv; i += blockDim.x) s_row[i] = rows[base + i] - ebase;
+    for (u32 i = threadIdx.x; i < ne; i += blockDim.x) s_col[i] = cols[ebase + i];
+    if (threadIdx.x == 0) {
+        s_ncur = 0; s_nnext = 0; s_head = 0; s_tail = 0; s_done = 0; s_tokens = 0;
+    }
+    __syncthreads();
+    // The initial list: every vertex with a starting label (BFS: the source). A message that
+    // lowered a label before this CTA started is in its inbox and is taken as any other.
+    for (u32 i = threadIdx.x; i < nv; i += blockDim.x) {
+        u32 l = init[base + i];
+        s_lab[i] = l;
+        s_flag[i] = l != SY_UNREACHED ? 1 : 0;
+        if (l != SY_UNREACHED) s_cur[atomicAdd(&s_ncur, 1)] = i;
+    }
+    __syncthreads();
+    if (threadIdx.x == 0) s_tokens = 1;  // every CTA of every GPU holds one from the start
+    u32 *my_tail = s_ptail[gpu] + blockIdx.x;
+    u64 *inbox = s_pinbox[gpu] + (u64)blockIdx.x * cap;
+    u32 round = 1;
+    u64 expansions = 0, messages = 0, arcs = 0, crossed = 0;
+    while (true) {
+        u32 tail_seen = 0;
+        if (threadIdx.x == 0) tail_seen = *(volatile u32 *)my_tail;
+        const u32 ncur = s_ncur;
+        for (u32 k = threadIdx.x; k < ncur; k += blockDim.x) {
+            const u32 v = s_cur[k];
+            const u32 nl = s_lab[v] + 1;
+            expansions++;
+            for (u32 e = s_row[v], end = s_row[v + 1]; e < end; e++) {
+                const u32 c = s_col[e];
+                arcs++;
+                if (!(c & AT_TILE_REMOTE)) {
+                    if (nl < s_lab[c] && atomicMin(&s_lab[c], nl) > nl &&
+                        atomicExch(&s_flag[c], round + 1) != round + 1)
+                        s_next[atomicAdd(&s_nnext, 1)] = c;
+                } else {
+                    const u32 g = c & ~AT_TILE_REMOTE;
+                    const u32 o = at_tile_owner(s_start, tiles, g);
+                    const u32 h = at_tile_owner(s_gt, gpus, o);
+                    u32 *lab = s_plab[h] + (g - s_vb[h]);
+                    if (nl < *(volatile u32 *)lab && atomicMin_system(lab, nl) > nl) {
+                        // The token first, visible system-wide before the slot or the entry
+                        // is (see the termination argument above).
+                        atomicAdd_system(ctl, 1u);
+                        __threadfence_system();
+                        const u32 ol = o - s_gt[h];
+                        const u32 slot = atomicAdd_system(s_ptail[h] + ol, 1u);
+                        if (slot < cap) {
+                            *(volatile u64 *)(s_pinbox[h] + (u64)ol * cap + slot) =
+                                ((u64)nl << 32) | (u64)(g - s_start[o]);
+                        } else {
+                            // Refused: counted, and its token taken back so that the run
+                            // ends; the host runs again with larger inboxes.
+                            atomicAdd_system(ctl + 1, 1u);
+                            atomicAdd_system(ctl, 0xffffffffu);
+                        }
+                        messages++;
+                        if (h != gpu) crossed++;
+                    }
+                }
+            }
+        }
+        if (threadIdx.x == 0) s_tail = min((u64)tail_seen, cap);
+        __syncthreads();
+        u32 head = s_head, tl = s_tail;
+        for (u32 k = head + threadIdx.x; k < tl; k += blockDim.x) {
+            u64 x;
+            if ((x = at_tile_entry(inbox + k, ctl)) == AT_TILE_EMPTY) continue;
+            const u32 l = (u32)x, lab = (u32)(x >> 32);
+            if (lab < s_lab[l] && atomicMin(&s_lab[l], lab) > lab &&
+                atomicExch(&s_flag[l], round + 1) != round + 1)
+                s_next[atomicAdd(&s_nnext, 1)] = l;
+        }
+        __syncthreads();
+        if (threadIdx.x == 0) {
+            s_tokens += tl - head;
+            s_head = tl;
+            s_ncur = s_nnext;
+            s_nnext = 0;
+            if (s_ncur == 0) {
+                // Out of work: the entries taken and the messages sent are ordered before
+                // the tokens go back; then wait for a message or the end.
+                if (s_tokens) {
+                    __threadfence_system();
+                    atomicAdd_system(ctl, 0u - s_tokens);
+                    s_tokens = 0;
+                }
+                const u64 since = at_tile_now();
+                while (true) {
+                    const u32 now = (u32)min((u64)*(volatile u32 *)my_tail, cap);
+                    if (now > s_head) { s_tail = now; break; }
+                    if (*(volatile u32 *)ctl == 0) { s_done = 1; break; }
+                    if (*(volatile u32 *)(ctl + 2)) { s_done = 1; break; }
+                    if (at_tile_now() - since > AT_TILE_STALL_NS) {
+                        atomicExch_system(ctl + 2, 1u);
+                        sy_fail(a, SY_ERR_STALLED, AT_TILE_STALL_NS, t);
+                        s_done = 1;
+                        break;
+                    }
+                    __nanosleep(64);
+                }
+            }
+        }
+        __syncthreads();
+        const bool done = s_done;
+        const bool woken = s_ncur == 0;
+        if (done) break;
+        { u32 *x = s_cur; s_cur = s_next; s_next = x; }
+        round++;
+        if (woken) {
+            // Woken by a message: its entries are the next round's list.
+            __syncthreads();  // every thread has read s_ncur
+            head = s_head; tl = s_tail;
+            for (u32 k = head + threadIdx.x; k < tl; k += blockDim.x) {
+                u64 x;
+                if ((x = at_tile_entry(inbox + k, ctl)) == AT_TILE_EMPTY) continue;
+                const u32 l = (u32)x, lab = (u32)(x >> 32);
+                if (lab < s_lab[l] && atomicMin(&s_lab[l], lab) > lab &&
+                    atomicExch(&s_flag[l], round) != round)
+                    s_cur[atomicAdd(&s_ncur, 1)] = l;
+            }
+            __syncthreads();
+            if (threadIdx.x == 0) { s_tokens += tl - head; s_head = tl; }
+            __syncthreads();
+        }
+    }
+    u32 *glab = s_plab[gpu] + (base - s_vb[gpu]);
+    for (u32 i = threadIdx.x; i < nv; i += blockDim.x) glab[i] = s_lab[i];
+    __shared__ u64 s_sum[4];
+    if (threadIdx.x < 4) s_sum[threadIdx.x] = 0;
+    __syncthreads();
+    if (expansions) atomicAdd(&s_sum[0], expansions);
+    if (messages) atomicAdd(&s_sum[1], messages);
+    if (arcs) atomicAdd(&s_sum[2], arcs);
+    if (crossed) atomicAdd(&s_sum[3], crossed);
+    __syncthreads();
+    if (threadIdx.x == 0) {
+        atomicAdd(stats + 0, s_sum[0]);
+        atomicAdd(stats + 1, s_sum[1]);
+        atomicMax(stats + 2, (u64)round);
+        atomicAdd(stats + 3, s_sum[2]);
+        atomicAdd(stats + 4, s_sum[3]);
+    }
+    // Three atomics a message (its token, the label's min, the inbox's tail); the simulator
+    // counts those of messages to another GPU as remote operations instead.
+    sy_count(a, expansions, arcs, 3 * messages);
+}

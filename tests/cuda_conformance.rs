@@ -23,7 +23,7 @@
 //! scan); its atomics are the model's count (warps with a kept element), reported as such.
 
 use std::collections::BTreeSet;
-use switchyard::algo::bfs::BFS_TILES;
+use switchyard::algo::bfs::{BFS_TILES, BFS_TILES_PEER};
 use switchyard::backend::sim::{SimBackend, SimConfig};
 use switchyard::backend::{
     Backend, BufferId, BufferSlice, CompletionKind, DeviceId, HostData, KernelCountsReport, Launch,
@@ -1238,8 +1238,9 @@ fn every_cuda_kernel_matches_its_rust_contract() {
     // isolation: Atos's aggregator runs until the host raises STOP (checked by the runtime's
     // aggregated runs, `gpu_bench.sh atos`).
     let covered: BTreeSet<&str> = checks.iter().map(|c| c.kernel).collect();
-    // The on-chip tiles need their launch configuration: `atos_tiles_match_their_rust_contract`.
-    let not_isolated = [switchyard::runtime::atos::kernels::AGGREGATOR, BFS_TILES];
+    // The on-chip tiles need their launch configuration: `atos_tiles_match_their_rust_contract`;
+    // on several GPUs, one launch a GPU: `atos_tiles_on_two_logical_gpus_give_petgraphs_levels`.
+    let not_isolated = [switchyard::runtime::atos::kernels::AGGREGATOR, BFS_TILES, BFS_TILES_PEER];
     for def in registry.iter().filter(|d| d.cuda_name.is_some() && !not_isolated.contains(&d.name))
     {
         assert!(covered.contains(def.name), "no conformance check for `{}`", def.name);
@@ -1309,6 +1310,121 @@ fn atos_tiles_match_their_rust_contract() {
             assert_eq!(want_counts.atomics, got_counts.atomics, "one tile: messages");
         }
         println!("cuda conformance: {BFS_TILES} matches on {tiles} tiles ({got_counts:?})");
+    }
+}
+
+/// The peer tile kernel (`atos_bfs_tiles_peer`) as one GPU of one (its peer pointers are
+/// its own buffers), so that it runs in isolation: the same grid with holes, one tile (the
+/// counts must match the simulator's) and many (the levels must).
+#[test]
+fn atos_peer_tiles_on_one_gpu_match_their_rust_contract() {
+    let spec = GeneratorSpec::parse("grid2d:w=40,h=30,drop=0.1,seed=3").unwrap();
+    let g = generate(&spec).unwrap();
+    let n = g.num_vertices() as usize;
+    let expected = switchyard::graph::reference::bfs_levels(&g, 0).unwrap();
+    let mut gpu = gpu();
+    for (tile_vertices, counts_match) in [(2048, true), (40, false)] {
+        let layout = TileLayout::build(&g, tile_vertices);
+        let tiles = layout.tiles();
+        let cap = layout.inbox_capacity(1);
+        let mut labels = vec![u32::MAX; n];
+        labels[layout.new_of[0] as usize] = 0;
+        let inputs = vec![
+            HostData::U32(layout.start.clone()),
+            HostData::U32(layout.rows.clone()),
+            HostData::U32(layout.cols.clone()),
+            HostData::U32(labels.clone()),
+            HostData::U32(layout.gpu_tiles.clone()),
+            HostData::U64(vec![0; 5]),
+            HostData::U32(vec![tiles, 0, 0]),
+            HostData::U32(labels),
+            HostData::U64(vec![u64::MAX; (u64::from(tiles) * cap) as usize]),
+            HostData::U32(vec![0; tiles as usize]),
+        ];
+        let config = layout.launch_config();
+        let scalars = vec![Scalar::U32(0), Scalar::U32(1), Scalar::U32(cap as u32)];
+        let levels = |out: &[HostData]| -> Vec<u32> {
+            let by_tile = out[7].as_u32().unwrap();
+            (0..n).map(|v| by_tile[layout.new_of[v] as usize]).collect()
+        };
+        let (want, want_counts) =
+            run_one_with(&mut sim(), &inputs, BFS_TILES_PEER, scalars.clone(), n as u64, config);
+        assert_eq!(levels(&want), expected, "{tiles} tiles: the simulator's levels");
+        assert_eq!(want[6].as_u32().unwrap(), &[0, 0, 0], "{tiles} tiles: tokens, refused");
+        assert_eq!(want[5].as_u64().unwrap()[4], 0, "one GPU sends nothing to another");
+        let Some(g) = gpu.as_mut() else {
+            println!(
+                "cuda conformance: no GPU here, the GPU half is skipped (simulator half runs)"
+            );
+            continue;
+        };
+        let (got, got_counts) =
+            run_one_with(g, &inputs, BFS_TILES_PEER, scalars.clone(), n as u64, config);
+        assert_eq!(levels(&got), expected, "{tiles} tiles: the GPU's levels");
+        assert_eq!(
+            got[6].as_u32().unwrap(),
+            &[0, 0, 0],
+            "{tiles} tiles on the GPU: tokens, refused, stalled"
+        );
+        if counts_match {
+            assert_eq!(want_counts.items, got_counts.items, "one tile: expansions");
+            assert_eq!(want_counts.edges, got_counts.edges, "one tile: arcs");
+            assert_eq!(want_counts.atomics, got_counts.atomics, "one tile: messages");
+        }
+        println!("cuda conformance: {BFS_TILES_PEER} matches on {tiles} tiles ({got_counts:?})");
+    }
+}
+
+/// Atos's on-chip tiles on two GPUs (`atos_bfs_tiles_peer`, one launch a GPU, all resident
+/// at once, messages between GPUs through peer pointers), through the runtime: the levels of
+/// the simulator's and of two logical GPUs (on one physical GPU, or two where the machine has
+/// them) must equal petgraph's, on a grid with holes cut into many small tiles and on
+/// luxembourg_osm.
+#[test]
+fn atos_tiles_on_two_logical_gpus_give_petgraphs_levels() {
+    use switchyard::algo::{Algorithm, AlgorithmParams};
+    use switchyard::driver::{BackendSetup, CudaSetup, RunSpec, RuntimeKind, SimSetup, run};
+    use switchyard::runtime::atos::AtosOptions;
+    use switchyard::runtime::atos::tiles::TileMode;
+    let grid =
+        generate(&GeneratorSpec::parse("grid2d:w=40,h=30,drop=0.1,seed=3").unwrap()).unwrap();
+    let lux_path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/data/graphs/luxembourg_osm.mtx");
+    let lux = switchyard::graph::load::load_graph(&lux_path, &Default::default()).unwrap().csr;
+    let sim_machine = BackendSetup::Sim(SimSetup {
+        topology: Topology::bundled("hgx-h200x4").expect("bundled topology"),
+        fidelity: switchyard_sim::interconnect::Fidelity::Flow,
+        trace: false,
+        jitter_ps: 0,
+    });
+    let on_gpu = switchyard::backend::cuda::gpus_present() > 0;
+    if !on_gpu {
+        println!("cuda conformance: no GPU here, the GPU half is skipped (simulator half runs)");
+    }
+    for (name, g, source, tile_vertices) in [("grid", &grid, 0, 40), ("luxembourg", &lux, 1, 1024)]
+    {
+        let expected = switchyard::graph::reference::bfs_levels(g, source).unwrap();
+        let spec = RunSpec {
+            params: AlgorithmParams { source, ..AlgorithmParams::default() },
+            partitioner: "metis".into(),
+            atos: AtosOptions { tiles: TileMode::On, tile_vertices, ..AtosOptions::default() },
+            command_line: vec!["cuda_conformance".into()],
+            ..RunSpec::new(Algorithm::Bfs, RuntimeKind::Atos, 2)
+        };
+        let mut machines = vec![("simulator", sim_machine.clone())];
+        if on_gpu {
+            let cuda = BackendSetup::Cuda(CudaSetup { logical_gpus: true, trace: false });
+            machines.push(("2 logical GPUs", cuda));
+        }
+        for (machine, setup) in machines {
+            let out =
+                run(g, name, &spec, &setup).unwrap_or_else(|e| panic!("{name}, {machine}: {e}"));
+            assert_eq!(out.values, expected, "{name}, {machine}: the levels");
+            let t = out.report.atos.as_ref().and_then(|a| a.tiles.as_ref()).expect("tiles");
+            assert_eq!(t.per_gpu.len(), 2, "{name}, {machine}: {t:?}");
+            assert!(t.cross_gpu_messages > 0, "{name}, {machine}: {t:?}");
+            println!("cuda conformance: {BFS_TILES_PEER} on {name}, {machine}: {t:?}");
+        }
     }
 }
 

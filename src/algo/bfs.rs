@@ -197,6 +197,7 @@ pub fn register(registry: &mut KernelRegistry) {
     register_app::<BfsWorklist>(registry);
     atos_kernels::register_app::<BfsAtos>(registry);
     crate::runtime::atos::tiles::register(registry, BFS_TILES);
+    crate::runtime::atos::tiles::register_peer(registry, BFS_TILES_PEER);
     registry.register(KernelDef {
         name: "bfs_advance",
         contract: "for every frontier vertex, label unvisited out-neighbours with superstep + 1 \
@@ -383,6 +384,9 @@ impl AtosApp for Bfs {
     fn tile_kernel(&self) -> Option<&'static str> {
         Some(BFS_TILES)
     }
+    fn peer_tile_kernel(&self) -> Option<&'static str> {
+        Some(BFS_TILES_PEER)
+    }
     fn init(&self, ag: &AtosGraph, g: u32) -> AppInit {
         let n = ag.local_vertices(g) as usize;
         let mut value = vec![UNREACHED; n];
@@ -406,6 +410,9 @@ impl AtosApp for Bfs {
 
 /// BFS's on-chip tile kernel (`runtime::atos::tiles`; CUDA: `kernels/atos.cu`).
 pub const BFS_TILES: &str = "atos_bfs_tiles";
+
+/// BFS's on-chip tile kernel on several GPUs (`runtime::atos::tiles`; CUDA: `kernels/atos.cu`).
+pub const BFS_TILES_PEER: &str = "atos_bfs_tiles_peer";
 
 /// BFS's Atos operator (`kernels/atos.cu` has the CUDA functor).
 pub struct BfsAtos;

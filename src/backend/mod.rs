@@ -494,6 +494,11 @@ pub trait Backend {
     fn device_info(&self, device: DeviceId) -> DeviceInfo;
     /// Whether `a` can access `b`'s memory directly (else copies are staged via the host).
     fn peer_access(&self, a: DeviceId, b: DeviceId) -> bool;
+    /// The physical GPU `device` runs on: devices with the same number share its SMs (CUDA's
+    /// logical GPUs, see [`cuda`]'s module docs). Default: every device is its own GPU.
+    fn physical_gpu(&self, device: DeviceId) -> u32 {
+        device.0
+    }
     /// Topology introspection: the bandwidth of the path from `a` to `b` in bytes per
     /// second (the narrowest link on the route; through the host where there is no peer
     /// path). Routers use it to pair siblings and order rings; 0 when `a == b`.

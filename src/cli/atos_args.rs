@@ -71,9 +71,11 @@ pub struct AtosArgs {
     /// when some vertex has out-degree 64 or more.
     #[arg(long, value_enum, default_value = "auto")]
     pub atos_ctas_per_sm: CtasPerSm,
-    /// Atos: BFS on one GPU on on-chip tiles (a CTA owns a tile of the graph in its shared
-    /// memory): `auto` where the graph fits the SMs and is road-like (at most 4 arcs a vertex
-    /// on average), `on` (an error where it cannot), `off` (the workers).
+    /// Atos: BFS on on-chip tiles (a CTA owns a tile of the graph in its shared memory; on
+    /// several GPUs each GPU the tiles of its part, messages between GPUs through peer
+    /// pointers): `auto` where every GPU's part fits its SMs (logical GPUs split their GPU's)
+    /// and the graph is road-like (at most 4 arcs a vertex on average), `on` (an error where it
+    /// cannot), `off` (the workers).
     #[arg(long, value_enum, default_value = "auto")]
     pub atos_tiles: TileMode,
     /// Atos: vertices a tile holds at least (more where the graph needs them to fit one tile

@@ -362,6 +362,18 @@ impl RunReport {
                      between them, {} messages, {} rounds of the busiest CTA",
                     t.tiles, t.max_vertices, t.max_arcs, t.remote_arcs, t.messages, t.rounds
                 );
+                if t.per_gpu.len() > 1 {
+                    let per: Vec<String> = t.per_gpu.iter().map(|g| g.tiles.to_string()).collect();
+                    let _ = writeln!(
+                        out,
+                        "atos: tiles a GPU {}; {} arcs and {} messages between GPUs",
+                        per.join("/"),
+                        t.cross_gpu_arcs,
+                        t.cross_gpu_messages
+                    );
+                }
+            } else if let Some(why) = &a.tiles_declined {
+                let _ = writeln!(out, "atos: no on-chip tiles ({why})");
             }
             if a.queue_growths > 0 {
                 let _ = writeln!(

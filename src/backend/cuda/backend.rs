@@ -1402,6 +1402,10 @@ impl Backend for CudaBackend {
         self.peer.get(a.0 as usize).and_then(|r| r.get(b.0 as usize)).copied().unwrap_or(false)
     }
 
+    fn physical_gpu(&self, device: DeviceId) -> u32 {
+        self.physical_of(device).unwrap_or(device.0)
+    }
+
     fn path_bandwidth_bytes_per_s(&self, a: DeviceId, b: DeviceId) -> u64 {
         if a == b {
             return 0;

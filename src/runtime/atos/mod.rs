@@ -173,7 +173,7 @@ pub struct AtosOptions {
     pub permute_ids: bool,
     /// Worker CTAs an SM (the worker kernel the run launches).
     pub ctas_per_sm: CtasPerSm,
-    /// On-chip tiles instead of the workers ([`tiles`]: BFS on one GPU).
+    /// On-chip tiles instead of the workers ([`tiles`]: BFS, each GPU the tiles of its part).
     pub tiles: tiles::TileMode,
     /// Vertices a tile holds at least (more where the graph needs them to fit the SMs).
     pub tile_vertices: u32,
@@ -433,6 +433,10 @@ pub trait AtosApp {
     fn tile_kernel(&self) -> Option<&'static str> {
         None
     }
+    /// Its on-chip tile kernel for several GPUs ([`tiles::register_peer`]), if it has one.
+    fn peer_tile_kernel(&self) -> Option<&'static str> {
+        None
+    }
 }
 
 /// One GPU's initial state.
@@ -511,6 +515,9 @@ pub struct AtosReport {
     pub per_gpu: Vec<AtosGpuReport>,
     /// What the on-chip tiles did, where the run took them ([`tiles`]).
     pub tiles: Option<tiles::TileReport>,
+    /// Why `--atos-tiles auto` left this run on the workers (absent otherwise).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tiles_declined: Option<String>,
 }
 
 /// Errors specific to Atos runs.
@@ -556,9 +563,10 @@ pub fn run<B: Backend + ?Sized>(
     seed: u64,
 ) -> Result<Outcome, RuntimeError> {
     options.check()?;
-    if let Some(layout) = tiles::plan(backend, graph, gpus, app, options)? {
-        return tiles::run(backend, graph, app, options, &layout);
-    }
+    let declined = match tiles::plan(backend, graph, owner, gpus, app, options)? {
+        Ok(layout) => return tiles::run(backend, graph, app, options, &layout),
+        Err(why) => (options.tiles == tiles::TileMode::Auto).then_some(why),
+    };
     let mut scale = 1u64;
     let mut first_start = None;
     for growths in 0..=MAX_QUEUE_GROWTHS {
@@ -569,6 +577,7 @@ pub fn run<B: Backend + ?Sized>(
                 }
                 if let Some(a) = out.atos.as_mut() {
                     a.queue_growths = growths;
+                    a.tiles_declined = declined.clone();
                 }
                 return Ok(*out);
             }
@@ -1041,6 +1050,7 @@ fn run_once<B: Backend + ?Sized>(
         queue_growths: 0,
         per_gpu,
         tiles: None,
+        tiles_declined: None,
     };
     let sent: u64 = report.per_gpu.iter().map(|g| g.sent).sum();
     let edges: u64 = report.per_gpu.iter().map(|g| g.edges).sum();

@@ -21,29 +21,44 @@
 //! The CUDA kernel is `atos_bfs_tiles` in `kernels/atos.cu`; the simulator runs the same
 //! algorithm in lockstep rounds ([`tiles_kernel`]): in a round every tile expands its list and
 //! takes the messages sent in earlier rounds.
+//!
+//! Several GPUs (real, or logical GPUs sharing one: [`peer`]): each GPU tiles its own part of
+//! the run's partition ([`TileLayout::build_parts`]: a tile never spans GPUs) and launches
+//! `atos_bfs_tiles_peer`, one CTA a tile of its own, every CTA of every GPU resident at once
+//! (one an SM; logical GPUs split their physical GPU's SMs, [`sm_rooms`]). A tile's labels,
+//! inbox and tail live in its GPU's memory; an arc to another GPU's tile does the atomic min
+//! and the push there through peer pointers (the launch's remote buffer arguments, as the
+//! workers' pushes), with system-scope atomics and fences; one token word on GPU 0 serves
+//! every GPU (the termination argument is in the kernel's comment). The simulator's copy on
+//! each GPU runs the whole lockstep run and keeps its part, charging a message to another GPU
+//! as the peer atomics and store it costs over the link ([`register_peer`]).
 
 use super::{AtosApp, AtosGpuReport, AtosOptions, AtosReport, graph::AtosGraph};
 use crate::backend::{
-    Backend, BackendError, BufferId, BufferSlice, CompletionKind, DeviceId, HostData,
-    KernelContext, KernelDef, KernelRegistry, Launch, LaunchConfig, Scalar, StreamPriority, Token,
+    AtomicOp, Backend, BackendError, BufferId, BufferSlice, CompletionKind, DeviceId, Fetch,
+    HostData, KernelContext, KernelDef, KernelRegistry, Launch, LaunchConfig, RemoteOp, Scalar,
+    StreamPriority, Token, Word,
 };
 use crate::graph::Csr;
 use crate::runtime::{Outcome, RuntimeError, WorkReport, wait_all};
 use serde::Serialize;
 
+mod peer;
+
 /// Whether Atos runs BFS on on-chip tiles.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum, Serialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum TileMode {
-    /// On one GPU, for an algorithm with a tile kernel, when the graph fits the SMs (one tile
-    /// a CTA, one CTA an SM) and is road-like (at most [`ROAD_MAX_MEAN_DEGREE`] arcs a vertex
+    /// For an algorithm with a tile kernel, when every GPU's part of the graph fits its SMs
+    /// (one tile a CTA, one CTA an SM; logical GPUs split their GPU's SMs, every pair of GPUs
+    /// with a peer path) and the graph is road-like (at most [`ROAD_MAX_MEAN_DEGREE`] arcs a vertex
     /// on average: deep, narrow levels). One H200 (c77, reports/atos.md): luxembourg_osm
     /// 1.46-1.52 ms with tiles against 2.81-2.86 with the CTA workers; delaunay_n16 (a mesh,
     /// 6 arcs a vertex, 109 levels) 0.99-1.06 against 0.51-0.55, so meshes stay on the
     /// workers.
     Auto,
-    /// Always (an error where the run cannot: several GPUs, no tile kernel, a graph that does
-    /// not fit).
+    /// Always (an error where the run cannot: no tile kernel, GPUs without peer paths or
+    /// more than [`MAX_TILE_GPUS`], a graph that does not fit).
     On,
     /// Never.
     Off,
@@ -112,6 +127,12 @@ pub struct TileLayout {
     pub remote_arcs: u64,
     /// Arcs into each tile from other tiles.
     pub remote_in: Vec<u32>,
+    /// First tile of every GPU, then the tile count (`gpus + 1` entries): GPU `g` owns tiles
+    /// `gpu_tiles[g]..gpu_tiles[g + 1]`, so its vertices are the tile-ordered ids
+    /// `start[gpu_tiles[g]]..start[gpu_tiles[g + 1]]`.
+    pub gpu_tiles: Vec<u32>,
+    /// Arcs whose target is on another GPU.
+    pub cross_gpu_arcs: u64,
 }
 
 impl TileLayout {
@@ -120,59 +141,85 @@ impl TileLayout {
     /// last one (so tiles are compact), a ball that runs out of reachable vertices goes on
     /// from the next seed.
     pub fn build(graph: &Csr, tile_vertices: u32) -> TileLayout {
+        let owner = vec![0u32; graph.num_vertices() as usize];
+        TileLayout::build_parts(graph, &owner, &[tile_vertices])
+    }
+
+    /// Cuts each GPU's part of `graph` (`owner[v]`: the GPU of vertex `v`, GPU `g` taking
+    /// tiles of at most `tile_vertices[g]` vertices) into tiles as [`TileLayout::build`]
+    /// does, balls growing only over the part's own vertices, so that a tile never spans
+    /// GPUs; GPU 0's tiles first, then GPU 1's, and so on. One part is [`TileLayout::build`].
+    pub fn build_parts(graph: &Csr, owner: &[u32], tile_vertices: &[u32]) -> TileLayout {
         let n = graph.num_vertices() as usize;
-        let cap = tile_vertices.max(1);
+        let gpus = tile_vertices.len().max(1);
+        let part = |v: u32| (owner[v as usize] as usize).min(gpus - 1);
+        let mut in_part = vec![0usize; gpus];
+        for v in 0..n as u32 {
+            in_part[part(v)] += 1;
+        }
         const NONE: u32 = u32::MAX;
         let mut tile_of = vec![NONE; n];
         let mut order: Vec<u32> = Vec::with_capacity(n);
         let mut ring: Vec<u32> = Vec::new();
-        let mut next_id = 0usize;
         let mut tiles = 0u32;
         let mut ball: Vec<u32> = Vec::new();
-        while order.len() < n {
-            let mut count = 0u32;
-            while count < cap && order.len() < n {
-                let mut seed = NONE;
-                while let Some(c) = ring.pop() {
-                    if tile_of[c as usize] == NONE {
-                        seed = c;
-                        break;
-                    }
-                }
-                while seed == NONE {
-                    if tile_of[next_id] == NONE {
-                        seed = next_id as u32;
-                    }
-                    next_id += 1;
-                }
-                ball.clear();
-                ball.push(seed);
-                tile_of[seed as usize] = tiles;
-                order.push(seed);
-                count += 1;
-                let mut head = 0;
-                while head < ball.len() && count < cap {
-                    let v = ball[head];
-                    head += 1;
-                    for &w in graph.neighbors(v) {
-                        if count >= cap {
+        let mut gpu_tiles = vec![0u32; gpus + 1];
+        for g in 0..gpus {
+            let cap = tile_vertices.get(g).copied().unwrap_or(1).max(1);
+            let mine = |v: u32| part(v) == g;
+            let (mut placed, mut next_id) = (0usize, 0usize);
+            ring.clear();
+            while placed < in_part[g] {
+                let mut count = 0u32;
+                while count < cap && placed < in_part[g] {
+                    let mut seed = NONE;
+                    while let Some(c) = ring.pop() {
+                        if tile_of[c as usize] == NONE {
+                            seed = c;
                             break;
                         }
-                        if tile_of[w as usize] == NONE {
-                            tile_of[w as usize] = tiles;
-                            order.push(w);
-                            ball.push(w);
-                            count += 1;
+                    }
+                    while seed == NONE {
+                        if tile_of[next_id] == NONE && mine(next_id as u32) {
+                            seed = next_id as u32;
+                        }
+                        next_id += 1;
+                    }
+                    ball.clear();
+                    ball.push(seed);
+                    tile_of[seed as usize] = tiles;
+                    order.push(seed);
+                    count += 1;
+                    placed += 1;
+                    let mut head = 0;
+                    while head < ball.len() && count < cap {
+                        let v = ball[head];
+                        head += 1;
+                        for &w in graph.neighbors(v) {
+                            if count >= cap {
+                                break;
+                            }
+                            if tile_of[w as usize] == NONE && mine(w) {
+                                tile_of[w as usize] = tiles;
+                                order.push(w);
+                                ball.push(w);
+                                count += 1;
+                                placed += 1;
+                            }
                         }
                     }
+                    for &v in &ball {
+                        ring.extend(
+                            graph
+                                .neighbors(v)
+                                .iter()
+                                .filter(|&&w| tile_of[w as usize] == NONE && mine(w)),
+                        );
+                    }
                 }
-                for &v in &ball {
-                    ring.extend(
-                        graph.neighbors(v).iter().filter(|&&w| tile_of[w as usize] == NONE),
-                    );
-                }
+                tiles += 1;
             }
-            tiles += 1;
+            gpu_tiles[g + 1] = tiles;
         }
         let mut new_of = vec![0u32; n];
         for (i, &v) in order.iter().enumerate() {
@@ -190,7 +237,7 @@ impl TileLayout {
             rows[i + 1] = rows[i] + graph.neighbors(v).len() as u32;
         }
         let mut cols = Vec::with_capacity(graph.num_arcs() as usize);
-        let mut remote_arcs = 0u64;
+        let (mut remote_arcs, mut cross_gpu_arcs) = (0u64, 0u64);
         let mut remote_in = vec![0u32; tiles as usize];
         for &v in &order {
             let t = tile_of[v as usize];
@@ -202,6 +249,7 @@ impl TileLayout {
                     cols.push(REMOTE | nw);
                     remote_arcs += 1;
                     remote_in[tw as usize] += 1;
+                    cross_gpu_arcs += u64::from(part(v) != part(w));
                 }
             }
         }
@@ -210,7 +258,34 @@ impl TileLayout {
             max_vertices = max_vertices.max(start[t + 1] - start[t]);
             max_arcs = max_arcs.max(rows[start[t + 1] as usize] - rows[start[t] as usize]);
         }
-        TileLayout { start, rows, cols, new_of, max_vertices, max_arcs, remote_arcs, remote_in }
+        TileLayout {
+            start,
+            rows,
+            cols,
+            new_of,
+            max_vertices,
+            max_arcs,
+            remote_arcs,
+            remote_in,
+            gpu_tiles,
+            cross_gpu_arcs,
+        }
+    }
+
+    /// GPUs the tiles are spread over.
+    pub fn gpus(&self) -> u32 {
+        self.gpu_tiles.len() as u32 - 1
+    }
+
+    /// Tiles of GPU `g`.
+    pub fn gpu_tile_count(&self, g: u32) -> u32 {
+        self.gpu_tiles[g as usize + 1] - self.gpu_tiles[g as usize]
+    }
+
+    /// The tile-ordered ids GPU `g` owns.
+    pub fn gpu_vertices(&self, g: u32) -> std::ops::Range<u32> {
+        self.start[self.gpu_tiles[g as usize] as usize]
+            ..self.start[self.gpu_tiles[g as usize + 1] as usize]
     }
 
     /// Tiles.
@@ -248,6 +323,11 @@ impl TileLayout {
                 self.tiles()
             ));
         }
+        self.shared_misfit()
+    }
+
+    /// Why a tile's rows do not fit its CTA's shared memory, if they do not.
+    pub fn shared_misfit(&self) -> Option<String> {
         let bytes = self.shared_bytes();
         let room = SHARED_LIMIT_BYTES - STATIC_SHARED_MARGIN_BYTES;
         (bytes > room).then(|| {
@@ -317,6 +397,207 @@ pub fn register(registry: &mut KernelRegistry, name: &'static str) {
     });
 }
 
+/// Buffer slots of the tile kernel on several GPUs (one launch a GPU, `gpu` its scalar): the
+/// layout and the starting labels whole on every GPU, the GPU's statistics, the control
+/// words on GPU 0, then every GPU's labels, inboxes and tails (peer pointers).
+pub mod peer_slot {
+    /// `tiles + 1` words, every GPU's tiles (see [`super::slot::START`]).
+    pub const START: usize = 0;
+    /// `n + 1` arc offsets over tile-ordered ids.
+    pub const ROWS: usize = 1;
+    /// Arc targets, encoded (see [`super::slot::COLS`]).
+    pub const COLS: usize = 2;
+    /// The starting labels of every tile-ordered id (read only).
+    pub const INIT: usize = 3;
+    /// `gpus + 1` words: the first tile of every GPU, then the tile count.
+    pub const GPU_TILES: usize = 4;
+    /// This GPU's `u64` stats: `[0]` expansions, `[1]` messages, `[2]` the most rounds of a
+    /// CTA, `[3]` arcs, `[4]` messages to other GPUs.
+    pub const STATS: usize = 5;
+    /// GPU 0's control words, for every GPU (see [`super::slot::CTL`]): the one token word.
+    pub const CTL: usize = 6;
+    /// GPU `h`'s labels (its tile-ordered ids, from its first) at `PEERS + 3h`, its inboxes
+    /// (`tiles_h x capacity`) at `PEERS + 3h + 1`, its tails at `PEERS + 3h + 2`.
+    pub const PEERS: usize = 7;
+    /// Stats words.
+    pub const STATS_WORDS: usize = 5;
+}
+
+/// Most GPUs the tile kernel spreads over: [`peer_slot::PEERS`] and three buffers a GPU
+/// within the CUDA ABI's 32 buffer arguments.
+pub const MAX_TILE_GPUS: u32 = 8;
+
+/// Positions of the peer kernel that may be other GPUs' buffers.
+const PEER_TILE_ARGS: [usize; 1 + 3 * MAX_TILE_GPUS as usize] = {
+    let mut a = [0usize; 1 + 3 * MAX_TILE_GPUS as usize];
+    a[0] = peer_slot::CTL;
+    let mut i = 1;
+    while i < a.len() {
+        a[i] = peer_slot::PEERS + i - 1;
+        i += 1;
+    }
+    a
+};
+
+/// Registers the simulator's tile kernel for several GPUs under `name` (the CUDA kernel of
+/// the same name is in `kernels/atos.cu`).
+pub fn register_peer(registry: &mut KernelRegistry, name: &'static str) {
+    registry.register(KernelDef {
+        name,
+        contract: "Atos on-chip tiles on several GPUs (runtime::atos::tiles), one launch a GPU: \
+                   one CTA a tile of this GPU, every CTA of every GPU resident; the tile kernel's \
+                   algorithm, with a remote target's label, inbox and tail in its owner GPU's \
+                   memory (peer pointers) and one token word on GPU 0. Labels out in this \
+                   GPU's labels, stats [expansions, messages, most rounds, arcs, messages to \
+                   other GPUs], ctl [tokens, refused, stalled] (GPU 0). Scalars: gpu, gpus, \
+                   inbox capacity",
+        sim: peer_kernel,
+        cuda_name: Some(name),
+        remote_args: &PEER_TILE_ARGS,
+    });
+}
+
+/// The simulator's tile kernel on GPU `gpu` of several: every GPU's launch runs the whole
+/// run's lockstep rounds (a pure function of the layout and the starting labels, so every
+/// GPU's copy agrees) and keeps its own part: its labels, inboxes and tails as the run leaves
+/// them, its counts; GPU 0's sets the control words. A message it sent to another GPU is
+/// charged over the link as the CUDA kernel pays it: a peer read of the label, an atomic min
+/// on it, an atomic on the tail (a max to the slot's end: idempotent, since the owner's own
+/// launch writes the final tails too), the entry's store and, from a GPU other than 0, the
+/// token's atomic on GPU 0 (an add of 0: the lockstep rounds count the tokens themselves).
+fn peer_kernel(ctx: &mut KernelContext<'_>) -> Result<(), BackendError> {
+    let kernel = ctx.kernel;
+    let bad = |m: String| BackendError::Kernel { kernel: kernel.to_string(), message: m };
+    let me = ctx.scalar_u32(0)? as usize;
+    let gpus = ctx.scalar_u32(1)? as usize;
+    let cap = ctx.scalar_u32(2)? as usize;
+    if me >= gpus || ctx.buffers.len() != peer_slot::PEERS + 3 * gpus {
+        return Err(bad(format!(
+            "gpu {me} of {gpus}: {} buffers, want {}",
+            ctx.buffers.len(),
+            peer_slot::PEERS + 3 * gpus
+        )));
+    }
+    let ids = ctx.buffer_ids.to_vec();
+    let b = &mut *ctx.buffers;
+    let start = b[peer_slot::START].as_u32()?.to_vec();
+    let rows = b[peer_slot::ROWS].as_u32()?.to_vec();
+    let cols = b[peer_slot::COLS].as_u32()?.to_vec();
+    let mut glab = b[peer_slot::INIT].as_u32()?.to_vec();
+    let gpu_tiles = b[peer_slot::GPU_TILES].as_u32()?.to_vec();
+    let tiles = start.len().saturating_sub(1);
+    let n = glab.len();
+    if tiles == 0
+        || rows.len() != n + 1
+        || start[tiles] as usize != n
+        || gpu_tiles.len() != gpus + 1
+        || gpu_tiles[gpus] as usize != tiles
+        || gpu_tiles.windows(2).any(|w| w[0] > w[1])
+    {
+        return Err(bad(format!(
+            "{} tile starts, {} row offsets, {n} labels, GPU tiles {gpu_tiles:?}",
+            start.len(),
+            rows.len()
+        )));
+    }
+    let mut gpu_of_tile = vec![0u32; tiles];
+    for h in 0..gpus {
+        for t in gpu_tiles[h]..gpu_tiles[h + 1] {
+            gpu_of_tile[t as usize] = h as u32;
+        }
+    }
+    let mut inbox = vec![EMPTY; tiles * cap];
+    let mut tails = vec![0u32; tiles];
+    let lanes =
+        Lanes { start: &start, rows: &rows, cols: &cols, gpu_of_tile: &gpu_of_tile, gpus, cap };
+    let run = lockstep(lanes, &mut glab, &mut inbox, &mut tails);
+    // This GPU's part.
+    let (t0, t1) = (gpu_tiles[me] as usize, gpu_tiles[me + 1] as usize);
+    let (v0, v1) = (start[t0] as usize, start[t1] as usize);
+    let mine = peer_slot::PEERS + 3 * me;
+    let short = |what: &str, have: usize, want: usize| {
+        bad(format!("gpu {me}: {have} {what}, want at least {want}"))
+    };
+    let labels = b[mine].as_u32_mut()?;
+    if labels.len() < v1 - v0 {
+        return Err(short("labels", labels.len(), v1 - v0));
+    }
+    labels[..v1 - v0].copy_from_slice(&glab[v0..v1]);
+    let own_inbox = b[mine + 1].as_u64_mut()?;
+    if own_inbox.len() < (t1 - t0) * cap {
+        return Err(short("inbox entries", own_inbox.len(), (t1 - t0) * cap));
+    }
+    own_inbox[..(t1 - t0) * cap].copy_from_slice(&inbox[t0 * cap..t1 * cap]);
+    let own_tails = b[mine + 2].as_u32_mut()?;
+    if own_tails.len() < t1 - t0 {
+        return Err(short("tails", own_tails.len(), t1 - t0));
+    }
+    own_tails[..t1 - t0].copy_from_slice(&tails[t0..t1]);
+    let crossed = run.crossings.iter().filter(|c| c.from as usize == me).count() as u64;
+    let stats = b[peer_slot::STATS].as_u64_mut()?;
+    if stats.len() < peer_slot::STATS_WORDS {
+        return Err(short("stats words", stats.len(), peer_slot::STATS_WORDS));
+    }
+    stats[0] += run.expansions[me];
+    stats[1] += run.messages[me];
+    stats[2] = stats[2].max(run.rounds);
+    stats[3] += run.arcs[me];
+    stats[4] += crossed;
+    if me == 0 {
+        let ctl = b[peer_slot::CTL].as_u32_mut()?;
+        if ctl.len() < 2 {
+            return Err(short("control words", ctl.len(), 2));
+        }
+        ctl[0] = 0;
+        ctl[1] = ctl[1].saturating_add(run.refused);
+    }
+    let local_messages = run.messages[me] - crossed;
+    let arcs_here = u64::from(rows[v1] - rows[v0]);
+    let e = &mut ctx.effects;
+    e.items = run.expansions[me];
+    e.edges = run.arcs[me];
+    e.atomics = 3 * local_messages;
+    e.rounds = run.rounds;
+    e.bytes_read = 4 * ((v1 - v0) as u64 + 1 + arcs_here + tiles as u64);
+    e.bytes_written = 4 * (v1 - v0) as u64 + 8 * local_messages;
+    for h in (0..gpus).filter(|&h| h != me) {
+        e.peer_read(peer_slot::PEERS + 3 * h, 4 * run.peer_checks[me * gpus + h]);
+    }
+    for c in run.crossings.iter().filter(|c| c.from as usize == me) {
+        let h = c.to as usize;
+        let (vbase, tbase) = (start[gpu_tiles[h] as usize], gpu_tiles[h]);
+        let slot = |k: usize| ids[peer_slot::PEERS + 3 * h + k];
+        if me != 0 {
+            e.remote.push(RemoteOp::Atomic {
+                buffer: ids[peer_slot::CTL],
+                index: 0,
+                op: AtomicOp::Add,
+                value: Word::U32(0),
+                fetch: Fetch::Discard,
+                notify: None,
+            });
+        }
+        e.remote.push(RemoteOp::atomic_min_u32(slot(0), (c.vertex - vbase) as usize, c.label));
+        e.remote.push(RemoteOp::Atomic {
+            buffer: slot(2),
+            index: (c.tile - tbase) as usize,
+            op: AtomicOp::Max,
+            value: Word::U32(c.slot + 1),
+            fetch: Fetch::Discard,
+            notify: None,
+        });
+        if (c.slot as usize) < cap {
+            let entry = (u64::from(c.label) << 32) | u64::from(c.vertex - start[c.tile as usize]);
+            e.remote.push(RemoteOp::Store {
+                buffer: slot(1),
+                offset: (c.tile - tbase) as usize * cap + c.slot as usize,
+                data: HostData::U64(vec![entry]),
+            });
+        }
+    }
+    Ok(())
+}
+
 /// The simulator's tile kernel: lockstep rounds (see the module docs).
 fn tiles_kernel(ctx: &mut KernelContext<'_>) -> Result<(), BackendError> {
     let kernel = ctx.kernel;
@@ -351,6 +632,75 @@ fn tiles_kernel(ctx: &mut KernelContext<'_>) -> Result<(), BackendError> {
             stats.len()
         )));
     }
+    let run = lockstep(
+        Lanes { start: &start, rows, cols, gpu_of_tile: &vec![0; tiles], gpus: 1, cap },
+        glab,
+        inbox,
+        tails,
+    );
+    let (expansions, messages, arcs, rounds) =
+        (run.expansions[0], run.messages[0], run.arcs[0], run.rounds);
+    ctl[0] = 0;
+    ctl[1] = ctl[1].saturating_add(run.refused);
+    stats[0] += expansions;
+    stats[1] += messages;
+    stats[2] = stats[2].max(rounds);
+    stats[3] += arcs;
+    let read_words = n as u64 + 1 + cols.len() as u64 + tiles as u64;
+    let e = &mut ctx.effects;
+    e.items = expansions;
+    e.edges = arcs;
+    e.atomics = 3 * messages;
+    e.rounds = rounds;
+    e.bytes_read = 4 * read_words;
+    e.bytes_written = 4 * n as u64 + 8 * messages;
+    Ok(())
+}
+
+/// What the lockstep rounds run over: the layout's arrays, the GPU of every tile, the inbox
+/// capacity.
+struct Lanes<'a> {
+    start: &'a [u32],
+    rows: &'a [u32],
+    cols: &'a [u32],
+    gpu_of_tile: &'a [u32],
+    gpus: usize,
+    cap: usize,
+}
+
+/// A message from a tile of one GPU to a tile of another.
+struct Crossing {
+    from: u32,
+    to: u32,
+    /// Tile-ordered id of the target, its new label, its tile, the inbox slot reserved.
+    vertex: u32,
+    label: u32,
+    tile: u32,
+    slot: u32,
+}
+
+/// What the lockstep rounds did, per GPU where it says so.
+struct Lockstep {
+    expansions: Vec<u64>,
+    /// Messages sent (to any other tile).
+    messages: Vec<u64>,
+    arcs: Vec<u64>,
+    /// `gpus x gpus`: arcs from a tile of GPU `g` to GPU `h != g` whose check read the
+    /// target's label in `h`'s memory, at `g * gpus + h`.
+    peer_checks: Vec<u64>,
+    /// Messages to another GPU, in the order sent.
+    crossings: Vec<Crossing>,
+    refused: u32,
+    rounds: u64,
+}
+
+/// The on-chip tiles' BFS in lockstep rounds (see the module docs): in a round every tile
+/// expands its list and takes the inbox entries sent in earlier rounds. `glab` (labels by
+/// tile-ordered id: the starting ones in, the result out), `inbox` (`tiles x cap` entries)
+/// and `tails` end as the CUDA kernel leaves them.
+fn lockstep(l: Lanes<'_>, glab: &mut [u32], inbox: &mut [u64], tails: &mut [u32]) -> Lockstep {
+    let Lanes { start, rows, cols, gpu_of_tile, gpus, cap } = l;
+    let tiles = start.len() - 1;
     let owner = |g: u32| start.partition_point(|&s| s <= g) - 1;
     // Per tile: labels, current list, consumed inbox entries.
     let mut lab: Vec<Vec<u32>> = Vec::with_capacity(tiles);
@@ -363,22 +713,31 @@ fn tiles_kernel(ctx: &mut KernelContext<'_>) -> Result<(), BackendError> {
     }
     let mut head = vec![0usize; tiles];
     let mut listed: Vec<Vec<bool>> = lab.iter().map(|l| vec![false; l.len()]).collect();
-    let (mut expansions, mut messages, mut arcs, mut refused, mut rounds) = (0u64, 0, 0, 0, 0);
+    let mut run = Lockstep {
+        expansions: vec![0; gpus],
+        messages: vec![0; gpus],
+        arcs: vec![0; gpus],
+        peer_checks: vec![0; gpus * gpus],
+        crossings: Vec::new(),
+        refused: 0,
+        rounds: 0,
+    };
     loop {
         let visible: Vec<usize> = (0..tiles).map(|t| (tails[t] as usize).min(cap)).collect();
         if cur.iter().all(Vec::is_empty) && (0..tiles).all(|t| head[t] == visible[t]) {
             break;
         }
-        rounds += 1;
+        run.rounds += 1;
         for t in 0..tiles {
             let base = start[t];
+            let me = gpu_of_tile[t] as usize;
             let mut next: Vec<u32> = Vec::new();
             for &v in &cur[t] {
-                expansions += 1;
+                run.expansions[me] += 1;
                 let nl = lab[t][v as usize].saturating_add(1);
                 let g = (base + v) as usize;
                 for &c in &cols[rows[g] as usize..rows[g + 1] as usize] {
-                    arcs += 1;
+                    run.arcs[me] += 1;
                     if c & REMOTE == 0 {
                         let c = c as usize;
                         if nl < lab[t][c] {
@@ -390,17 +749,31 @@ fn tiles_kernel(ctx: &mut KernelContext<'_>) -> Result<(), BackendError> {
                         }
                     } else {
                         let w = c & !REMOTE;
+                        let o = owner(w);
+                        let to = gpu_of_tile[o] as usize;
+                        if to != me {
+                            run.peer_checks[me * gpus + to] += 1;
+                        }
                         if nl < glab[w as usize] {
                             glab[w as usize] = nl;
-                            messages += 1;
-                            let o = owner(w);
+                            run.messages[me] += 1;
                             let s = tails[o] as usize;
                             tails[o] += 1;
+                            if to != me {
+                                run.crossings.push(Crossing {
+                                    from: me as u32,
+                                    to: to as u32,
+                                    vertex: w,
+                                    label: nl,
+                                    tile: o as u32,
+                                    slot: s as u32,
+                                });
+                            }
                             if s < cap {
                                 inbox[o * cap + s] =
                                     (u64::from(nl) << 32) | u64::from(w - start[o]);
                             } else {
-                                refused += 1;
+                                run.refused += 1;
                             }
                         }
                     }
@@ -428,34 +801,24 @@ fn tiles_kernel(ctx: &mut KernelContext<'_>) -> Result<(), BackendError> {
         let a = start[t] as usize;
         glab[a..a + lab[t].len()].copy_from_slice(&lab[t]);
     }
-    ctl[0] = 0;
-    ctl[1] = ctl[1].saturating_add(refused);
-    stats[0] += expansions;
-    stats[1] += messages;
-    stats[2] = stats[2].max(rounds);
-    stats[3] += arcs;
-    let read_words = n as u64 + 1 + cols.len() as u64 + tiles as u64;
-    let e = &mut ctx.effects;
-    e.items = expansions;
-    e.edges = arcs;
-    e.atomics = 3 * messages;
-    e.rounds = rounds;
-    e.bytes_read = 4 * read_words;
-    e.bytes_written = 4 * n as u64 + 8 * messages;
-    Ok(())
+    run
 }
 
-/// Whether this run takes tiles: `Ok(Some(layout))` to run them, `Ok(None)` for the
-/// workers, an error where `--atos-tiles on` cannot be honoured.
+/// Whether this run takes tiles: `Ok(Ok(layout))` to run them, `Ok(Err(why))` for the
+/// workers (why not tiles, for [`AtosReport::tiles_declined`]), an error where `--atos-tiles
+/// on` cannot be honoured. On several GPUs (`owner[v]`:
+/// the GPU of vertex `v`) each GPU tiles its own part; every GPU's tiles must fit its SMs, one
+/// tile an SM, the SMs of a GPU shared by logical GPUs split evenly among them.
 pub fn plan<B: Backend + ?Sized>(
     backend: &B,
     graph: &Csr,
+    owner: &[u32],
     gpus: u32,
     app: &dyn AtosApp,
     options: &AtosOptions,
-) -> Result<Option<TileLayout>, RuntimeError> {
+) -> Result<Result<TileLayout, String>, RuntimeError> {
     let on = match options.tiles {
-        TileMode::Off => return Ok(None),
+        TileMode::Off => return Ok(Err("--atos-tiles off".into())),
         TileMode::On => true,
         TileMode::Auto => false,
     };
@@ -465,14 +828,23 @@ pub fn plan<B: Backend + ?Sized>(
                 "--atos-tiles on: {why}; choose --atos-tiles auto or off"
             )))
         } else {
-            Ok(None)
+            Ok(Err(why))
         }
     };
     if app.tile_kernel().is_none() {
         return refuse(format!("Atos {} has no tile kernel (BFS has)", app.label()));
     }
-    if gpus != 1 {
-        return refuse(format!("tiles run on one GPU and this run has {gpus}"));
+    if gpus > 1 && app.peer_tile_kernel().is_none() {
+        return refuse(format!(
+            "Atos {} has no tile kernel for several GPUs (BFS has); run it on one GPU",
+            app.label()
+        ));
+    }
+    if gpus > MAX_TILE_GPUS {
+        return refuse(format!(
+            "tiles spread over at most {MAX_TILE_GPUS} GPUs and this run has {gpus}; choose \
+             --gpus {MAX_TILE_GPUS} or fewer"
+        ));
     }
     if options.permute_ids || options.priority.is_some() {
         return refuse("tiles take neither --atos-permute nor the priority queue".into());
@@ -483,21 +855,103 @@ pub fn plan<B: Backend + ?Sized>(
     }
     let mean = graph.num_arcs() as f64 / f64::from(n);
     if !on && mean > ROAD_MAX_MEAN_DEGREE {
-        return Ok(None);
+        return Ok(Err(format!(
+            "not road-like: {mean:.1} arcs a vertex on average, more than {ROAD_MAX_MEAN_DEGREE}"
+        )));
     }
-    let sms = backend.device_info(DeviceId(0)).sm_count;
-    // Refuse before building: more vertices than the SMs can hold at the shared limit.
-    let most = u64::from(sms) * SHARED_LIMIT_BYTES / 20;
-    if u64::from(n) > most {
-        return refuse(format!(
-            "{n} vertices do not fit {sms} SMs' shared memory (about {most} at most)"
-        ));
+    if gpus <= 1 {
+        let sms = backend.device_info(DeviceId(0)).sm_count;
+        // Refuse before building: more vertices than the SMs can hold at the shared limit.
+        let most = u64::from(sms) * SHARED_LIMIT_BYTES / 20;
+        if u64::from(n) > most {
+            return refuse(format!(
+                "{n} vertices do not fit {sms} SMs' shared memory (about {most} at most)"
+            ));
+        }
+        let layout = TileLayout::build(graph, tile_size(graph, sms, options.tile_vertices));
+        return match layout.misfit(sms) {
+            Some(why) => refuse(why),
+            None => Ok(Ok(layout)),
+        };
     }
-    let layout = TileLayout::build(graph, tile_size(graph, sms, options.tile_vertices));
-    match layout.misfit(sms) {
-        Some(why) => refuse(why),
-        None => Ok(Some(layout)),
+    for a in 0..gpus {
+        for b in (0..gpus).filter(|&b| b != a) {
+            let path = backend.remote_path(DeviceId(a), DeviceId(b));
+            if path != crate::backend::RemotePath::Peer {
+                return refuse(format!(
+                    "tiles on several GPUs write each other's labels and inboxes through peer \
+                     pointers, and gpu{a} reaches gpu{b} by {path:?}; use GPUs with peer access \
+                     (NVLink or PCIe peer-to-peer)"
+                ));
+            }
+        }
     }
+    let mut in_part = vec![0u32; gpus as usize];
+    for &o in owner {
+        in_part[(o as usize).min(gpus as usize - 1)] += 1;
+    }
+    // One tile an SM: a GPU's SMs, split among the logical GPUs that share them.
+    let sms: Vec<u32> = (0..gpus).map(|g| backend.device_info(DeviceId(g)).sm_count).collect();
+    let physical: Vec<u32> = (0..gpus).map(|g| backend.physical_gpu(DeviceId(g))).collect();
+    let rooms = sm_rooms(&sms, &physical);
+    let mut budget = Vec::with_capacity(gpus as usize);
+    let mut sizes = Vec::with_capacity(gpus as usize);
+    for g in 0..gpus {
+        let (sms, room) = (sms[g as usize], rooms[g as usize]);
+        let sharers = physical.iter().filter(|&&p| p == physical[g as usize]).count();
+        let shared = if sharers > 1 {
+            format!(" (its {sms} SMs shared by {sharers} logical GPUs)")
+        } else {
+            String::new()
+        };
+        let vertices = in_part[g as usize];
+        if vertices == 0 {
+            return refuse(format!("gpu{g} owns no vertex of the partition"));
+        }
+        if room == 0 {
+            return refuse(format!("gpu{g} has no SM of its own for a tile{shared}"));
+        }
+        let most = u64::from(room) * SHARED_LIMIT_BYTES / 20;
+        if u64::from(vertices) > most {
+            let more = if sharers > 1 { "fewer logical GPUs a physical GPU" } else { "more GPUs" };
+            return refuse(format!(
+                "gpu{g}'s {vertices} vertices do not fit {room} SMs' shared memory (about {most} \
+                 at most){shared}; choose {more}"
+            ));
+        }
+        let fix = if sharers > 1 {
+            "choose fewer logical GPUs a physical GPU or a larger --atos-tile-vertices"
+        } else {
+            "choose a larger --atos-tile-vertices or more GPUs"
+        };
+        budget.push((room, shared, fix));
+        sizes.push(options.tile_vertices.max(vertices.div_ceil(room)));
+    }
+    let layout = TileLayout::build_parts(graph, owner, &sizes);
+    for (g, (room, shared, fix)) in budget.iter().enumerate() {
+        let t = layout.gpu_tile_count(g as u32);
+        if t > *room {
+            return refuse(format!(
+                "gpu{g}'s {t} tiles need {t} resident CTAs, one an SM, and it has {room}{shared}; \
+                 {fix}"
+            ));
+        }
+    }
+    if let Some(why) = layout.shared_misfit() {
+        return refuse(why);
+    }
+    Ok(Ok(layout))
+}
+
+/// The SMs each GPU's tiles may take, one tile an SM, all resident at once: GPU `g` has
+/// `sms[g]` SMs and runs on physical GPU `physical[g]`; the logical GPUs that share a
+/// physical GPU split its SMs evenly (rounded down).
+pub fn sm_rooms(sms: &[u32], physical: &[u32]) -> Vec<u32> {
+    physical
+        .iter()
+        .zip(sms)
+        .map(|(p, &s)| s / (physical.iter().filter(|&q| q == p).count() as u32).max(1))
+        .collect()
 }
 
 /// What a run on tiles did (in [`AtosReport::tiles`]).
@@ -517,6 +971,27 @@ pub struct TileReport {
     pub rounds: u64,
     /// Entries of each tile's inbox.
     pub inbox_capacity: u64,
+    /// Arcs between GPUs (0 on one GPU).
+    pub cross_gpu_arcs: u64,
+    /// Messages sent to another GPU's tile (peer stores and atomics).
+    pub cross_gpu_messages: u64,
+    /// Per GPU.
+    pub per_gpu: Vec<TileGpuReport>,
+}
+
+/// What one GPU's tiles did (in [`TileReport::per_gpu`]).
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct TileGpuReport {
+    /// Its tiles (CTAs).
+    pub tiles: u32,
+    /// Its vertices.
+    pub vertices: u32,
+    /// Expansions of its tiles.
+    pub expansions: u64,
+    /// Messages its tiles sent (to tiles of any GPU).
+    pub messages: u64,
+    /// Of those, messages to another GPU.
+    pub cross_gpu_messages: u64,
 }
 
 /// Times a run whose inboxes overflowed starts again with inboxes 4 times as large.
@@ -531,7 +1006,7 @@ struct Attempt {
     end_ps: u64,
 }
 
-/// Runs `app` on tiles (one GPU; see [`plan`]). Inboxes sized from the layout grow 4 times
+/// Runs `app` on tiles (on several GPUs: [`peer`]; see [`plan`]). Inboxes sized from the layout grow 4 times
 /// on overflow (up to [`MAX_INBOX_GROWTHS`] restarts, the time counted from the first start);
 /// `--atos-queue-capacity` sets their size and an overflow at it is an error.
 pub fn run<B: Backend + ?Sized>(
@@ -541,6 +1016,9 @@ pub fn run<B: Backend + ?Sized>(
     options: &AtosOptions,
     layout: &TileLayout,
 ) -> Result<Outcome, RuntimeError> {
+    if layout.gpus() > 1 {
+        return peer::run(backend, graph, app, options, layout);
+    }
     let Some(kernel) = app.tile_kernel() else {
         return Err(RuntimeError::Options(format!("Atos {} has no tile kernel", app.label())));
     };
@@ -590,6 +1068,7 @@ pub fn run<B: Backend + ?Sized>(
             launches: 1,
             ..AtosGpuReport::default()
         }],
+        tiles_declined: None,
         tiles: Some(TileReport {
             tiles: layout.tiles(),
             max_vertices: layout.max_vertices,
@@ -598,6 +1077,15 @@ pub fn run<B: Backend + ?Sized>(
             messages,
             rounds,
             inbox_capacity: cap,
+            cross_gpu_arcs: 0,
+            cross_gpu_messages: 0,
+            per_gpu: vec![TileGpuReport {
+                tiles: layout.tiles(),
+                vertices: n as u32,
+                expansions,
+                messages,
+                cross_gpu_messages: 0,
+            }],
         }),
     };
     Ok(Outcome {
@@ -627,9 +1115,21 @@ fn upload<B: Backend + ?Sized, const N: usize>(
     bufs: &mut Vec<BufferId>,
     first_token: u64,
 ) -> Result<(), RuntimeError> {
+    upload_to(backend, DeviceId(0), stream, data, bufs, first_token)
+}
+
+/// [`upload`] on `device` (`stream` one of its streams).
+fn upload_to<B: Backend + ?Sized, const N: usize>(
+    backend: &mut B,
+    device: DeviceId,
+    stream: crate::backend::StreamId,
+    data: [(&str, HostData); N],
+    bufs: &mut Vec<BufferId>,
+    first_token: u64,
+) -> Result<(), RuntimeError> {
     let mut ups = Vec::with_capacity(N);
     for (i, (label, d)) in data.into_iter().enumerate() {
-        let b = backend.alloc(DeviceId(0), d.elem(), d.len().max(1), label)?;
+        let b = backend.alloc(device, d.elem(), d.len().max(1), label)?;
         bufs.push(b);
         let t = Token(first_token + i as u64 + 1);
         backend.write_from_host(stream, b, 0, d, Some(t))?;
@@ -744,5 +1244,21 @@ fn launch<B: Backend + ?Sized>(
             })
         }
         _ => Err(BackendError::Usage("Atos tiles: a read of the wrong type".into()).into()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::sm_rooms;
+
+    #[test]
+    fn logical_gpus_split_their_physical_gpus_sms() {
+        // Two real GPUs: each its own SMs.
+        assert_eq!(sm_rooms(&[132, 132], &[0, 1]), vec![132, 132]);
+        // Two logical GPUs on one: half each, so that every tile of both is resident.
+        assert_eq!(sm_rooms(&[132, 132], &[0, 0]), vec![66, 66]);
+        // Three on one, rounded down; four over two physical GPUs.
+        assert_eq!(sm_rooms(&[132; 3], &[0, 0, 0]), vec![44, 44, 44]);
+        assert_eq!(sm_rooms(&[132; 4], &[0, 1, 0, 1]), vec![66; 4]);
     }
 }
