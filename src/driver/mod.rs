@@ -421,7 +421,8 @@ pub fn check_on_cuda(graph: &Csr, spec: &RunSpec) -> Result<(), RunError> {
 /// [`WorklistOptions::auto_fused`] and [`WorklistOptions::auto_send`] resolved: the fused
 /// worker where the application asks for it on a road-like graph
 /// ([`crate::graph::partition::is_road_like`]); on several GPUs and any other graph, the
-/// fused worker with the asynchronous send (all-to-all, no pass-through hops).
+/// fused worker with the asynchronous send (all-to-all, no pass-through hops) where the
+/// application asks for it ([`WorklistApp::fused_async_on_several_gpus`]).
 fn groute_options(
     app: &dyn WorklistApp,
     graph: &Csr,
@@ -432,6 +433,7 @@ fn groute_options(
     let fused = asked.fused || asked.auto_fused && app.fused_on_road_like() && road_like;
     let send_async = asked.auto_send
         && asked.auto_fused
+        && app.fused_async_on_several_gpus()
         && !road_like
         && gpus > 1
         && gpus as usize <= worklist::kernels::MAX_PARTS;

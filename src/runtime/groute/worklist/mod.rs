@@ -100,8 +100,9 @@ pub struct WorklistOptions {
     /// graph ([`WorklistApp::fused_on_road_like`]), resolved by the driver: off here, on in
     /// the CLI unless `--fused on|off` is given.
     pub auto_fused: bool,
-    /// The asynchronous send with the fused worker on several GPUs when `auto_fused` is on
-    /// and the graph is not road-like (there a launch per batch routes through the ring,
+    /// The asynchronous send with the fused worker on several GPUs when `auto_fused` is on,
+    /// the application asks for it ([`WorklistApp::fused_async_on_several_gpus`]) and the
+    /// graph is not road-like (there a launch per batch routes through the ring,
     /// a host round trip a hop), resolved by the driver: off here, on in the CLI unless
     /// `--groute-send end|async` is given.
     pub auto_send: bool,
@@ -207,6 +208,12 @@ pub trait WorklistApp {
     /// [`crate::graph::partition::AUTO_METIS_MAX_DEGREE`] arcs): thousands of small rounds,
     /// where a launch per batch is host-bound.
     fn fused_on_road_like(&self) -> bool {
+        false
+    }
+    /// Whether it runs the fused worker with the asynchronous send unless told otherwise
+    /// ([`WorklistOptions::auto_send`]) on several GPUs on a graph that is not road-like,
+    /// where a launch per batch routes through the ring (a host round trip a hop).
+    fn fused_async_on_several_gpus(&self) -> bool {
         false
     }
 }
