@@ -156,7 +156,7 @@ fn the_h200_calibration_is_the_transfer_model_with_its_staged_advances_refitted(
     let mut costs = (*now.kernel_costs).clone();
     for kernel in REFITTED_ON_H200 {
         assert_ne!(costs.get(kernel), was.kernel_costs.get(kernel), "{kernel} was not refitted");
-        costs.insert(kernel.to_string(), was.kernel_costs[kernel].clone());
+        costs.insert(kernel.to_string(), was.kernel_costs[kernel]);
     }
     assert_eq!(costs, *was.kernel_costs, "a table other than the six refitted ones changed");
     let mut same = now.clone();
