@@ -21,7 +21,8 @@ kernels on the real GPU (inside a superstep: back-to-back launches; between supe
 host's round trip) beside the simulator's, for `launch_overhead_ns` and `sync_overhead_ns`.
 
 Usage: calib_fit.py MODEL PAIRS_FILE [--into MODEL_FILE]... [--ramp-items N]
-                   [--ramp-from LOOP=KERNEL,...]
+                   [--ramp-from LOOP=KERNEL,...] [--ramp-price KERNEL=PS,...] [--launches]
+                   [--loop-min-items N]
   PAIRS_FILE: lines `label real_trace.json sim_trace.json` (label: which runs went in).
   --ramp-items N: the items a launch's (or round's) ramp is charged for (default 256, one
     block; 0: no ramp term).
@@ -30,6 +31,19 @@ Usage: calib_fit.py MODEL PAIRS_FILE [--into MODEL_FILE]... [--ramp-items N]
     other terms on what is left of its spans. For loops whose fit launches all have more
     than one block of items a round (the fit graphs' levels), where the ramp cannot be told
     from the per-round cost. KERNEL must be fitted with a ramp; an error names it otherwise.
+  --ramp-price KERNEL=PS: kernel KERNEL takes this ramp price (ps an item up to the block,
+    e.g. an earlier fit's `ramp_item_ps`) instead of fitting one, and fits its other terms on
+    what is left of its spans; a loop that takes KERNEL's ramp (--ramp-from) takes it too.
+    For kernels whose fit launches all fill a block (c77B's advances: the device loop runs
+    the small frontiers), where the ramp cannot be told from the fixed cost.
+  --loop-min-items N: leave out of a device-side loop's fit (a kernel with rounds after its
+    first in some launch) its launches of fewer than N items (default 0: none left out).
+    c77B's R-MAT loops start with the hub alone (one item, one round, 139K-321K arcs in
+    194-408 us: 0.6-1.3 ns an arc, where the advance's arcs cost 14 ps), a cost that no
+    count of a loop's span describes; fitted with the rest it drives the fit to fixed costs.
+    --launches lists them, priced by the fit of the others.
+  --launches: also print, as `#` lines, every launch's real span beside the fitted cost of
+    its counts (which launches a table fits badly).
   --into MODEL_FILE (repeatable): also write the fitted tables into that TOML model file, in
     place: each fitted `[gpu_model.MODEL.kernel_cost.KERNEL]` table replaces the table of the
     same name (its header line and the lines after it up to the next header or blank line),
@@ -341,6 +355,14 @@ def main():
     parser.add_argument("--ramp-from", metavar="LOOP=KERNEL", action="append", default=[],
                         help="kernel LOOP takes KERNEL's fitted ramp price (comma-separated "
                              "pairs; repeatable)")
+    parser.add_argument("--ramp-price", metavar="KERNEL=PS", action="append", default=[],
+                        help="kernel KERNEL takes this ramp price (ps an item) instead of "
+                             "fitting one (comma-separated pairs; repeatable)")
+    parser.add_argument("--loop-min-items", metavar="N", type=int, default=0,
+                        help="leave a device-side loop's launches of fewer than N items out "
+                             "of its fit (default 0)")
+    parser.add_argument("--launches", action="store_true",
+                        help="print every launch's real span beside its fitted cost")
     args = parser.parse_args()
     model, pairs_file = args.model, args.pairs_file
     if args.ramp_items < 0:
@@ -354,12 +376,29 @@ def main():
             parser.error(f"--ramp-from `{pair}`: give LOOP=KERNEL, two different kernel names "
                          f"(e.g. bfs_levels=bfs_advance)")
         ramp_from[loop] = kernel
-    if ramp_from and args.ramp_items == 0:
-        parser.error("--ramp-from needs a ramp: drop --ramp-items 0")
+    ramp_price = {}
+    for pair in ",".join(args.ramp_price).split(","):
+        if not pair:
+            continue
+        kernel, sep, price = pair.partition("=")
+        try:
+            ps = float(price)
+        except ValueError:
+            ps = -1.0
+        if not sep or not kernel or ps <= 0:
+            parser.error(f"--ramp-price `{pair}`: give KERNEL=PS, a kernel name and a positive "
+                         f"price in ps an item (e.g. bfs_advance=23240.66)")
+        if kernel in ramp_from:
+            parser.error(f"--ramp-price {kernel}: {kernel} takes its ramp from "
+                         f"{ramp_from[kernel]} (--ramp-from); give one of the two")
+        ramp_price[kernel] = ps * 1.0
+    if (ramp_from or ramp_price) and args.ramp_items == 0:
+        parser.error("--ramp-from and --ramp-price need a ramp: drop --ramp-items 0")
     for path in args.into:
         if not os.path.isfile(path):
             parser.error(f"--into {path}: no such file; give an existing model file")
     by_kernel = {}
+    launch_ids = {}
     sources = {}
     gaps = {"inside": ([], []), "between": ([], [])}
     for line in open(pairs_file):
@@ -376,7 +415,8 @@ def main():
             if len(rq[name]) != len(sq[name]):
                 print(f"# {label}: {name}: {len(rq[name])} real launches, {len(sq[name])} "
                       f"simulated: paired in order up to the shorter", file=sys.stderr)
-            for r, s in zip(rq[name], sq[name]):
+            for i, (r, s) in enumerate(zip(rq[name], sq[name])):
+                launch_ids.setdefault(name, []).append((label, i))
                 x = columns(s["args"], args.ramp_items)
                 y = r["dur"] * 1e6  # us -> ps
                 by_kernel.setdefault(name, []).append((x, y, 1.0 / max(y, 1e6) ** 2))
@@ -402,13 +442,27 @@ def main():
                       f"{pairs_file}; add a run of it to the pairs or drop the pair",
                       file=sys.stderr)
                 sys.exit(2)
+    # --loop-min-items: a loop's launches below N items stay out of its fit (kept for
+    # --launches).
+    all_launches = {name: list(zip(rows, launch_ids[name])) for name, rows in by_kernel.items()}
+    left_out = {}
+    for name, rows in list(by_kernel.items()):
+        if args.loop_min_items > 0 and any(x["rounds"] > 0 for x, _, _ in rows):
+            keep = [r for r in rows if r[0]["items"] >= args.loop_min_items]
+            left_out[name] = len(rows) - len(keep)
+            if keep and left_out[name]:
+                by_kernel[name] = keep
+            else:
+                left_out[name] = 0
     # Kernels that lend their ramp first, so that the loops can take it.
     fitted = {}
     order = sorted(by_kernel, key=lambda n: (n in ramp_from, n))
     for name in order:
         rows = by_kernel[name]
         given = None
-        if name in ramp_from:
+        if name in ramp_price:
+            given = {"ramp": ramp_price[name]}
+        elif name in ramp_from:
             lender = fitted.get(ramp_from[name])
             if lender is None or lender["ramp"] <= 0:
                 why = ("has no non-negative fit" if lender is None else
@@ -439,10 +493,28 @@ def main():
             emit(f"ramp_items = {args.ramp_items}")
         lent = (f"; ramp_item_ps from {ramp_from[name]}'s fit (each round runs its expansion)"
                 if name in ramp_from else "")
+        lender = ramp_from.get(name, name)
+        if lender in ramp_price:
+            lent += (f"; ramp_item_ps given (--ramp-price {lender}="
+                     f"{ramp_price[lender]:.3f}), not fitted")
+        if left_out.get(name):
+            lent += (f"; {left_out[name]} launch(es) of fewer than {args.loop_min_items} items "
+                     f"left out (--loop-min-items)")
         emit(f'source = "fitted (scripts/calib_fit.py) on {len(rows)} launches of '
              f'{", ".join(sorted(sources[name]))}; median launch error '
              f'{100 * statistics.median(errs):.1f} %{lent}"')
         emit()
+    if args.launches:
+        for name in sorted(fitted):
+            coef = fitted[name]
+            for (x, y, _), (label, i) in all_launches[name]:
+                pred = sum(coef[c] * x[c] for c in coef)
+                out = (" (left out of the fit)" if args.loop_min_items > 0 and left_out.get(name)
+                       and x["items"] < args.loop_min_items else "")
+                print(f"# launch{out} {name} {label} #{i}: real {y / 1e6:.1f} us, fitted "
+                      f"{pred / 1e6:.1f} us ({100 * (pred - y) / y:+.1f} %); items "
+                      f"{x['items']:.0f}, edges {x['edges']:.0f}, outputs {x['outputs']:.0f}, "
+                      f"rounds {x['rounds'] + 1:.0f}")
     for kind, (real, sim) in gaps.items():
         if real and sim:
             print(f"# gaps {kind} supersteps (ns): real median {statistics.median(real):.0f} "

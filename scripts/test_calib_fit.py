@@ -358,6 +358,40 @@ class RampCommandLine(unittest.TestCase):
         levels = run.stdout.split(f"kernel_cost.k_levels]\n")[1].split("source")[0]
         self.assertEqual(levels, "fixed_ns = 27680.000\nround_ns = 11680.000\n")
 
+    def test_a_given_ramp_price_is_kept_and_lent(self):
+        # The advance takes the price given (not the 30 ns its spans would fit), fits its
+        # other terms on the rest, and lends the given price to the loop.
+        run = self.run_fit(self.dir.name, ["--ramp-price", "k_advance=20000",
+                                           "--ramp-from", "k_levels=k_advance"])
+        self.assertEqual(run.returncode, 0, run.stderr)
+        advance = run.stdout.split("kernel_cost.k_advance]\n")[1].split("source")[0]
+        self.assertIn("ramp_item_ps = 20000.000\nramp_items = 256\n", advance)
+        levels = run.stdout.split("kernel_cost.k_levels]\n")[1].split("\n\n")[0]
+        self.assertIn("ramp_item_ps = 20000.000\n", levels)
+        self.assertIn("ramp_item_ps given (--ramp-price k_advance=20000.000), not fitted", levels)
+        run = self.run_fit(self.dir.name, ["--ramp-price", "k_advance=0"])
+        self.assertEqual(run.returncode, 2)
+        self.assertIn("give KERNEL=PS", run.stderr)
+        run = self.run_fit(self.dir.name, ["--ramp-price", "k_levels=1",
+                                           "--ramp-from", "k_levels=k_advance"])
+        self.assertEqual(run.returncode, 2)
+        self.assertIn("give one of the two", run.stderr)
+
+    def test_loop_launches_below_the_minimum_are_left_out_and_listed(self):
+        run = self.run_fit(self.dir.name, ["--ramp-from", "k_levels=k_advance",
+                                           "--loop-min-items", "100000", "--launches"])
+        self.assertEqual(run.returncode, 0, run.stderr)
+        levels = run.stdout.split("kernel_cost.k_levels]\n")[1].split("\n\n")[0]
+        # The three launches left fit the same costs; the one of 60,000 items is left out.
+        self.assertIn("fixed_ns = 20000.000\nround_ns = 4000.000\n", levels)
+        self.assertIn("on 3 launches of toy", levels)
+        self.assertIn("1 launch(es) of fewer than 100000 items left out", levels)
+        self.assertIn("# launch (left out of the fit) k_levels toy #0: real 1300.8 us, fitted "
+                      "1300.8 us (-0.0 %); items 60000", run.stdout)
+        self.assertIn("# launch k_advance toy #0: real 15.0 us, fitted 15.0 us", run.stdout)
+        # Advances (no rounds) keep every launch.
+        self.assertNotIn("left out (--loop-min-items)", run.stdout.split("k_levels]")[0])
+
     def test_no_ramp_with_ramp_items_zero(self):
         run = self.run_fit(self.dir.name, ["--ramp-items", "0"])
         self.assertEqual(run.returncode, 0, run.stderr)

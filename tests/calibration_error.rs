@@ -18,11 +18,15 @@
 //! luxembourg runs measured on 2 and 4 real H100s (NVSwitch) and their predictions with
 //! `topologies/calibrated/h100-nvswitch-x4.toml` (the same GPU model; its host costs per
 //! operation kind and per completion poll from the CUDA backend's host profile;
-//! `bfs_advance_routed`'s cost fitted on a multi-GPU run's spans, as the file says); all
-//! written by `scripts/calib_predict.py` (the files without `_ramp` or `_host` are the same
+//! `bfs_advance_routed`'s cost fitted on a multi-GPU run's spans, as the file says);
+//! `reports/bench/calib_h200_2026-11-28_c77_refit.json` every runtime on luxembourg_osm and
+//! cnr-2000 measured on one H200 (c77B) and predicted with the H200 calibration
+//! (`reports/bench/gpu_calibrated_h200_2026-11-28.toml`: the H200 transfer model with its
+//! staged advance and loop kernels refitted on c77B's spans of three other graphs; its `ci` is
+//! a list, one block per graph); all written by `scripts/calib_predict.py` (the files without `_ramp` or `_host` are the same
 //! runs before the ramp, those with `_ramp` before the launch lead, `reports/calibration.md`;
 //! the multi-GPU checks keep the `_ramp` bounds, which the launch lead did not tighten).
-//! Each test re-predicts the runs on luxembourg_osm its `ci` block names (the held-out runs
+//! Each test re-predicts the runs on luxembourg_osm (or cnr-2000) its `ci` block names (the held-out runs
 //! on one GPU; the runs on two real GPUs, or those of them its `runs` lists), small enough to
 //! simulate in seconds, with the simulator at HEAD (deterministic: no GPU needed) and fails
 //! when their error exceeds the bound recorded beside them.
@@ -77,6 +81,16 @@ fn every_runtimes_default_runs_on_two_real_h100s_stay_within_the_recorded_error_
 }
 
 #[test]
+fn held_out_runs_on_one_h200_with_the_h200_fit_stay_within_the_recorded_error_bound() {
+    // c77B (thirteenth session): every runtime on luxembourg_osm and cnr-2000 on one H200 at
+    // main 3473f2f (the staged advances), predicted with the H200 calibration of the
+    // fourteenth session (reports/bench/gpu_calibrated_h200_2026-11-28.toml: its advance and
+    // loop kernels refitted on c77B's spans of delaunay_n16 and R-MAT 20 and 22; nothing
+    // fitted on these graphs). One block per graph, each with its own bounds.
+    check("reports/bench/calib_h200_2026-11-28_c77_refit.json");
+}
+
+#[test]
 fn bsp_and_atos_runs_on_four_real_h100s_stay_within_the_recorded_error_bound() {
     // c75 (twelfth session): BSP BFS, SSSP and CC and Atos BFS, residual PageRank and
     // colouring on luxembourg on 4 real H100s (NVLink) at main 71a6cb1 (BSP's advances with
@@ -121,6 +135,63 @@ fn the_h200_transfer_model_is_the_h100_fit_with_the_h200s_datasheet_memory() {
     assert_eq!(transfer, h100.gpus[0].model, "the transfer model left the H100 fit");
 }
 
+/// The one-H200 calibration's machine file (fourteenth session).
+const ONE_H200: &str = "reports/bench/gpu_calibrated_h200_2026-11-28.toml";
+
+/// The kernels whose costs the H200 calibration refitted on H200 spans (c77B): the staged
+/// advances and their device-side loops.
+const REFITTED_ON_H200: [&str; 6] =
+    ["bfs_advance", "bfs_levels", "sssp_advance", "sssp_levels", "cc_advance", "cc_levels"];
+
+#[test]
+fn the_h200_calibration_is_the_transfer_model_with_its_staged_advances_refitted() {
+    // reports/bench/gpu_calibrated_h200_2026-11-28.toml is a copy of the H200 transfer model
+    // (the H100 fit with the H200 datasheet memory) under its own name, whose six BFS, SSSP
+    // and CC advance and loop tables were refitted on c77B's H200 spans: every other number
+    // (the host model, calibrate machine's, the other kernel tables) must be the transfer's.
+    let transfer = machine("reports/bench/gpu_h200_from_h100_fit_2026-11-27.toml");
+    let h200 = machine(ONE_H200);
+    let (was, now) = (&transfer.gpus[0].model, &h200.gpus[0].model);
+    assert_eq!(now.name, "calibrated-NVIDIA-H200");
+    let mut costs = (*now.kernel_costs).clone();
+    for kernel in REFITTED_ON_H200 {
+        assert_ne!(costs.get(kernel), was.kernel_costs.get(kernel), "{kernel} was not refitted");
+        costs.insert(kernel.to_string(), was.kernel_costs[kernel]);
+    }
+    assert_eq!(costs, *was.kernel_costs, "a table other than the six refitted ones changed");
+    let mut same = now.clone();
+    same.kernel_costs = was.kernel_costs.clone();
+    same.name.clone_from(&was.name);
+    assert_eq!(same, *was, "a number other than the refitted kernel tables changed");
+}
+
+#[test]
+fn the_h100_transfer_model_is_the_h200_fit_with_the_h100s_datasheet_memory() {
+    // reports/bench/gpu_h100_from_h200_fit_2026-11-28.toml is an overlay of the one-H200
+    // calibration, derived as the H200 transfer model above was, the other way round: only
+    // memory size and bandwidth may differ, and those must be the H100 SXM5 datasheet's
+    // (topologies/gpu_models.toml, H100-SXM5-80GB), with the H200's SMs.
+    let h200 = machine(ONE_H200);
+    let h100 = machine("reports/bench/gpu_h100_from_h200_fit_2026-11-28.toml");
+    let datasheet = Topology::bundled("dgx-h100x8").expect("the bundled DGX H100");
+    let datasheet = &datasheet.gpus[0].model;
+    assert_eq!(datasheet.name, "H100-SXM5-80GB");
+    let mut transfer = h100.gpus[0].model.clone();
+    assert_eq!(
+        transfer.memory_bandwidth_bytes_per_s, 3_350_000_000_000,
+        "H100 datasheet 3.35 TB/s"
+    );
+    assert_eq!(transfer.memory_bytes, 81_920 * 1024 * 1024, "H100 datasheet 80 GB");
+    assert_eq!(
+        (transfer.memory_bandwidth_bytes_per_s, transfer.memory_bytes, transfer.sm_count),
+        (datasheet.memory_bandwidth_bytes_per_s, datasheet.memory_bytes, datasheet.sm_count),
+        "topologies/gpu_models.toml's H100-SXM5-80GB"
+    );
+    transfer.memory_bandwidth_bytes_per_s = h200.gpus[0].model.memory_bandwidth_bytes_per_s;
+    transfer.memory_bytes = h200.gpus[0].model.memory_bytes;
+    assert_eq!(transfer, h200.gpus[0].model, "the transfer model left the H200 fit");
+}
+
 #[test]
 fn the_h200_multi_gpu_machine_has_the_h200_transfer_model() {
     let one = machine("reports/bench/gpu_h200_from_h100_fit_2026-11-27.toml");
@@ -133,14 +204,27 @@ fn the_h200_multi_gpu_machine_has_the_h200_transfer_model() {
     assert_eq!(four.fabric(), h100_four.fabric(), "the H100 x4 machine's NVSwitch");
 }
 
-/// Re-predicts the CI runs of the calibration document at `path` and checks their error.
+/// Re-predicts the CI runs of the calibration document at `path` and checks their error:
+/// its `ci` block, or each block of a `ci` list (one per graph, each with its own bounds).
 fn check(path: &str) {
     let doc: Value = serde_json::from_str(
         &std::fs::read_to_string(root().join(path))
             .expect("the calibration report's JSON is committed"),
     )
     .expect("valid JSON");
-    let ci = &doc["ci"];
+    match &doc["ci"] {
+        Value::Array(blocks) => {
+            assert!(!blocks.is_empty(), "{path}: an empty ci list");
+            for ci in blocks {
+                check_block(&doc, ci);
+            }
+        }
+        ci => check_block(&doc, ci),
+    }
+}
+
+/// Re-predicts the runs one CI block of the document `doc` names and checks their error.
+fn check_block(doc: &Value, ci: &Value) {
     let set = ci["set"].as_str().unwrap_or("held-out");
     let gpus = ci["gpus"].as_u64().unwrap_or(1);
     let graph = ci["graph"].as_str().expect("ci.graph");
