@@ -246,10 +246,15 @@ impl RunReport {
             if let Some(delta) = g.priority_delta {
                 label += &format!("+prio{delta}");
             }
-            if g.fused {
+            // What `--groute-send auto` picks by the GPU count (the fused worker with the
+            // asynchronous send on several GPUs) stays out of the label, so that a scaling
+            // series keeps one name from one GPU up; the report's options say what ran.
+            let async_send = g.send == crate::runtime::groute::worklist::SendMode::Async;
+            let by_gpu_count = g.auto_send && async_send;
+            if g.fused && !by_gpu_count {
                 label += "+fused";
             }
-            if g.send == crate::runtime::groute::worklist::SendMode::Async {
+            if async_send && !by_gpu_count {
                 label += "+async";
             }
             if g.ring == crate::runtime::groute::worklist::RingOrder::Widest {
