@@ -104,7 +104,7 @@ pub struct WorklistOptions {
     /// the application asks for it ([`WorklistApp::fused_async_on_several_gpus`]) and the
     /// graph is not road-like (there a launch per batch routes through the ring,
     /// a host round trip a hop), resolved by the driver: off here, on in the CLI unless
-    /// `--groute-send end|async` is given.
+    /// `--groute-send end|async` or `--fused on|off` is given.
     pub auto_send: bool,
 }
 
