@@ -1157,36 +1157,58 @@ fn attempts<B: Backend + ?Sized>(
     job: &Job<'_>,
     options: &AtosOptions,
 ) -> Result<(Attempt, u32, u64), RuntimeError> {
-    let tiles = job.layout.tiles();
+    grow_inboxes(backend, job.layout, options, |backend, cap, mine| {
+        let attempt = launch(backend, job, cap, mine)?;
+        Ok((attempt.refused, attempt.start_ps, attempt))
+    })
+    .map(|(mut attempt, start_ps, growth, cap)| {
+        attempt.start_ps = start_ps;
+        (attempt, growth, cap)
+    })
+}
+
+/// The growth loop of one GPU's and several GPUs' runs: launches (`launch(backend, cap,
+/// mine)`, one attempt with inboxes of `cap` entries, its buffers put into `mine` and freed
+/// here, giving its refused messages, its start and itself) until the inboxes hold every
+/// message. Inboxes sized from the layout grow 4 times on overflow, at most
+/// [`MAX_INBOX_GROWTHS`] times; `--atos-queue-capacity` fixes them, and an overflow at it is
+/// an error. Every GPU's inboxes must fit half its memory. Gives the last attempt, the first
+/// attempt's start (time counts from it), the growths and the capacity.
+pub(super) fn grow_inboxes<B: Backend + ?Sized, A>(
+    backend: &mut B,
+    layout: &TileLayout,
+    options: &AtosOptions,
+    mut launch: impl FnMut(&mut B, u64, &mut Vec<BufferId>) -> Result<(u32, u64, A), RuntimeError>,
+) -> Result<(A, u64, u32, u64), RuntimeError> {
     let mut first_start = None;
     for growth in 0..=MAX_INBOX_GROWTHS {
-        let cap =
-            options.queue_capacity.unwrap_or_else(|| job.layout.inbox_capacity(4u64.pow(growth)));
-        let inbox_len = u64::from(tiles).saturating_mul(cap);
-        let memory = backend.device_info(DeviceId(0)).memory_bytes;
-        if cap == 0 || cap > u64::from(u32::MAX) || inbox_len.saturating_mul(8) > memory / 2 {
-            return Err(RuntimeError::Options(format!(
-                "Atos tiles: {tiles} inboxes of {cap} entries cannot be held (gpu0 has {memory} \
-                 bytes); choose another --atos-queue-capacity, or --atos-tiles off"
-            )));
+        let cap = options.queue_capacity.unwrap_or_else(|| layout.inbox_capacity(4u64.pow(growth)));
+        for g in 0..layout.gpus() {
+            let tiles = layout.gpu_tile_count(g);
+            let inbox_len = u64::from(tiles).saturating_mul(cap);
+            let memory = backend.device_info(DeviceId(g)).memory_bytes;
+            if cap == 0 || cap > u64::from(u32::MAX) || inbox_len.saturating_mul(8) > memory / 2 {
+                return Err(RuntimeError::Options(format!(
+                    "Atos tiles: gpu{g}'s {tiles} inboxes of {cap} entries cannot be held (it has \
+                     {memory} bytes); choose another --atos-queue-capacity, or --atos-tiles off"
+                )));
+            }
         }
         let mut mine = Vec::new();
-        let attempt = launch(backend, job, cap, &mut mine);
+        let attempt = launch(backend, cap, &mut mine);
         for b in mine {
             backend.free(b)?;
         }
-        let mut attempt = attempt?;
-        let first = *first_start.get_or_insert(attempt.start_ps);
-        attempt.start_ps = first;
-        if attempt.refused == 0 {
-            return Ok((attempt, growth, cap));
+        let (refused, start_ps, attempt) = attempt?;
+        let first = *first_start.get_or_insert(start_ps);
+        if refused == 0 {
+            return Ok((attempt, first, growth, cap));
         }
         if options.queue_capacity.is_some() || growth == MAX_INBOX_GROWTHS {
             return Err(RuntimeError::Options(format!(
-                "Atos tiles: inboxes of {cap} entries refused {} messages (counted, nothing \
-                 dropped silently; {growth} growths); choose a larger --atos-queue-capacity \
-                 (e.g. {}), or --atos-tiles off",
-                attempt.refused,
+                "Atos tiles: inboxes of {cap} entries refused {refused} messages (counted, \
+                 nothing dropped silently; {growth} growths); choose a larger \
+                 --atos-queue-capacity (e.g. {}), or --atos-tiles off",
                 cap.saturating_mul(4)
             )));
         }

@@ -8,8 +8,8 @@
 //! push into each other's receive queues, [`crate::backend::KernelDef::remote_args`]).
 
 use super::{
-    AtosApp, AtosGpuReport, AtosOptions, AtosReport, EMPTY, MAX_INBOX_GROWTHS, TileGpuReport,
-    TileLayout, TileMode, TileReport, peer_slot, upload_to,
+    AtosApp, AtosGpuReport, AtosOptions, AtosReport, EMPTY, TileGpuReport, TileLayout, TileMode,
+    TileReport, peer_slot, upload_to,
 };
 use crate::backend::{
     Backend, BackendError, BufferId, BufferSlice, CompletionKind, DeviceId, HostData, Launch,
@@ -187,50 +187,21 @@ pub(super) fn run<B: Backend + ?Sized>(
     })
 }
 
-/// Launches until the inboxes hold every message (as [`super::attempts`] on one GPU): the
-/// attempt, the growths it took and the inbox capacity it ran with.
+/// Launches until the inboxes hold every message ([`super::grow_inboxes`], as on one GPU):
+/// the attempt, the growths it took and the inbox capacity it ran with.
 fn attempts<B: Backend + ?Sized>(
     backend: &mut B,
     job: &Job<'_>,
     options: &AtosOptions,
 ) -> Result<(Attempt, u32, u64), RuntimeError> {
-    let layout = job.layout;
-    let mut first_start = None;
-    for growth in 0..=MAX_INBOX_GROWTHS {
-        let cap = options.queue_capacity.unwrap_or_else(|| layout.inbox_capacity(4u64.pow(growth)));
-        for g in 0..layout.gpus() {
-            let tiles = layout.gpu_tile_count(g);
-            let inbox_len = u64::from(tiles).saturating_mul(cap);
-            let memory = backend.device_info(DeviceId(g)).memory_bytes;
-            if cap == 0 || cap > u64::from(u32::MAX) || inbox_len.saturating_mul(8) > memory / 2 {
-                return Err(RuntimeError::Options(format!(
-                    "Atos tiles: gpu{g}'s {tiles} inboxes of {cap} entries cannot be held (it has \
-                     {memory} bytes); choose another --atos-queue-capacity, or --atos-tiles off"
-                )));
-            }
-        }
-        let mut mine = Vec::new();
-        let attempt = launch(backend, job, cap, &mut mine);
-        for b in mine {
-            backend.free(b)?;
-        }
-        let mut attempt = attempt?;
-        let first = *first_start.get_or_insert(attempt.start_ps);
-        attempt.start_ps = first;
-        if attempt.refused == 0 {
-            return Ok((attempt, growth, cap));
-        }
-        if options.queue_capacity.is_some() || growth == MAX_INBOX_GROWTHS {
-            return Err(RuntimeError::Options(format!(
-                "Atos tiles: inboxes of {cap} entries refused {} messages (counted, nothing \
-                 dropped silently; {growth} growths); choose a larger --atos-queue-capacity \
-                 (e.g. {}), or --atos-tiles off",
-                attempt.refused,
-                cap.saturating_mul(4)
-            )));
-        }
-    }
-    unreachable!("the last growth returns")
+    super::grow_inboxes(backend, job.layout, options, |backend, cap, mine| {
+        let attempt = launch(backend, job, cap, mine)?;
+        Ok((attempt.refused, attempt.start_ps, attempt))
+    })
+    .map(|(mut attempt, start_ps, growth, cap)| {
+        attempt.start_ps = start_ps;
+        (attempt, growth, cap)
+    })
 }
 
 /// One launch a GPU with inboxes of `cap` entries; its buffers go into `mine` (freed by the
