@@ -9,6 +9,7 @@ vertices), launch by launch in order per kernel name on GPU 0, then fits per ker
     span = fixed + items * item_ps + edges * edge_ps + atomics * atomic_ps + vertices * vertex_ps
            + outputs * output_ps + (rounds - 1) * round_ps
            + min(items, max(rounds, 1) * RAMP_ITEMS) * ramp_item_ps
+           + path_edges * path_edge_ps   (device-side loops only)
 
 (the last term, the ramp, is what a launch or a device-side loop's round pays per item until
 its items fill one thread block of RAMP_ITEMS = 256 threads, SY_BLOCK of kernels/common.cuh:
@@ -22,7 +23,7 @@ host's round trip) beside the simulator's, for `launch_overhead_ns` and `sync_ov
 
 Usage: calib_fit.py MODEL PAIRS_FILE [--into MODEL_FILE]... [--ramp-items N]
                    [--ramp-from LOOP=KERNEL,...] [--ramp-price KERNEL=PS,...] [--launches]
-                   [--loop-min-items N]
+                   [--loop-min-items N] [--kernels K1,K2,...]
   PAIRS_FILE: lines `label real_trace.json sim_trace.json` (label: which runs went in).
   --ramp-items N: the items a launch's (or round's) ramp is charged for (default 256, one
     block; 0: no ramp term).
@@ -42,6 +43,10 @@ Usage: calib_fit.py MODEL PAIRS_FILE [--into MODEL_FILE]... [--ramp-items N]
     194-408 us: 0.6-1.3 ns an arc, where the advance's arcs cost 14 ps), a cost that no
     count of a loop's span describes; fitted with the rest it drives the fit to fixed costs.
     --launches lists them, priced by the fit of the others.
+  --kernels K1,K2,...: fit, print and write (--into) only these kernels (a lender of
+    --ramp-from is fitted for its ramp but not printed); every other table of the model file
+    stays as it is. For a refit of the device-side loops alone on a wider fit set, whose
+    advances' launches would pull the advances' fit away from their own fit set.
   --launches: also print, as `#` lines, every launch's real span beside the fitted cost of
     its counts (which launches a table fits badly).
   --into MODEL_FILE (repeatable): also write the fitted tables into that TOML model file, in
@@ -70,21 +75,26 @@ TERMS = ["edges", "vertices", "items", "outputs", "atomics", "rounds", "ramp"]
 # its few launches (one per run) fit any terms exactly; its cost is first a cost per round
 # (a level's dependent accesses and grid barrier) and then per arc, so its fits must charge
 # rounds and prefer arcs next.
-LOOP_TERMS = ["rounds", "edges", "items", "atomics", "outputs", "vertices", "ramp"]
+# A loop's rounds often fill a few blocks, so a round lasts as long as its busiest block:
+# `path_edges` (the busiest block's arcs, summed over the rounds; the simulator's loops
+# report them) is a loop's term only (an advance's full grid hides one block's latency).
+LOOP_TERMS = ["rounds", "path_edges", "edges", "items", "atomics", "outputs", "vertices", "ramp"]
+ALL_TERMS = TERMS + ["path_edges"]
 # Items a launch (or each of its rounds) pays the ramp for: one block of SY_BLOCK threads
 # (kernels/common.cuh), where c32's advance kernels stop growing with their frontier.
 RAMP_ITEMS = 256
 # TOML key of each term's coefficient, and its unit in picoseconds.
 KEYS = {"items": ("item_ps", 1.0), "edges": ("edge_ps", 1.0), "atomics": ("atomic_ps", 1.0),
         "vertices": ("vertex_ps", 1.0), "outputs": ("output_ps", 1.0),
-        "rounds": ("round_ns", 1e3), "ramp": ("ramp_item_ps", 1.0)}
+        "rounds": ("round_ns", 1e3), "path_edges": ("path_edge_ps", 1.0),
+        "ramp": ("ramp_item_ps", 1.0)}
 
 
 def columns(args, ramp_items=RAMP_ITEMS):
     """One launch's fit columns from its simulated span's counts `args`: the counts, rounds
     after the first, and the ramp's items `min(items, max(rounds, 1) * ramp_items)` (0 with
     ramp_items 0)."""
-    x = {"fixed": 1.0, **{t: float(args.get(t, 0)) for t in TERMS if t != "ramp"}}
+    x = {"fixed": 1.0, **{t: float(args.get(t, 0)) for t in ALL_TERMS if t != "ramp"}}
     x["ramp"] = float(min(x["items"], max(x["rounds"], 1.0) * ramp_items))
     # Rounds after the first (a device-side loop's grid barriers).
     x["rounds"] = max(x["rounds"] - 1.0, 0.0)
@@ -182,7 +192,7 @@ def nnls(rows, ramp_items=RAMP_ITEMS, fixed_terms=None):
         return None
     best = min(err for _, err, _ in fits)
     coef = next(coef for _, err, coef in fits if err <= 1.05 * best + 1e-12)
-    for t in TERMS:
+    for t in ALL_TERMS:
         coef.setdefault(t, 0.0)
     coef.update(fixed_terms)
     return coef
@@ -361,6 +371,10 @@ def main():
     parser.add_argument("--loop-min-items", metavar="N", type=int, default=0,
                         help="leave a device-side loop's launches of fewer than N items out "
                              "of its fit (default 0)")
+    parser.add_argument("--kernels", metavar="K1,K2,...", default="",
+                        help="fit (and write with --into) only these kernels; every other "
+                             "kernel's table is left as it is (default: every kernel of the "
+                             "pairs)")
     parser.add_argument("--launches", action="store_true",
                         help="print every launch's real span beside its fitted cost")
     args = parser.parse_args()
@@ -454,6 +468,17 @@ def main():
                 by_kernel[name] = keep
             else:
                 left_out[name] = 0
+    only = {k for k in args.kernels.split(",") if k}
+    if only:
+        missing = sorted(only - set(by_kernel))
+        if missing:
+            print(f"calib_fit.py: --kernels {','.join(missing)}: no launch of "
+                  f"{'it' if len(missing) == 1 else 'them'} in {pairs_file}; add runs of "
+                  f"{'it' if len(missing) == 1 else 'them'} to the pairs or drop the name",
+                  file=sys.stderr)
+            sys.exit(2)
+        lenders = {ramp_from[n] for n in only if n in ramp_from}
+        by_kernel = {n: rows for n, rows in by_kernel.items() if n in only | lenders}
     # Kernels that lend their ramp first, so that the loops can take it.
     fitted = {}
     order = sorted(by_kernel, key=lambda n: (n in ramp_from, n))
@@ -477,6 +502,8 @@ def main():
             print(f"# {name}: no non-negative fit", file=sys.stderr)
             continue
         fitted[name] = coef
+    if only:  # a lender fitted for its ramp alone is not printed or written
+        fitted = {n: c for n, c in fitted.items() if n in only}
     for name in sorted(fitted):
         rows, coef = by_kernel[name], fitted[name]
         errs = []
@@ -485,7 +512,7 @@ def main():
             errs.append(abs(pred - y) / y if y else 0.0)
         emit(f"[gpu_model.{model}.kernel_cost.{name}]")
         emit(f"fixed_ns = {coef['fixed'] / 1e3:.3f}")
-        for t in TERMS:
+        for t in ALL_TERMS:
             if coef[t] > 0:
                 key, scale = KEYS[t]
                 emit(f"{key} = {coef[t] / scale:.3f}")

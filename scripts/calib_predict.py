@@ -8,7 +8,7 @@ row per run: measured and predicted ms, the relative error, supersteps real/simu
 which set the run belongs to:
 
   fit       its graph's kernel spans went into the per-kernel fit (R-MAT 20 and 22, the road
-            grid, delaunay_n16)
+            grid, delaunay_n16; power, facebook, wiki-Vote, R-MAT 16 and two grid strips)
   held-out  a graph the fit never saw (luxembourg_osm, cnr-2000, R-MAT 24)
   logical   2 or 4 logical GPUs sharing one GPU: checks the multi-GPU bookkeeping (the
             same supersteps and copies), not scaling: the real logical GPUs time-share one
@@ -54,6 +54,13 @@ GRAPHS = {
     "delaunay": (["--graph", "tests/data/graphs/delaunay_n16.mtx", "--source", "1"], "fit"),
     "cnr2000": (["--graph", "tests/data/graphs/cnr-2000.txt.gz", "--hub-source"], "held-out"),
     "rmat20": (["--generate", "rmat:scale=20,ef=16", "--hub-source"], "fit"),
+    # The second fit set (fifteenth session, c85A): device-side loops' rounds of many widths.
+    "power": (["--graph", "tests/data/graphs/power.graph", "--source", "1"], "fit"),
+    "facebook": (["--graph", "tests/data/graphs/facebook_combined.txt", "--hub-source"], "fit"),
+    "wikivote": (["--graph", "tests/data/graphs/wiki-Vote.txt", "--hub-source"], "fit"),
+    "rmat16": (["--generate", "rmat:scale=16,ef=16", "--hub-source"], "fit"),
+    "strip32": (["--generate", "grid2d:w=32,h=8000,drop=0.1", "--hub-source"], "fit"),
+    "strip400": (["--generate", "grid2d:w=400,h=1000,drop=0.1", "--hub-source"], "fit"),
 }
 # Labels the GPU calls gave the same graphs.
 ALIASES = {"lux": "luxembourg", "road": "road21m", "grid": "road21m"}

@@ -63,6 +63,10 @@
 #            luxembourg_osm and cnr-2000 validated; R-MAT 20 and 22, the road grid), the fit
 #            graphs' kernel spans (`--trace-dir`), all in one file, $OUT/calib.tar (the device
 #            returns only a few files), laid out as reports/bench/h100_2026-11-27_c32/.
+#            The second fit set (fifteenth session): the device-side loops' rounds of many
+#            widths (power grid, facebook, wiki-Vote, R-MAT 16, grid strips 32 and 400 wide),
+#            BSP and GUM BFS/SSSP/CC with spans. CALIB_GRAPHS="name ..." runs only those
+#            campaign entries (e.g. "power fb wiki r16 s32 s400").
 #   multi    every runtime (BSP, Groute, GUM, Atos with its defaults) and every
 #            algorithm it runs, on 1, 2 and 4 real GPUs (peer memory and peer copies), every
 #            run validated: R-MAT 22 (hub source), luxembourg_osm.mtx (source 1, the first vertex) and the road
@@ -377,9 +381,16 @@ if [ "$part" = calib ]; then
     "r20|--label rmat20 --generate rmat:scale=20,ef=16 --hub-source|none|yes|bsp:bfs,sssp,cc,pr gum:bfs,sssp,cc,pr groute:bfs,cc atos:bfs,color"
     "r22|--label rmat22 --generate rmat:scale=22,ef=16 --hub-source|none|yes|bsp:bfs,sssp,cc,pr gum:bfs,sssp,cc,pr groute:bfs,cc atos:bfs,color"
     "road|--label road21m --generate grid2d:w=4600,h=4600,drop=0.1 --source 10582300|none|yes|bsp:bfs,cc,pr gum:bfs groute:bfs,cc atos:bfs"
+    "power|--label power --graph $g/power.graph --source 1|all|yes|bsp:bfs,sssp,cc gum:bfs,sssp,cc"
+    "fb|--label facebook --graph $g/facebook_combined.txt --hub-source|all|yes|bsp:bfs,sssp,cc gum:bfs,sssp,cc"
+    "wiki|--label wikivote --graph $g/wiki-Vote.txt --hub-source|all|yes|bsp:bfs,sssp,cc gum:bfs,sssp,cc"
+    "r16|--label rmat16 --generate rmat:scale=16,ef=16 --hub-source|all|yes|bsp:bfs,sssp,cc gum:bfs,sssp,cc"
+    "s32|--label strip32 --generate grid2d:w=32,h=8000,drop=0.1 --hub-source|all|yes|bsp:bfs,sssp,cc gum:bfs,sssp,cc"
+    "s400|--label strip400 --generate grid2d:w=400,h=1000,drop=0.1 --hub-source|all|yes|bsp:bfs,sssp,cc gum:bfs,sssp,cc"
   )
   for entry in "${campaign[@]}"; do
     IFS='|' read -r name graph validate fit runs <<<"$entry"
+    if [ -n "${CALIB_GRAPHS:-}" ] && [[ " $CALIB_GRAPHS " != *" $name "* ]]; then continue; fi
     trace=(); [ "$fit" = yes ] && trace=(--trace-dir "$work/spans")
     for run in $runs; do
       rt=${run%%:*}; algos=${run#*:}

@@ -307,6 +307,30 @@ class Ramp(unittest.TestCase):
         self.assertAlmostEqual(coef["rounds"] / 1e6, 4.0 + 6.4, places=3)
 
 
+class BlockPath(unittest.TestCase):
+    def test_a_loop_fits_its_rounds_and_its_busiest_blocks_arcs(self):
+        # Rounds of many widths (the strips, a mesh, a social graph): 15 us fixed, 5 us a
+        # round, 5 ns an arc on the busiest block's path; the arcs spread over the GPU cost
+        # nothing more.
+        shapes = [(110, 141282, 393150), (1024, 60000, 109000), (28, 9000, 13188),
+                  (5, 60000, 83218), (1024, 400000, 1178661), (373, 90000, 258097)]
+        rows = []
+        for rounds, path, edges in shapes:
+            x = dict(calib_fit.columns({"items": 10 * rounds, "edges": edges, "rounds": rounds,
+                                        "path_edges": path}))
+            y = 15e6 + 5e6 * (rounds - 1) + 5e3 * path
+            rows.append((x, y, 1.0 / y ** 2))
+        coef = calib_fit.nnls(rows, ramp_items=0)
+        self.assertAlmostEqual(coef["fixed"] / 1e6, 15.0, places=3)
+        self.assertAlmostEqual(coef["rounds"] / 1e6, 5.0, places=3)
+        self.assertAlmostEqual(coef["path_edges"] / 1e3, 5.0, places=3)
+        self.assertEqual(coef["edges"], 0.0)
+        # An advance (no rounds) never takes the path term.
+        adv = [(dict(calib_fit.columns({"items": n, "edges": 4 * n, "path_edges": n})),
+                1e6 + 10 * n, 1.0) for n in (100, 1000, 10000)]
+        self.assertEqual(calib_fit.nnls(adv, ramp_items=0)["path_edges"], 0.0)
+
+
 def trace_of(path, launches):
     """A Chrome trace of kernel spans: (name, duration us, args) per launch on GPU 0."""
     events, ts = [], 0.0
@@ -391,6 +415,18 @@ class RampCommandLine(unittest.TestCase):
         self.assertIn("# launch k_advance toy #0: real 15.0 us, fitted 15.0 us", run.stdout)
         # Advances (no rounds) keep every launch.
         self.assertNotIn("left out (--loop-min-items)", run.stdout.split("k_levels]")[0])
+
+    def test_kernels_fits_and_prints_only_the_kernels_named(self):
+        run = self.run_fit(self.dir.name, ["--kernels", "k_levels",
+                                           "--ramp-from", "k_levels=k_advance"])
+        self.assertEqual(run.returncode, 0, run.stderr)
+        self.assertIn(f"[gpu_model.{MODEL}.kernel_cost.k_levels]\nfixed_ns = 20000.000\n"
+                      f"round_ns = 4000.000\nramp_item_ps = 30000.000\n", run.stdout)
+        # The lender is fitted for its ramp, not printed.
+        self.assertNotIn("kernel_cost.k_advance]", run.stdout)
+        run = self.run_fit(self.dir.name, ["--kernels", "k_levels,k_missing"])
+        self.assertEqual(run.returncode, 2)
+        self.assertIn("--kernels k_missing: no launch of it", run.stderr)
 
     def test_no_ramp_with_ramp_items_zero(self):
         run = self.run_fit(self.dir.name, ["--ramp-items", "0"])

@@ -58,6 +58,13 @@ pub struct KernelCounts {
     /// after the first costs a grid barrier (`kernel_min`) and at least one dependent
     /// access, but no launch.
     pub rounds: u64,
+    /// Arcs on the launch's critical path: per grid-wide round, the arc slots the busiest
+    /// thread block goes through (its block-wide steps times the block's threads: its own
+    /// frontier vertices' arcs, each rounded up to the threads that expand it, plus its
+    /// share of the chunks of the vertices set aside as huge), summed over the rounds. A
+    /// round whose frontier fills few blocks takes as long as its busiest block; charged
+    /// only by a [`KernelCost`].
+    pub path_edges: u64,
 }
 
 /// The cost of one kernel contract on one GPU model (all picoseconds), fitted from
@@ -90,11 +97,16 @@ pub struct KernelCost {
     pub ramp_item_ps: TimePs,
     /// Items per launch or round that [`Self::ramp_item_ps`] is charged for (0: no ramp).
     pub ramp_items: u64,
+    /// Per arc on the launch's critical path ([`KernelCounts::path_edges`]): one block's
+    /// arcs, each a block-width of dependent accesses. Not scaled by a share of the SMs
+    /// ([`GpuModel::on_sms`]): one block's latency does not depend on how many SMs the
+    /// others have.
+    pub path_edge_ps: TimePs,
 }
 
 impl KernelCost {
     /// What `counts` cost at this kernel's per-count costs (no fixed cost, no rounds), the
-    /// ramp ([`Self::ramp_ps`]) included.
+    /// ramp ([`Self::ramp_ps`]) and the critical path included.
     pub fn work_ps(&self, counts: &KernelCounts) -> TimePs {
         counts
             .items
@@ -103,6 +115,7 @@ impl KernelCost {
             .saturating_add(counts.atomics.saturating_mul(self.atomic_ps))
             .saturating_add(counts.vertices.saturating_mul(self.vertex_ps))
             .saturating_add(counts.outputs.saturating_mul(self.output_ps))
+            .saturating_add(counts.path_edges.saturating_mul(self.path_edge_ps))
             .saturating_add(self.ramp_ps(counts))
     }
 
@@ -291,7 +304,8 @@ impl GpuModel {
 
     /// This model restricted to `sms` of its SMs (a kernel sharing the GPU): memory
     /// bandwidth and the per-count kernel costs scale with the share (a
-    /// [`KernelCost::ramp_item_ps`], one block's latency, does not).
+    /// [`KernelCost::ramp_item_ps`] and [`KernelCost::path_edge_ps`], one block's latency,
+    /// do not).
     pub fn on_sms(&self, sms: u32) -> GpuModel {
         let full = self.sm_count.max(1);
         let mut part = self.clone();
@@ -422,6 +436,26 @@ mod tests {
         assert_eq!(m.named_kernel_time_ps("other", &appends), m.kernel_time_ps(&big));
         assert_eq!(m.named_kernel_time_ps("other", &big), m.kernel_time_ps(&big));
         assert_eq!(m.kernel_fixed_ps("other"), m.kernel_min_ps);
+    }
+
+    #[test]
+    fn path_edges_are_charged_per_arc_and_not_scaled_on_a_share_of_the_sms() {
+        let mut m = model();
+        let plain = KernelCost { fixed_ps: 10_000_000, edge_ps: 2_000, ..Default::default() };
+        let path = KernelCost { path_edge_ps: 9_000, ..plain };
+        Arc::make_mut(&mut m.kernel_costs).insert("plain".into(), plain);
+        Arc::make_mut(&mut m.kernel_costs).insert("path".into(), path);
+        let counts = KernelCounts { edges: 4_000, path_edges: 1_500, ..Default::default() };
+        assert_eq!(
+            m.named_kernel_time_ps("path", &counts) - m.named_kernel_time_ps("plain", &counts),
+            1_500 * 9_000
+        );
+        // Without a per-kernel cost the generic formula ignores them.
+        let none = KernelCounts { path_edges: 0, ..counts };
+        assert_eq!(m.named_kernel_time_ps("other", &counts), m.kernel_time_ps(&none));
+        let half = m.on_sms(5);
+        assert_eq!(half.kernel_costs["path"].path_edge_ps, 9_000);
+        assert_eq!(half.kernel_costs["path"].edge_ps, 4_000);
     }
 
     #[test]

@@ -322,6 +322,16 @@ fn kernel_cost_with(keys: &str) -> String {
 }
 
 #[test]
+fn a_kernel_costs_path_edge_price_is_read_and_must_not_be_negative() {
+    let t = Topology::from_str("path.toml", &kernel_cost_with("path_edge_ps = 8812.6\n")).unwrap();
+    assert_eq!(t.gpus[0].model.kernel_costs["k"].path_edge_ps, 8_813);
+    let t = Topology::from_str("plain.toml", &kernel_cost_with("")).unwrap();
+    assert_eq!(t.gpus[0].model.kernel_costs["k"].path_edge_ps, 0);
+    let (_, text) = error_of(&kernel_cost_with("path_edge_ps = -1.0\n"));
+    assert!(text.contains("path_edge_ps"), "{text}");
+}
+
+#[test]
 fn a_kernel_costs_ramp_is_read_and_needs_both_keys() {
     let t = Topology::from_str(
         "ramp.toml",

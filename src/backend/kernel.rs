@@ -282,6 +282,11 @@ pub struct KernelEffects {
     /// Vertices appended to an output frontier (the CUDA kernel claims each and appends it
     /// with atomics on a shared length); only a per-kernel cost charges them.
     pub outputs: u64,
+    /// Arcs on the launch's critical path: per grid-wide round, the arc slots the busiest
+    /// thread block goes through ([`crate::runtime::bsp::block_path`]), summed over the rounds
+    /// (the device-side loops report them: their rounds often fill a few blocks); only a
+    /// per-kernel cost charges them.
+    pub path_edges: u64,
     /// One-sided operations into other devices' memory.
     pub remote: Vec<RemoteOp>,
     /// Bytes read from other devices' buffers while the kernel ran.

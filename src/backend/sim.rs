@@ -768,6 +768,7 @@ impl SimBackend {
         c.atomics += exec.counts.atomics;
         c.vertices += exec.counts.vertices;
         c.outputs += exec.counts.outputs;
+        c.path_edges += exec.counts.path_edges;
         c.bytes_read += exec.counts.bytes_read;
         c.bytes_written += exec.counts.bytes_written;
         c.rounds += exec.counts.rounds.max(1);
@@ -992,6 +993,7 @@ impl SimBackend {
             rounds: effects.rounds,
             vertices: effects.vertices,
             outputs: effects.outputs,
+            path_edges: effects.path_edges,
         };
         Ok(Executed {
             report,

@@ -38,6 +38,7 @@ pub fn chrome_trace(spans: &[TraceSpan]) -> Value {
             args["vertices"] = c.vertices.into();
             args["outputs"] = c.outputs.into();
             args["rounds"] = c.rounds.into();
+            args["path_edges"] = c.path_edges.into();
         }
         events.push(json!({
             "name": span.name,

@@ -379,6 +379,7 @@ fn kernel_costs(src: &Source, m: &RawGpuModel) -> Result<BTreeMap<String, Kernel
                 round_ps: ps(&c.round_ns, "round_ns", 1e3)?,
                 ramp_item_ps,
                 ramp_items,
+                path_edge_ps: ps(&c.path_edge_ps, "path_edge_ps", 1.0)?,
             },
         );
     }

@@ -127,6 +127,9 @@ pub(crate) struct RawKernelCost {
     /// Items per launch or round that `ramp_item_ps` is charged for (with `ramp_item_ps`).
     #[serde(default)]
     pub ramp_items: Option<Spanned<i64>>,
+    /// Per arc on a launch's critical path (the busiest block's arcs, summed over rounds).
+    #[serde(default)]
+    pub path_edge_ps: Option<Spanned<f64>>,
     /// Where the numbers come from (free text; required so that none is unsourced).
     pub source: Spanned<String>,
 }

@@ -7,7 +7,9 @@
 //! [`sim_levels`], the simulator's loop for the min-combined push advances (BFS, SSSP, CC).
 
 use super::kernels::FIXED_SLOTS;
-use super::{BspOptions, GpuSlots, PHASE_LOOP, SLOT_FRONTIER_IN, SLOT_FRONTIER_OUT, token};
+use super::{
+    BspOptions, GpuSlots, PHASE_LOOP, SLOT_FRONTIER_IN, SLOT_FRONTIER_OUT, block_path, token,
+};
 use crate::backend::{
     Backend, BackendError, BufferId, DeviceId, ElemType, HostData, KernelContext, Launch, Scalar,
     StreamId,
@@ -215,12 +217,18 @@ pub fn sim_levels(
     let (values, marker) = (values.as_u32_mut()?, marker.as_u32_mut()?);
     let (fin, fout) = (fin.as_u32_mut()?, fout.as_u32_mut()?);
     let (mut items, mut edges, mut written, mut i) = (0u64, 0u64, 0u64, 0u32);
+    let (mut path_edges, mut huge_passes) = (0u64, 0u64);
     let (next, why) = loop {
         let superstep = first + i;
         let (stamp, level) = (2 * superstep + 1, superstep + 1);
         let (src, dst) = if i % 2 == 0 { (&**fin, &mut **fout) } else { (&**fout, &mut **fin) };
         let (mut next, mut arcs) = (0usize, 0u64);
         let mut begun = snapshot.then(|| WaveValues::new(wave));
+        // The loop's frontier stays within its limit (65,536 vertices by default: 256
+        // block-widths), which the fused grid (two blocks per SM) holds without wrapping.
+        let path = block_path(&src[..len], offsets, u64::MAX);
+        path_edges += path.arc_slots;
+        huge_passes += u64::from(path.huge_pass);
         for (k, &v) in src[..len].iter().enumerate() {
             let range = offsets[v as usize] as usize..offsets[v as usize + 1] as usize;
             edges += range.len() as u64;
@@ -267,6 +275,8 @@ pub fn sim_levels(
     e.atomics = if atomics { edges } else { 0 };
     e.bytes_read = items * 20;
     e.bytes_written = written * 4;
-    e.rounds = u64::from(i);
+    // A round that set huge vertices aside ran a second grid barrier (`sy_levels`).
+    e.rounds = u64::from(i) + huge_passes;
+    e.path_edges = path_edges;
     Ok(())
 }

@@ -12,12 +12,14 @@
 //! waits for its senders' splits on stream events and reads their packages where they lie,
 //! so a superstep costs one host round trip instead of three ([`Exchange`]).
 
+mod block_path;
 mod device_loop;
 pub mod kernels;
 mod primitive;
 mod subgraph;
 mod upload;
 
+pub use block_path::{BlockPath, EXPAND_BLOCK_THREADS, HUGE_VERTEX_ARCS, block_path};
 pub use device_loop::{
     DEFAULT_LOOP_FRONTIER, LOOP_ARCS_PER_VERTEX, LOOP_CONTROL_WORDS, LOOP_LEVELS, WaveValues,
     sim_levels,
