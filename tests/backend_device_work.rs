@@ -682,6 +682,68 @@ fn mapped_memory_is_not_for_stream_operations() {
 }
 
 #[test]
+fn a_copy_from_mapped_memory_is_charged_as_a_host_write_over_the_host_link() {
+    // Groute CC's edge segments: a DMA from pinned host memory to a GPU must cost what a
+    // host write of the same bytes costs (the PCIe/host link, not device memory) and carry
+    // the same bytes over the same links.
+    let len = 1 << 20;
+    let data: Vec<u32> = (0..len as u32).map(|i| i.wrapping_mul(2_654_435_761)).collect();
+    let run = |how: &str| {
+        let mut b = sim("dgx-station-v100x4", 2);
+        let dev = b.alloc(DeviceId(1), ElemType::U32, len, "device").unwrap();
+        let s = stream(&mut b, 1);
+        match how {
+            "mapped" => {
+                let m = b.alloc_mapped(ElemType::U32, len, "pinned").unwrap();
+                b.write_mapped(m, 0, HostData::U32(data.clone())).unwrap();
+                let (src, dst) = (BufferSlice::new(m, 0, len), BufferSlice::new(dev, 0, len));
+                b.copy(s, src, dst, Some(Token(1))).unwrap();
+            }
+            "write" => {
+                b.write_from_host(s, dev, 0, HostData::U32(data.clone()), Some(Token(1))).unwrap()
+            }
+            _ => {
+                let local = b.alloc(DeviceId(1), ElemType::U32, len, "local").unwrap();
+                let (src, dst) = (BufferSlice::new(local, 0, len), BufferSlice::new(dev, 0, len));
+                b.copy(s, src, dst, Some(Token(1))).unwrap();
+            }
+        }
+        let done = until(&mut b, Token(1));
+        assert_eq!(done.kind, CompletionKind::Copy { bytes: 4 * len as u64 }, "{how}");
+        let links = b.stats().links;
+        (done.time_ps, links, read(&mut b, 1, dev, len))
+    };
+    let (mapped_ps, mapped_links, landed) = run("mapped");
+    let (write_ps, write_links, _) = run("write");
+    let (local_ps, local_links, _) = run("local");
+    assert_eq!(landed, HostData::U32(data.clone()), "the copy delivers the mapped contents");
+    assert_eq!(mapped_ps, write_ps, "a mapped copy costs a host write of its bytes");
+    assert_eq!(mapped_links, write_links, "and crosses the same links with the same bytes");
+    assert!(mapped_links.iter().any(|l| l.bytes >= 4 * len as u64), "{mapped_links:?}");
+    assert!(
+        local_links.is_empty() && local_ps < mapped_ps,
+        "device-local: {local_ps} ps, mapped {mapped_ps} ps, {local_links:?}"
+    );
+
+    // The other direction lands in mapped memory, readable without stream order; a copy
+    // between two mapped buffers is refused.
+    let mut b = sim("dgx-station-v100x4", 1);
+    let dev = b.alloc(DeviceId(0), ElemType::U32, 4, "device").unwrap();
+    let s = stream(&mut b, 0);
+    b.write_from_host(s, dev, 0, HostData::U32(vec![4, 3, 2, 1]), None).unwrap();
+    let m = b.alloc_mapped(ElemType::U32, 6, "pinned").unwrap();
+    b.copy(s, BufferSlice::new(dev, 1, 3), BufferSlice::new(m, 2, 3), Some(Token(2))).unwrap();
+    until(&mut b, Token(2));
+    assert_eq!(b.read_mapped(m).unwrap(), HostData::U32(vec![0, 0, 3, 2, 1, 0]));
+    let other = b.alloc_mapped(ElemType::U32, 6, "other").unwrap();
+    let err = b
+        .copy(s, BufferSlice::new(m, 0, 6), BufferSlice::new(other, 0, 6), None)
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("both are mapped host memory"), "{err}");
+}
+
+#[test]
 fn a_buffer_named_twice_is_lent_once_and_keeps_what_the_kernel_wrote() {
     // An Atos GPU's own peer slots name its own buffers again: the kernel gets the buffer at
     // its first position and an empty one after (not a zero-filled copy of its length).

@@ -11,7 +11,11 @@
 use std::path::PathBuf;
 use switchyard::algo::cc::groute::{self as cc, CcOptions, CcOutcome, connected_components};
 use switchyard::backend::sim::{SimBackend, SimConfig};
-use switchyard::backend::{Backend, DeviceId, KernelRegistry};
+use switchyard::backend::{
+    Backend, BackendError, BackendStats, BufferId, BufferSlice, Completion, DeviceId, DeviceInfo,
+    ElemType, EventId, HostData, KernelRegistry, Launch, LaunchConfig, RemotePath, StreamId,
+    StreamPriority, Token,
+};
 use switchyard::graph::generate::{GeneratorSpec, generate};
 use switchyard::graph::reference::{compare_components, weakly_connected_components};
 use switchyard::graph::{BuildOptions, Csr, LoadOptions, load_graph};
@@ -116,7 +120,12 @@ fn check_filter(
     out
 }
 
-fn check_cc(backend: &mut SimBackend, graph: &Csr, options: &CcOptions, what: &str) -> CcOutcome {
+fn check_cc<B: Backend + ?Sized>(
+    backend: &mut B,
+    graph: &Csr,
+    options: &CcOptions,
+    what: &str,
+) -> CcOutcome {
     let out =
         connected_components(backend, graph, options).unwrap_or_else(|e| panic!("{what}: {e}"));
     let expected = weakly_connected_components(graph);
@@ -366,6 +375,203 @@ fn cc_is_deterministic_and_correct_under_jitter_seeds() {
                 let b = check_cc(&mut jittered(topology, gpus, seed), g, &options, &what);
                 assert_eq!(a, b, "{what}: the same seed gave different outcomes");
             }
+        }
+    }
+}
+
+/// The simulator seen through the backend calls a run makes: host writes and copies out
+/// of mapped memory are counted; with `mapped: false` it has no mapped memory (the trait's
+/// default), like a backend without pinned host memory.
+struct Observed {
+    inner: SimBackend,
+    mapped: bool,
+    mapped_buffers: Vec<BufferId>,
+    host_writes: u64,
+    host_write_bytes: u64,
+    mapped_copies: u64,
+    mapped_copy_bytes: u64,
+}
+
+impl Observed {
+    fn new(inner: SimBackend, mapped: bool) -> Self {
+        Observed {
+            inner,
+            mapped,
+            mapped_buffers: Vec::new(),
+            host_writes: 0,
+            host_write_bytes: 0,
+            mapped_copies: 0,
+            mapped_copy_bytes: 0,
+        }
+    }
+}
+
+impl Backend for Observed {
+    fn name(&self) -> &str {
+        self.inner.name()
+    }
+    fn device_count(&self) -> u32 {
+        self.inner.device_count()
+    }
+    fn device_info(&self, device: DeviceId) -> DeviceInfo {
+        self.inner.device_info(device)
+    }
+    fn peer_access(&self, a: DeviceId, b: DeviceId) -> bool {
+        self.inner.peer_access(a, b)
+    }
+    fn path_bandwidth_bytes_per_s(&self, a: DeviceId, b: DeviceId) -> u64 {
+        self.inner.path_bandwidth_bytes_per_s(a, b)
+    }
+    fn memory_bandwidth_bytes_per_s(&self, device: DeviceId) -> u64 {
+        self.inner.memory_bandwidth_bytes_per_s(device)
+    }
+    fn remote_path(&self, a: DeviceId, b: DeviceId) -> RemotePath {
+        self.inner.remote_path(a, b)
+    }
+    fn now_ps(&self) -> u64 {
+        self.inner.now_ps()
+    }
+    fn alloc(
+        &mut self,
+        device: DeviceId,
+        elem: ElemType,
+        len: usize,
+        label: &str,
+    ) -> Result<BufferId, BackendError> {
+        self.inner.alloc(device, elem, len, label)
+    }
+    fn free(&mut self, buffer: BufferId) -> Result<(), BackendError> {
+        self.inner.free(buffer)
+    }
+    fn memory_in_use_bytes(&self, device: DeviceId) -> u64 {
+        self.inner.memory_in_use_bytes(device)
+    }
+    fn buffer_shape(&self, buffer: BufferId) -> Result<(ElemType, usize), BackendError> {
+        self.inner.buffer_shape(buffer)
+    }
+    fn create_stream(
+        &mut self,
+        device: DeviceId,
+        priority: StreamPriority,
+    ) -> Result<StreamId, BackendError> {
+        self.inner.create_stream(device, priority)
+    }
+    fn record_event(&mut self, stream: StreamId) -> Result<EventId, BackendError> {
+        self.inner.record_event(stream)
+    }
+    fn wait_event(&mut self, stream: StreamId, event: EventId) -> Result<(), BackendError> {
+        self.inner.wait_event(stream, event)
+    }
+    fn launch_with(
+        &mut self,
+        stream: StreamId,
+        launch: Launch,
+        config: LaunchConfig,
+        token: Option<Token>,
+    ) -> Result<(), BackendError> {
+        self.inner.launch_with(stream, launch, config, token)
+    }
+    fn copy(
+        &mut self,
+        stream: StreamId,
+        src: BufferSlice,
+        dst: BufferSlice,
+        token: Option<Token>,
+    ) -> Result<(), BackendError> {
+        if self.mapped_buffers.contains(&src.buffer) {
+            self.mapped_copies += 1;
+            self.mapped_copy_bytes += 4 * src.len as u64;
+        }
+        self.inner.copy(stream, src, dst, token)
+    }
+    fn write_from_host(
+        &mut self,
+        stream: StreamId,
+        dst: BufferId,
+        offset: usize,
+        data: HostData,
+        token: Option<Token>,
+    ) -> Result<(), BackendError> {
+        self.host_writes += 1;
+        self.host_write_bytes += data.size_bytes();
+        self.inner.write_from_host(stream, dst, offset, data, token)
+    }
+    fn read_to_host(
+        &mut self,
+        stream: StreamId,
+        src: BufferSlice,
+        token: Token,
+    ) -> Result<(), BackendError> {
+        self.inner.read_to_host(stream, src, token)
+    }
+    fn host_callback(&mut self, stream: StreamId, token: Token) -> Result<(), BackendError> {
+        self.inner.host_callback(stream, token)
+    }
+    fn host_work(&mut self, cost_ps: u64, token: Token) -> Result<(), BackendError> {
+        self.inner.host_work(cost_ps, token)
+    }
+    fn alloc_mapped(
+        &mut self,
+        elem: ElemType,
+        len: usize,
+        label: &str,
+    ) -> Result<BufferId, BackendError> {
+        if !self.mapped {
+            return Err(BackendError::Unavailable(format!("no mapped memory for `{label}`")));
+        }
+        let buffer = self.inner.alloc_mapped(elem, len, label)?;
+        self.mapped_buffers.push(buffer);
+        Ok(buffer)
+    }
+    fn read_mapped(&self, buffer: BufferId) -> Result<HostData, BackendError> {
+        self.inner.read_mapped(buffer)
+    }
+    fn write_mapped(
+        &mut self,
+        buffer: BufferId,
+        offset: usize,
+        data: HostData,
+    ) -> Result<(), BackendError> {
+        self.inner.write_mapped(buffer, offset, data)
+    }
+    fn next_completion(&mut self) -> Result<Option<Completion>, BackendError> {
+        self.inner.next_completion()
+    }
+    fn stats(&self) -> BackendStats {
+        self.inner.stats()
+    }
+}
+
+#[test]
+fn cc_scatters_its_edges_by_dma_from_pinned_memory_and_falls_back_to_host_writes() {
+    let graphs = [("power", real_graph("power.graph")), ("wiki-Vote", real_graph("wiki-Vote.txt"))];
+    let options = CcOptions { segment_edges: 2_000, ..small_cc_options() };
+    for (name, graph) in &graphs {
+        let edge_bytes = 4 * cc::edge_list(graph).len() as u64;
+        for (topology, gpus) in [("dgx1-v100", 1), ("dgx1-v100", 4), ("m60x8-pcie", 3)] {
+            let what = format!("{name} on {topology} x{gpus}");
+            // With mapped memory: every edge packet is a copy out of the pinned edge list,
+            // none a host write.
+            let mut pinned = Observed::new(sim(topology, gpus), true);
+            let a = check_cc(&mut pinned, graph, &options, &what);
+            let segments: u64 = a.segments_per_gpu.iter().sum();
+            assert!(a.edges_pinned, "{what}");
+            assert_eq!(pinned.mapped_buffers.len(), 1, "{what}: one pinned edge list");
+            assert_eq!(pinned.host_writes, 0, "{what}: no edge goes as a host write");
+            assert_eq!(pinned.mapped_copies, segments, "{what}: one DMA per segment");
+            assert_eq!(pinned.mapped_copy_bytes, edge_bytes, "{what}");
+            // Without: the same labels, every segment a host write.
+            let mut host = Observed::new(sim(topology, gpus), false);
+            let b = check_cc(&mut host, graph, &options, &what);
+            assert!(!b.edges_pinned, "{what}");
+            assert_eq!((host.mapped_copies, host.host_writes), (0, segments), "{what}");
+            assert_eq!(host.host_write_bytes, edge_bytes, "{what}");
+            // The bundled machines have no host model: a DMA from pinned memory costs what
+            // the host write of its bytes did, so the schedule and its time are the same.
+            assert_eq!(a.compute_time_ps, b.compute_time_ps, "{what}: charged as host writes");
+            assert_eq!(a.segments_per_gpu, b.segments_per_gpu, "{what}");
+            // The pinned edge list is freed with the run.
+            assert_eq!(pinned.inner.read_mapped(pinned.mapped_buffers[0]).ok(), None, "{what}");
         }
     }
 }

@@ -56,8 +56,9 @@
 //!   memory and the CUDA backend refuses the launch.
 //! - **Host-visible flags read without stream order** (termination): mapped host memory,
 //!   [`Backend::alloc_mapped`], usable as a kernel argument on every device and read or
-//!   written by the host at once with [`Backend::read_mapped`] / [`Backend::write_mapped`].
-//!   Default: unavailable.
+//!   written by the host at once with [`Backend::read_mapped`] / [`Backend::write_mapped`],
+//!   and a source or destination of [`Backend::copy`] (a DMA from or to pinned host memory,
+//!   e.g. Groute CC's edge list). Default: unavailable.
 //! - Host callbacks: [`Backend::host_callback`].
 //! - **Host work that costs time** (GUM's stealing decision or model inference, Atos's
 //!   termination polls): [`Backend::host_work`] with the cost the runtime's deterministic
@@ -569,7 +570,10 @@ pub trait Backend {
         token: Option<Token>,
     ) -> Result<(), BackendError>;
     /// Enqueues a copy between two buffers (same device, peer, or staged via the host when
-    /// the devices have no peer access).
+    /// the devices have no peer access). One side (not both) may be mapped host memory
+    /// ([`Backend::alloc_mapped`]): then it is a DMA between pinned host memory and the
+    /// stream's device over its host link, with no staging copy (the simulator charges it
+    /// as a host write or read of the same bytes).
     fn copy(
         &mut self,
         stream: StreamId,

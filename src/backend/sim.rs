@@ -504,7 +504,8 @@ impl SimBackend {
         if b.mapped {
             return Err(BackendError::Usage(format!(
                 "buffer `{}` is mapped host memory: read and write it with read_mapped and \
-                 write_mapped, not with stream operations",
+                 write_mapped (or copy between it and device memory), not with stream reads \
+                 and writes",
                 b.label
             )));
         }
@@ -1286,6 +1287,23 @@ impl SimBackend {
         }
     }
 
+    /// Whether a buffer is mapped host memory.
+    fn is_mapped(&self, id: BufferId) -> Result<bool, BackendError> {
+        Ok(self.buffer(id)?.mapped)
+    }
+
+    /// The ends and trace track of a copy between mapped host memory and `device` (the
+    /// stream's GPU): a DMA over its host link, charged as a host write (`to_device`) or
+    /// host read of the same bytes.
+    fn host_copy_ends(&self, device: u32, to_device: bool) -> (EndpointId, EndpointId, String) {
+        let d = &self.devices[device as usize];
+        if to_device {
+            (d.host, d.endpoint, format!("host->gpu{device}"))
+        } else {
+            (d.endpoint, d.host, format!("gpu{device}->host"))
+        }
+    }
+
     /// Starts a copy, host write or host read at the head of `stream`.
     fn start_transfer_op(&mut self, stream: u32) -> Result<(), BackendError> {
         let now = self.engine.now();
@@ -1295,6 +1313,17 @@ impl SimBackend {
             .queue
             .front()
         {
+            Some(Op::Copy { src, dst, .. })
+                if self.is_mapped(src.buffer)? || self.is_mapped(dst.buffer)? =>
+            {
+                // Mapped host memory on one side: a DMA between the host and the stream's GPU
+                // over its host link, charged as a host write or read of the same bytes.
+                let (src, dst) = (*src, *dst);
+                let data = self.buffer(src.buffer)?.slice(src.offset, src.len)?;
+                let (s, d, track) = self.host_copy_ends(device, self.is_mapped(src.buffer)?);
+                let bytes = data.size_bytes();
+                (s, d, bytes, Some((dst.buffer, dst.offset, data)), None, "copy", track)
+            }
             Some(Op::Copy { src, dst, .. }) => {
                 let (src, dst) = (*src, *dst);
                 let from = self.buffer(src.buffer)?;
@@ -1530,8 +1559,9 @@ impl SimBackend {
                     } else {
                         target.contents().copy_range_from(offset, &data, 0, data.len())?;
                     }
-                    let device = target.device;
-                    self.wake_device(Some(device), None);
+                    // Mapped memory is every device's: wake them all.
+                    let device = (!target.mapped).then_some(target.device);
+                    self.wake_device(device, None);
                 }
                 let kind = match read {
                     Some(data) => CompletionKind::HostRead(data),
@@ -1861,8 +1891,15 @@ impl Backend for SimBackend {
         dst: BufferSlice,
         token: Option<Token>,
     ) -> Result<(), BackendError> {
-        self.device_buffer(src.buffer)?;
-        self.device_buffer(dst.buffer)?;
+        // One side may be mapped host memory: a DMA over the host link (see
+        // `start_transfer_op`).
+        if self.is_mapped(src.buffer)? && self.is_mapped(dst.buffer)? {
+            return Err(BackendError::Usage(format!(
+                "copy from buffer {} to buffer {}: both are mapped host memory; a copy needs \
+                 device memory on at least one side (use read_mapped and write_mapped)",
+                src.buffer.0, dst.buffer.0
+            )));
+        }
         let (se, sl) = self.buffer_shape(src.buffer)?;
         let (de, dl) = self.buffer_shape(dst.buffer)?;
         if se != de || src.len != dst.len || src.offset + src.len > sl || dst.offset + dst.len > dl

@@ -4,7 +4,10 @@
 //! - The input is an edge list (each undirected edge once, each arc of a directed graph
 //!   once; components are weak). Router `edges` scatters it from the host to the GPUs in
 //!   segments of [`CcOptions::segment_edges`], each to the first GPU with a free receive
-//!   buffer.
+//!   buffer. The list lies in mapped (pinned) host memory, allocated and filled once
+//!   before the clock starts as the other runtimes upload their graphs before theirs, so
+//!   every packet is one DMA ([`Backend::copy`]) from it; a backend without mapped memory
+//!   gets the packets as host writes instead ([`CcOutcome::edges_pinned`]).
 //! - Every GPU keeps a parent array over all vertices (identity at the start) and applies
 //!   Hook and Compress (Soman et al.'s pointer jumping, in its adaptive atomic form) to each
 //!   segment as it arrives: `groute_cc_hook` joins the trees of every edge's endpoints by
@@ -75,6 +78,9 @@ pub struct CcOutcome {
     pub segments_per_gpu: Vec<u64>,
     /// Edges each GPU hooked.
     pub edges_per_gpu: Vec<u64>,
+    /// Whether the edge segments moved by DMA from mapped (pinned) host memory; `false`
+    /// when the backend has none and they went as host writes.
+    pub edges_pinned: bool,
     /// Traffic of every link (`edges` outputs, `reduce` outputs, then GPU 0 to the host).
     pub traffic: Vec<LinkTraffic>,
     /// Rounds of the reduction tree (0 on one GPU).
@@ -348,7 +354,9 @@ pub fn connected_components<B: Backend + ?Sized>(
         backend.path_bandwidth_bytes_per_s(DeviceId(a), DeviceId(b))
     });
     let pairs: Vec<(u32, u32)> = tree.iter().flatten().copied().collect();
-    let edges = edge_list(graph);
+    // Host set-up before the clock starts, as BSP and GUM upload their graphs before theirs:
+    // the edge list goes into pinned host memory once, and the timed scatter is its DMAs.
+    let (edges, edge_buffer) = pin_edges(backend, edge_list(graph))?;
     let start_ps = backend.now_ps();
     let mut ctx = Context::new(backend);
     let devices = ctx.devices();
@@ -410,7 +418,7 @@ pub fn connected_components<B: Backend + ?Sized>(
     };
     let host_link = ctx.link(devices[0], Endpoint::Host, merge_config)?;
 
-    ctx.route(scatter, Endpoint::Host, Segment::new(SegmentData::Host(HostData::U32(edges)), 0))?;
+    ctx.route(scatter, Endpoint::Host, Segment::new(edges, 0))?;
     ctx.shutdown_input(scatter, Endpoint::Host)?;
 
     let mut labels = vec![u32::MAX; n];
@@ -510,15 +518,41 @@ pub fn connected_components<B: Backend + ?Sized>(
     for s in &state {
         ctx.backend.free(s.parent)?;
     }
+    if let Some(buffer) = edge_buffer {
+        ctx.backend.free(buffer)?;
+    }
     Ok(CcOutcome {
         labels,
         compute_time_ps: end_ps - start_ps,
         segments_per_gpu: state.iter().map(|s| s.segments).collect(),
         edges_per_gpu: state.iter().map(|s| s.edges).collect(),
+        edges_pinned: edge_buffer.is_some(),
         traffic: ctx.traffic(),
         merge_rounds: tree.len() as u32,
         merge_tree: tree,
     })
+}
+
+/// The edge list as the data the scatter sends: in mapped (pinned) host memory, which the
+/// packets leave by DMA, with that buffer to free afterwards; or, where the backend has no
+/// mapped memory, as host data, each packet then a host write (staged on CUDA).
+fn pin_edges<B: Backend + ?Sized>(
+    backend: &mut B,
+    edges: Vec<u32>,
+) -> Result<(SegmentData, Option<BufferId>), RuntimeError> {
+    let len = edges.len();
+    let buffer = match backend.alloc_mapped(ElemType::U32, len, "cc edge list") {
+        Ok(buffer) => buffer,
+        Err(BackendError::Unavailable(_)) => {
+            return Ok((SegmentData::Host(HostData::U32(edges)), None));
+        }
+        Err(e) => return Err(e.into()),
+    };
+    if let Err(e) = backend.write_mapped(buffer, 0, HostData::U32(edges)) {
+        let _ = backend.free(buffer);
+        return Err(e.into());
+    }
+    Ok((SegmentData::Device(BufferSlice::new(buffer, 0, len)), Some(buffer)))
 }
 
 fn check<B: Backend + ?Sized>(

@@ -55,6 +55,10 @@ const PINNED_PREWARM_PER_GPU: usize = 16;
 /// Their size: a counter read or a kernel's two counter snapshots (64 bytes) up to four
 /// times that, the pool's reuse rule.
 const PINNED_PREWARM_BYTES: usize = 256;
+/// The most bytes the pool of free pinned blocks keeps: a block returned beyond it frees
+/// the oldest blocks (large host writes and reads would otherwise leave one page-locked
+/// block per size class for the backend's lifetime).
+const PINNED_FREE_MAX_BYTES: usize = 1 << 30;
 
 /// Seconds without any finished operation after which a wait fails, and without any
 /// change of the watched counters after which a runtime polling persistent kernels gives
@@ -920,14 +924,16 @@ impl CudaBackend {
         })
     }
 
-    /// A device buffer for a stream-ordered operation (mapped memory is read and written
-    /// with `read_mapped`/`write_mapped`, as on the simulator).
+    /// A device buffer for a stream-ordered host read or write (mapped memory is read and
+    /// written with `read_mapped`/`write_mapped`, or copied to and from device memory with
+    /// `copy`, as on the simulator).
     fn stream_buffer(&self, id: BufferId) -> Result<&Buf, BackendError> {
         let b = self.buffer(id)?;
         if b.mapped.is_some() {
             return Err(BackendError::Usage(format!(
                 "buffer {} is mapped host memory: read and write it with read_mapped and \
-                 write_mapped, not with stream operations",
+                 write_mapped (or copy between it and device memory), not with stream reads \
+                 and writes",
                 id.0
             )));
         }
@@ -955,9 +961,25 @@ impl CudaBackend {
         if let Some(i) =
             self.pinned_free.iter().position(|p| p.cap >= bytes && p.cap <= bytes.saturating_mul(4))
         {
-            return Ok(self.pinned_free.swap_remove(i));
+            // `remove`, not `swap_remove`: the pool stays oldest first (see `return_pinned`).
+            return Ok(self.pinned_free.remove(i));
         }
         self.take_pinned_new(bytes)
+    }
+
+    /// Puts a block whose operation finished back into the pool, freeing the oldest blocks
+    /// while the pool holds more than [`PINNED_FREE_MAX_BYTES`] (never the small blocks of
+    /// `prewarm_pinned`).
+    fn return_pinned(&mut self, block: Pinned) {
+        self.pinned_free.push(block);
+        let caps: Vec<usize> = self.pinned_free.iter().map(|p| p.cap).collect();
+        let release = pinned_to_release(&caps, PINNED_PREWARM_BYTES, PINNED_FREE_MAX_BYTES);
+        for i in release.into_iter().rev() {
+            let p = self.pinned_free.remove(i);
+            // SAFETY: a pooled block is used by no operation (it came back after its
+            // operation's event completed); a failure leaves a leak, not a fault.
+            unsafe { sys::cuMemFreeHost(p.ptr.cast()) };
+        }
     }
 
     /// A new pinned block of `bytes`.
@@ -1051,7 +1073,7 @@ impl CudaBackend {
                         std::slice::from_raw_parts(s.add(COUNTERS), COUNTERS).to_vec(),
                     )
                 };
-                self.pinned_free.push(snapshots);
+                self.return_pinned(snapshots);
                 let d = |i: usize| after[i].wrapping_sub(before[i]);
                 Some(CompletionKind::Kernel(KernelCountsReport {
                     items: d(0),
@@ -1071,11 +1093,11 @@ impl CudaBackend {
                         len * elem.size_bytes() as usize,
                     );
                 }
-                self.pinned_free.push(block);
+                self.return_pinned(block);
                 Some(CompletionKind::HostRead(data))
             }
             PendingKind::Write { block, bytes } => {
-                self.pinned_free.push(block);
+                self.return_pinned(block);
                 Some(CompletionKind::Copy { bytes })
             }
             PendingKind::Callback => Some(CompletionKind::Callback),
@@ -1263,6 +1285,24 @@ impl CudaBackend {
     pub fn polls(&self) -> u64 {
         self.polls
     }
+}
+
+/// Which free pinned blocks to free (indices into `caps`, their sizes in bytes, oldest
+/// first; ascending): the oldest of those larger than `small_bytes` until the pool holds at
+/// most `max_bytes`. Small blocks are kept (the pool's prewarmed counter blocks).
+fn pinned_to_release(caps: &[usize], small_bytes: usize, max_bytes: usize) -> Vec<usize> {
+    let mut total: usize = caps.iter().sum();
+    let mut release = Vec::new();
+    for (i, &cap) in caps.iter().enumerate() {
+        if total <= max_bytes {
+            break;
+        }
+        if cap > small_bytes {
+            total -= cap;
+            release.push(i);
+        }
+    }
+    release
 }
 
 /// The error for a stream or mapped operation on the wrong kind of buffer.
@@ -2010,7 +2050,16 @@ impl Backend for CudaBackend {
         token: Option<Token>,
     ) -> Result<(), BackendError> {
         let _span = host_profile::span("copy");
-        let (sb, db) = (self.stream_buffer(src.buffer)?, self.stream_buffer(dst.buffer)?);
+        // One side may be mapped host memory (pinned, `cuMemHostAlloc`): a DMA between it
+        // and device memory, with no staging copy.
+        let (sb, db) = (self.buffer(src.buffer)?, self.buffer(dst.buffer)?);
+        if sb.mapped.is_some() && db.mapped.is_some() {
+            return Err(BackendError::Usage(format!(
+                "copy from buffer {} to buffer {}: both are mapped host memory; a copy needs \
+                 device memory on at least one side (use read_mapped and write_mapped)",
+                src.buffer.0, dst.buffer.0
+            )));
+        }
         if sb.elem != db.elem
             || src.len != dst.len
             || src.offset + src.len > sb.len
@@ -2034,6 +2083,12 @@ impl Backend for CudaBackend {
         let bytes = src.len as u64 * size;
         let (sdev, ddev) = (sb.device, db.device);
         let (sp, dp) = (sb.ptr + src.offset as u64 * size, db.ptr + dst.offset as u64 * size);
+        // Host addresses of mapped sides, at the copied range.
+        let at = |host: Option<*mut u8>, offset: usize| {
+            // SAFETY: the range was checked against the block above, so the offset is inside.
+            host.map(|h| unsafe { h.add(offset * size as usize) })
+        };
+        let (src_host, dst_host) = (at(sb.mapped, src.offset), at(db.mapped, dst.offset));
         let (device, raw) = {
             let s = self.stream(stream)?;
             (s.device, s.raw)
@@ -2042,9 +2097,19 @@ impl Backend for CudaBackend {
         // Logical GPUs of one physical GPU share its context: a device-to-device copy.
         let local = self.same_physical(sdev, ddev);
         if bytes > 0 {
-            // SAFETY: ranges checked above; contexts alive; the stream's context is current.
+            // SAFETY: ranges checked above; contexts alive; the stream's context is current;
+            // a mapped block is pinned and stays allocated until `free`, which drains every
+            // GPU first.
             unsafe {
-                if local {
+                if let Some(h) = src_host {
+                    ck(sys::cuMemcpyHtoDAsync_v2(dp, h.cast(), bytes as usize, raw), || {
+                        format!("copying {bytes} bytes from mapped host memory to gpu{ddev}")
+                    })?;
+                } else if let Some(h) = dst_host {
+                    ck(sys::cuMemcpyDtoHAsync_v2(h.cast(), sp, bytes as usize, raw), || {
+                        format!("copying {bytes} bytes from gpu{sdev} to mapped host memory")
+                    })?;
+                } else if local {
                     ck(sys::cuMemcpyDtoDAsync_v2(dp, sp, bytes as usize, raw), || {
                         format!("copying {bytes} bytes from gpu{sdev} to gpu{ddev}")
                     })?;
@@ -2056,7 +2121,8 @@ impl Backend for CudaBackend {
                     })?;
                 }
             }
-            if sdev != ddev {
+            // Link statistics are per GPU pair: a mapped side is the host, not GPU 0.
+            if sdev != ddev && src_host.is_none() && dst_host.is_none() {
                 *self.links.entry((sdev, ddev)).or_default() += bytes;
             }
         }
@@ -2372,6 +2438,18 @@ mod tests {
 
     fn no_sim(_: &mut KernelContext<'_>) -> Result<(), BackendError> {
         Ok(())
+    }
+
+    #[test]
+    fn the_pinned_pool_frees_its_oldest_blocks_beyond_its_bound() {
+        use super::pinned_to_release;
+        let none: Vec<usize> = Vec::new();
+        assert_eq!(pinned_to_release(&[], 5, 100), none);
+        assert_eq!(pinned_to_release(&[40, 30, 30], 5, 100), none, "at the bound: keep all");
+        assert_eq!(pinned_to_release(&[40, 30, 31], 5, 100), vec![0], "the oldest goes first");
+        assert_eq!(pinned_to_release(&[10, 10, 90], 5, 100), vec![0]);
+        assert_eq!(pinned_to_release(&[4, 50, 4, 60], 5, 100), vec![1], "small blocks stay");
+        assert_eq!(pinned_to_release(&[4, 200], 5, 100), vec![1], "a block above the bound");
     }
 
     #[test]

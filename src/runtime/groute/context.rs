@@ -91,12 +91,15 @@ pub struct LinkConfig {
     pub buffers: u32,
 }
 
-/// Data to send: a range of a device buffer, or host memory.
+/// Data to send: a range of a buffer the backend copies from, or host memory.
 #[derive(Clone, Debug, PartialEq)]
 pub enum SegmentData {
-    /// Elements of a device buffer (on the link's source device).
+    /// Elements of a buffer: device memory on the link's source device, or, when the
+    /// source is the host, mapped host memory ([`Backend::alloc_mapped`]), whose packets
+    /// move to the destination device by DMA ([`Backend::copy`]) with no staging copy.
     Device(BufferSlice),
-    /// Host memory (the link's source is the host).
+    /// Host memory (the link's source is the host): each packet is copied out of it and
+    /// written with [`Backend::write_from_host`] (through a staging block on CUDA).
     Host(HostData),
 }
 
