@@ -23,7 +23,11 @@
 //! cnr-2000 measured on one H200 (c77B) and predicted with the H200 calibration
 //! (`reports/bench/gpu_calibrated_h200_2026-11-28.toml`: the H200 transfer model with its
 //! staged advance and loop kernels refitted on c77B's spans of three other graphs; its `ci` is
-//! a list, one block per graph); all written by `scripts/calib_predict.py` (the files without `_ramp` or `_host` are the same
+//! a list, one block per graph); `reports/bench/calib_h200_2026-11-28_c85_paths.json` the same
+//! rows (Groute CC's re-measured at HEAD, c85B1) predicted with
+//! `reports/bench/gpu_calibrated_h200_2026-11-28_paths.toml` (that calibration with its
+//! device-side loops refitted on nine other graphs, each round priced by its busiest block);
+//! all written by `scripts/calib_predict.py` (the files without `_ramp` or `_host` are the same
 //! runs before the ramp, those with `_ramp` before the launch lead, `reports/calibration.md`;
 //! the multi-GPU checks keep the `_ramp` bounds, which the launch lead did not tighten).
 //! Each test re-predicts the runs on luxembourg_osm (or cnr-2000) its `ci` block names (the held-out runs
@@ -88,6 +92,14 @@ fn held_out_runs_on_one_h200_with_the_h200_fit_stay_within_the_recorded_error_bo
     // loop kernels refitted on c77B's spans of delaunay_n16 and R-MAT 20 and 22; nothing
     // fitted on these graphs). One block per graph, each with its own bounds.
     check("reports/bench/calib_h200_2026-11-28_c77_refit.json");
+}
+
+#[test]
+fn held_out_runs_on_one_h200_with_the_loops_busiest_block_stay_within_the_recorded_error_bound() {
+    // c77B's luxembourg_osm and cnr-2000 rows (Groute CC's re-measured at HEAD in c85B1, its
+    // edge list in pinned memory) predicted with the H200 calibration whose device-side
+    // loops are priced by their busiest block (fitted on nine other graphs).
+    check("reports/bench/calib_h200_2026-11-28_c85_paths.json");
 }
 
 #[test]
@@ -168,11 +180,16 @@ fn the_h200_calibration_is_the_transfer_model_with_its_staged_advances_refitted(
 #[test]
 fn the_h100_transfer_model_is_the_h200_fit_with_the_h100s_datasheet_memory() {
     // reports/bench/gpu_h100_from_h200_fit_2026-11-28.toml is an overlay of the one-H200
-    // calibration, derived as the H200 transfer model above was, the other way round: only
-    // memory size and bandwidth may differ, and those must be the H100 SXM5 datasheet's
-    // (topologies/gpu_models.toml, H100-SXM5-80GB), with the H200's SMs.
-    let h200 = machine(ONE_H200);
-    let h100 = machine("reports/bench/gpu_h100_from_h200_fit_2026-11-28.toml");
+    // calibration, derived as the H200 transfer model above was, the other way round.
+    assert_is_h100_transfer_of(ONE_H200, "reports/bench/gpu_h100_from_h200_fit_2026-11-28.toml");
+}
+
+/// Asserts that the machine file `h100` is the one-H200 calibration `h200` with only memory
+/// size and bandwidth changed, to the H100 SXM5 datasheet's (topologies/gpu_models.toml,
+/// H100-SXM5-80GB), with the H200's SMs.
+fn assert_is_h100_transfer_of(h200: &str, h100: &str) {
+    let h200 = machine(h200);
+    let h100 = machine(h100);
     let datasheet = Topology::bundled("dgx-h100x8").expect("the bundled DGX H100");
     let datasheet = &datasheet.gpus[0].model;
     assert_eq!(datasheet.name, "H100-SXM5-80GB");
@@ -190,6 +207,34 @@ fn the_h100_transfer_model_is_the_h200_fit_with_the_h100s_datasheet_memory() {
     transfer.memory_bandwidth_bytes_per_s = h200.gpus[0].model.memory_bandwidth_bytes_per_s;
     transfer.memory_bytes = h200.gpus[0].model.memory_bytes;
     assert_eq!(transfer, h200.gpus[0].model, "the transfer model left the H200 fit");
+}
+
+/// The one-H200 calibration with its device-side loops priced by their busiest block
+/// (fifteenth session).
+const ONE_H200_PATHS: &str = "reports/bench/gpu_calibrated_h200_2026-11-28_paths.toml";
+
+#[test]
+fn the_paths_calibration_is_the_h200_calibration_with_its_loops_refitted() {
+    // gpu_calibrated_h200_2026-11-28_paths.toml is a copy of the H200 calibration whose three
+    // loop tables were refitted (calib_fit.py --kernels) with the busiest block's arcs: every
+    // other number must be the H200 calibration's, and each loop must price that path.
+    let before = machine(ONE_H200);
+    let after = machine(ONE_H200_PATHS);
+    let (was, now) = (&before.gpus[0].model, &after.gpus[0].model);
+    let mut costs = (*now.kernel_costs).clone();
+    for kernel in ["bfs_levels", "sssp_levels", "cc_levels"] {
+        assert!(now.kernel_costs[kernel].path_edge_ps > 0, "{kernel} prices no path");
+        assert_eq!(was.kernel_costs[kernel].path_edge_ps, 0, "{kernel} priced a path before");
+        costs.insert(kernel.to_string(), was.kernel_costs[kernel]);
+    }
+    assert_eq!(costs, *was.kernel_costs, "a table other than the three loops changed");
+    let mut same = now.clone();
+    same.kernel_costs = was.kernel_costs.clone();
+    assert_eq!(same, *was, "a number other than the loops' tables changed");
+    assert_is_h100_transfer_of(
+        ONE_H200_PATHS,
+        "reports/bench/gpu_h100_from_h200_paths_2026-11-28.toml",
+    );
 }
 
 #[test]
