@@ -103,6 +103,14 @@ fn held_out_runs_on_one_h200_with_the_loops_busiest_block_stay_within_the_record
 }
 
 #[test]
+fn every_runtime_on_two_real_h200s_stays_within_the_recorded_error_bound() {
+    // c85X2: every runtime and algorithm on luxembourg_osm at 1 and 2 real H200s (issue 23
+    // item 4), predicted with topologies/calibrated/h200-nvswitch-x4.toml (not refitted on
+    // any multi-GPU run); the CI block is the 2-GPU rows.
+    check("reports/bench/calib_h200x2_2026-11-28_c85_lux.json");
+}
+
+#[test]
 fn bsp_and_atos_runs_on_four_real_h100s_stay_within_the_recorded_error_bound() {
     // c75 (twelfth session): BSP BFS, SSSP and CC and Atos BFS, residual PageRank and
     // colouring on luxembourg on 4 real H100s (NVLink) at main 71a6cb1 (BSP's advances with
