@@ -1477,6 +1477,7 @@ impl Backend for CudaBackend {
         len: usize,
         label: &str,
     ) -> Result<BufferId, BackendError> {
+        let _span = host_profile::span("alloc_mapped");
         let bytes = (len as u64 * elem.size_bytes()).max(8) as usize;
         self.make_current(0)?;
         let mut p: *mut c_void = std::ptr::null_mut();
@@ -1549,6 +1550,7 @@ impl Backend for CudaBackend {
         len: usize,
         label: &str,
     ) -> Result<BufferId, BackendError> {
+        let _span = host_profile::span("alloc");
         self.device(device.0)?;
         self.make_current(device.0)?;
         let bytes = len as u64 * elem.size_bytes();
@@ -1617,6 +1619,7 @@ impl Backend for CudaBackend {
     }
 
     fn free(&mut self, buffer: BufferId) -> Result<(), BackendError> {
+        let _span = host_profile::span("free");
         let b =
             self.buffers.get_mut(buffer.0 as usize).and_then(Option::take).ok_or_else(|| {
                 BackendError::Usage(format!("buffer {} freed twice or never allocated", buffer.0))
@@ -1660,6 +1663,7 @@ impl Backend for CudaBackend {
         device: DeviceId,
         priority: StreamPriority,
     ) -> Result<StreamId, BackendError> {
+        let _span = host_profile::span("create_stream");
         self.device(device.0)?;
         self.make_current(device.0)?;
         let (mut least, mut greatest) = (0, 0);
