@@ -11,7 +11,7 @@
 //! BFS: about a hundred vertices a level) therefore takes as long as its busiest block, not
 //! as its arcs spread over the GPU: one H200 (c77B) took 7.9 us a level on luxembourg_osm
 //! (about 110 vertices and 240 arcs a level, one block) and 16.5 us on delaunay_n16 (about
-//! 600 vertices and 3,600 arcs, three blocks of about 1,200 arcs).
+//! 600 vertices and 3,600 arcs in three blocks, the busiest about 1,500).
 
 /// Threads of a block of the expansion kernels (`SY_BLOCK` of `kernels/common.cuh`).
 pub const EXPAND_BLOCK_THREADS: usize = 256;
