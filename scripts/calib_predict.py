@@ -63,7 +63,8 @@ GRAPHS = {
     "strip400": (["--generate", "grid2d:w=400,h=1000,drop=0.1", "--hub-source"], "fit"),
 }
 # Labels the GPU calls gave the same graphs.
-ALIASES = {"lux": "luxembourg", "road": "road21m", "grid": "road21m"}
+ALIASES = {"lux": "luxembourg", "road": "road21m", "grid": "road21m", "r20": "rmat20",
+           "r22": "rmat22", "r24": "rmat24"}
 
 
 def runtime_of(label):
