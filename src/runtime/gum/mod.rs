@@ -1842,7 +1842,7 @@ fn launch_stats<B: Backend + ?Sized>(
                 gpu.prefix,
             ],
             scalars: vec![],
-            work_items: gpu.frontier_len,
+            work_items: kernels::chunked_launch_items(gpu.frontier_len),
         },
         None,
     )?;
@@ -1901,7 +1901,7 @@ fn cut_ranges<B: Backend + ?Sized>(
                         gpus[v].prefix,
                     ],
                     scalars: vec![],
-                    work_items: gpus[v].frontier_len,
+                    work_items: kernels::chunked_launch_items(gpus[v].frontier_len),
                 },
                 None,
             )?;
