@@ -84,47 +84,45 @@ def predict(binary, topology, graph, runtime, algos, gpus, run_args=()):
         return json.load(open(out)) if os.path.exists(out) else []
 
 
+def take(argv, flag):
+    """Removes `flag VALUE` from argv and returns VALUE (None when the flag is absent)."""
+    if flag not in argv:
+        return None
+    i = argv.index(flag)
+    if i + 1 >= len(argv):
+        sys.exit(f"{flag}: give it a value")
+    value = argv[i + 1]
+    del argv[i:i + 2]
+    return value
+
+
+def take_graphs(argv, flag, default):
+    """A comma-separated list of graph names after `flag` (removed from argv), each one of
+    GRAPHS, or `default` when the flag is absent."""
+    value = take(argv, flag)
+    if value is None:
+        return default
+    graphs = value.split(",")
+    unknown = [g for g in graphs if g not in GRAPHS]
+    if unknown:
+        sys.exit(f"{flag}: unknown graph(s) {unknown}; give some of {sorted(GRAPHS)}")
+    return graphs
+
+
 def main():
     argv = sys.argv[1:]
-    only = None
-    if "--only" in argv:
-        i = argv.index("--only")
-        only = set(argv[i + 1].split(","))
-        del argv[i:i + 2]
+    only = take(argv, "--only")
+    only = None if only is None else set(only.split(","))
     real_gpus = "--real-gpus" in argv
     if real_gpus:
         argv.remove("--real-gpus")
-    run_args = []
-    if "--run-args" in argv:
-        i = argv.index("--run-args")
-        run_args = argv[i + 1].split()
-        del argv[i:i + 2]
-    ci_runs = None
-    if "--ci-runs" in argv:
-        i = argv.index("--ci-runs")
-        ci_runs = argv[i + 1].split(",")
-        del argv[i:i + 2]
-    held_out = []
-    if "--held-out" in argv:
-        i = argv.index("--held-out")
-        held_out = argv[i + 1].split(",")
-        del argv[i:i + 2]
-        unknown = [g for g in held_out if g not in GRAPHS]
-        if unknown:
-            sys.exit(f"--held-out: unknown graph(s) {unknown}; give some of {sorted(GRAPHS)}")
-    ci_graphs = ["luxembourg"]
-    if "--ci-graphs" in argv:
-        i = argv.index("--ci-graphs")
-        ci_graphs = argv[i + 1].split(",")
-        del argv[i:i + 2]
-        unknown = [g for g in ci_graphs if g not in GRAPHS]
-        if unknown:
-            sys.exit(f"--ci-graphs: unknown graph(s) {unknown}; give some of {sorted(GRAPHS)}")
-    ci_gpus = None
-    if "--ci-gpus" in argv:
-        i = argv.index("--ci-gpus")
-        ci_gpus = int(argv[i + 1])
-        del argv[i:i + 2]
+    run_args = (take(argv, "--run-args") or "").split()
+    ci_runs = take(argv, "--ci-runs")
+    ci_runs = None if ci_runs is None else ci_runs.split(",")
+    held_out = take_graphs(argv, "--held-out", [])
+    ci_graphs = take_graphs(argv, "--ci-graphs", ["luxembourg"])
+    ci_gpus = take(argv, "--ci-gpus")
+    ci_gpus = None if ci_gpus is None else int(ci_gpus)
     if argv and argv[0] == "--merge":
         rows, topology, out_json = merge(argv[1:])
         publish(rows, topology, out_json, real_gpus, ci_gpus, run_args, ci_runs, held_out,
